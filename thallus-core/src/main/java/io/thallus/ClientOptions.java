@@ -1,0 +1,166 @@
+package io.thallus;
+
+import io.thallus.internal.protocol.Protocol;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/** Typed client settings; {@link #defaults()} suits most uses. */
+public final class ClientOptions {
+  private final Duration connectTimeout;
+  private final Duration timeout;
+  private final int credits;
+  private final int batchRows;
+  private final long receivePoolBytes;
+  private final int maxFrameBytes;
+  private final Map<String, String> credentials;
+  private final String clientName;
+
+  private ClientOptions(Builder b) {
+    this.connectTimeout = b.connectTimeout;
+    this.timeout = b.timeout;
+    this.credits = b.credits;
+    this.batchRows = b.batchRows;
+    this.receivePoolBytes = b.receivePoolBytes;
+    this.maxFrameBytes = b.maxFrameBytes;
+    this.credentials = Map.copyOf(b.credentials);
+    this.clientName = b.clientName;
+  }
+
+  public static ClientOptions defaults() {
+    return builder().build();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** How long connecting and the handshake may take. */
+  public Duration connectTimeout() {
+    return connectTimeout;
+  }
+
+  /** How long any one wait for the server may take: a stream's schema, its next batch, a batch body. */
+  public Duration timeout() {
+    return timeout;
+  }
+
+  /** Batches the server may run ahead of the consumer, per stream. */
+  public int credits() {
+    return credits;
+  }
+
+  /** Rows per batch when a query does not say. */
+  public int batchRows() {
+    return batchRows;
+  }
+
+  /** The most memory received batches may hold in the transport's receive pool. */
+  public long receivePoolBytes() {
+    return receivePoolBytes;
+  }
+
+  /** The largest control frame the client accepts (ipc batches travel inside frames). */
+  public int maxFrameBytes() {
+    return maxFrameBytes;
+  }
+
+  public Map<String, String> credentials() {
+    return credentials;
+  }
+
+  public String clientName() {
+    return clientName;
+  }
+
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.connectTimeout = connectTimeout;
+    b.timeout = timeout;
+    b.credits = credits;
+    b.batchRows = batchRows;
+    b.receivePoolBytes = receivePoolBytes;
+    b.maxFrameBytes = maxFrameBytes;
+    b.credentials.putAll(credentials);
+    b.clientName = clientName;
+    return b;
+  }
+
+  public static final class Builder {
+    private Duration connectTimeout = Duration.ofSeconds(10);
+    private Duration timeout = Duration.ofMinutes(5);
+    private int credits = 4;
+    private int batchRows = 65536;
+    private long receivePoolBytes = 1L << 30;
+    private int maxFrameBytes = Protocol.DEFAULT_CLIENT_MAX_FRAME;
+    private final Map<String, String> credentials = new LinkedHashMap<>();
+    private String clientName = "thallus-java";
+
+    private Builder() {}
+
+    public Builder connectTimeout(Duration value) {
+      this.connectTimeout = positive(value, "connectTimeout");
+      return this;
+    }
+
+    public Builder timeout(Duration value) {
+      this.timeout = positive(value, "timeout");
+      return this;
+    }
+
+    public Builder credits(int value) {
+      if (value < 1) {
+        throw new IllegalArgumentException("credits must be at least 1, got " + value);
+      }
+      this.credits = value;
+      return this;
+    }
+
+    public Builder batchRows(int value) {
+      if (value < 1) {
+        throw new IllegalArgumentException("batchRows must be at least 1, got " + value);
+      }
+      this.batchRows = value;
+      return this;
+    }
+
+    public Builder receivePoolBytes(long value) {
+      if (value < 1 << 20) {
+        throw new IllegalArgumentException("receivePoolBytes must be at least 1 MiB, got " + value);
+      }
+      this.receivePoolBytes = value;
+      return this;
+    }
+
+    public Builder maxFrameBytes(int value) {
+      if (value < 1 << 16) {
+        throw new IllegalArgumentException("maxFrameBytes must be at least 64 KiB, got " + value);
+      }
+      this.maxFrameBytes = value;
+      return this;
+    }
+
+    /** A credential sent at HELLO, e.g. {@code credential("token", "...")}. */
+    public Builder credential(String key, String value) {
+      credentials.put(Objects.requireNonNull(key), Objects.requireNonNull(value));
+      return this;
+    }
+
+    public Builder clientName(String value) {
+      this.clientName = Objects.requireNonNull(value);
+      return this;
+    }
+
+    public ClientOptions build() {
+      return new ClientOptions(this);
+    }
+
+    private static Duration positive(Duration value, String name) {
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException(name + " must be positive, got " + value);
+      }
+      return value;
+    }
+  }
+}

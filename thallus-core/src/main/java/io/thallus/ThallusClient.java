@@ -1,0 +1,104 @@
+package io.thallus;
+
+import io.thallus.internal.client.ClientConnection;
+import io.thallus.internal.client.StreamState;
+import java.util.Objects;
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * A connection to a Thallus server. Thread-safe: several threads may run streams on one client at once.
+ *
+ * <pre>{@code
+ * try (BufferAllocator allocator = new RootAllocator();
+ *      ThallusClient client = ThallusClient.connect(allocator, Location.parse("thallus://localhost:47470"));
+ *      ThallusStream stream = client.query("SELECT * FROM dataset", "trips.parquet")) {
+ *   while (stream.hasNext()) {
+ *     try (VectorSchemaRoot batch = stream.next()) {
+ *       ...
+ *     }
+ *   }
+ * }
+ * }</pre>
+ */
+public final class ThallusClient implements AutoCloseable {
+  private final BufferAllocator allocator;
+  private final ClientOptions options;
+  private final ClientConnection connection;
+  private boolean closed;
+
+  private ThallusClient(BufferAllocator allocator, ClientOptions options, ClientConnection connection) {
+    this.allocator = allocator;
+    this.options = options;
+    this.connection = connection;
+  }
+
+  public static ThallusClient connect(BufferAllocator allocator, Location location) {
+    return connect(allocator, location, ClientOptions.defaults());
+  }
+
+  public static ThallusClient connect(BufferAllocator parent, Location location, ClientOptions options) {
+    Objects.requireNonNull(parent, "allocator");
+    BufferAllocator allocator = parent.newChildAllocator("thallus-client", 0, Long.MAX_VALUE);
+    try {
+      ClientConnection connection = ClientConnection.connect(allocator, location, new ClientConnection.Settings(
+          options.clientName(), options.connectTimeout(), options.timeout(), options.maxFrameBytes(),
+          options.receivePoolBytes(), options.credentials()));
+      return new ThallusClient(allocator, options, connection);
+    } catch (RuntimeException e) {
+      allocator.close();
+      throw e;
+    }
+  }
+
+  /** The transport client and server agreed on ({@code "tcp"}, {@code "ipc"}, ...). */
+  public String transport() {
+    return connection.transport();
+  }
+
+  public ThallusStream query(String sql) {
+    return query(QueryRequest.of(sql));
+  }
+
+  public ThallusStream query(String sql, String dataset) {
+    return query(QueryRequest.builder(sql).dataset(dataset).build());
+  }
+
+  /** Opens a stream and returns once its schema is known (the server has compiled and started the query). */
+  public ThallusStream query(QueryRequest request) {
+    synchronized (this) {
+      if (closed) {
+        throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "the client is closed");
+      }
+    }
+    StreamState state = connection.open(request.sql(), request.dataset().orElse(""),
+        request.batchRows().orElse(options.batchRows()), options.credits(),
+        request.timeout().map(java.time.Duration::toMillis).orElse(0L), request.options());
+    try {
+      return new ThallusStream(state, state.awaitSchema(), allocator);
+    } catch (RuntimeException e) {
+      state.close();
+      throw e;
+    }
+  }
+
+  /** The memory this client's batches hold right now. */
+  public long allocatedBytes() {
+    return allocator.getAllocatedMemory();
+  }
+
+  /**
+   * Closes the connection (open streams fail with CANCELLED) and the client's allocator. Batches the caller still
+   * holds make this fail with the allocator's leak report: close them first.
+   */
+  @Override
+  public void close() {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
+    connection.close();
+    allocator.close();
+  }
+}

@@ -1,0 +1,311 @@
+package io.thallus;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.internal.protocol.FrameDecoder;
+import io.thallus.internal.protocol.MessageCodec;
+import io.thallus.internal.protocol.Protocol;
+import io.thallus.internal.server.DataRoot;
+import io.thallus.internal.server.ServerConnectionHandler;
+import io.thallus.internal.server.ServerContext;
+import io.thallus.internal.server.StreamRegistry;
+import io.thallus.internal.Transports;
+import io.thallus.spi.Deadline;
+import io.thallus.spi.QueryEngine;
+import io.thallus.spi.ServerTransport;
+import io.thallus.spi.Transport;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * A Thallus server: runs SQL in its query engine and streams the results to clients over the transports it has.
+ *
+ * <pre>{@code
+ * try (BufferAllocator allocator = new RootAllocator();
+ *      ThallusServer server = ThallusServer.builder(allocator, Location.of("localhost", 0))
+ *          .dataRoot(Path.of("/data")).build().start()) {
+ *   Location location = server.getLocation();   // the real port
+ *   ...
+ * }
+ * }</pre>
+ */
+public final class ThallusServer implements AutoCloseable {
+  private final Builder settings;
+  private final BufferAllocator allocator;
+  private final QueryEngine engine;
+  private final boolean ownsEngine;
+  private final StreamRegistry registry = new StreamRegistry();
+  private EventLoopGroup acceptLoop;
+  private EventLoopGroup ioLoop;
+  private ExecutorService streamThreads;
+  private ScheduledExecutorService timers;
+  private final List<ServerContext.Started> transports = new ArrayList<>();
+  private Channel serverChannel;
+  private Location location;
+  private boolean closed;
+
+  private ThallusServer(Builder settings) {
+    this.settings = settings;
+    this.allocator = settings.allocator.newChildAllocator("thallus-server", 0, settings.memoryLimit);
+    this.ownsEngine = settings.engine == null;
+    this.engine = ownsEngine ? DuckDBEngine.create() : settings.engine;
+  }
+
+  public static Builder builder(BufferAllocator allocator, Location location) {
+    return new Builder(allocator, location);
+  }
+
+  /** Binds the port and starts serving. */
+  public synchronized ThallusServer start() {
+    if (serverChannel != null || closed) {
+      throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "server already started or closed");
+    }
+    try {
+      Optional<DataRoot> dataRoot = Optional.ofNullable(settings.dataRoot).map(DataRoot::new);
+      acceptLoop = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+      ioLoop = new MultiThreadIoEventLoopGroup(settings.ioThreads, NioIoHandler.newFactory());
+      streamThreads = Executors.newThreadPerTaskExecutor(
+          Thread.ofPlatform().name("thallus-stream-", 0).daemon().factory());
+      ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1,
+          Thread.ofPlatform().name("thallus-timer").daemon().factory());
+      timerPool.setRemoveOnCancelPolicy(true);
+      timers = timerPool;
+      InetSocketAddress bindAddress = new InetSocketAddress(settings.location.host(), settings.location.port());
+      ServerContext context = new ServerContext(settings.serverName, allocator, engine, dataRoot, transports,
+          streamThreads, timers, settings.ioTimeout, settings.idleTimeout, settings.maxBatchRows, registry);
+      ServerBootstrap bootstrap = new ServerBootstrap()
+          .group(acceptLoop, ioLoop)
+          .channel(NioServerSocketChannel.class)
+          .childOption(ChannelOption.TCP_NODELAY, true)
+          .childHandler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+              ch.pipeline()
+                  .addLast("frames", new FrameDecoder(settings.maxFrameBytes))
+                  .addLast("decoder", new MessageCodec.Decoder())
+                  .addLast("encoder", MessageCodec.Encoder.INSTANCE)
+                  .addLast("connection", new ServerConnectionHandler(context));
+            }
+          });
+      serverChannel = bootstrap.bind(bindAddress).syncUninterruptibly().channel();
+      InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
+      location = Location.of(settings.location.host(), bound.getPort());
+      for (Transport transport : Transports.enabled(settings.transports)) {
+        ServerTransport server = transport.startServer(
+            new ServerTransport.Context(allocator, bound, settings.ioTimeout));
+        transports.add(new ServerContext.Started(transport, server));
+      }
+      return this;
+    } catch (RuntimeException e) {
+      close();
+      if (e instanceof ThallusException) {
+        throw e;
+      }
+      throw ThallusException.of(StatusCode.UNAVAILABLE,
+          "cannot start the server on " + settings.location + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Where clients reach this server (with the real port when it was started on port 0). */
+  public synchronized Location getLocation() {
+    if (location == null) {
+      throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "server not started");
+    }
+    return location;
+  }
+
+  /** The names of the transports this server offers. */
+  public synchronized List<String> transports() {
+    return transports.stream().map(t -> t.transport().name()).toList();
+  }
+
+  /** The server's allocator, e.g. to watch its memory in tests and benchmarks. */
+  public BufferAllocator allocator() {
+    return allocator;
+  }
+
+  /**
+   * Stops accepting, tells every open stream the server is shutting down, waits up to the shutdown timeout for
+   * them to release their memory, and frees everything. Fails if memory is still outstanding at the end.
+   */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    Deadline deadline = Deadline.after(settings.shutdownTimeout);
+    if (serverChannel != null) {
+      serverChannel.close().awaitUninterruptibly(deadline.remainingMillis());
+    }
+    registry.shutDown();
+    while (registry.streamCount() > 0 && !deadline.isExpired()) {
+      sleepBriefly();
+    }
+    for (ServerConnectionHandler connection : registry.connections()) {
+      connection.close();
+    }
+    if (streamThreads != null) {
+      streamThreads.shutdown();
+      awaitTermination(streamThreads, deadline);
+    }
+    if (timers != null) {
+      timers.shutdownNow();
+    }
+    if (ioLoop != null) {
+      ioLoop.shutdownGracefully(0, deadline.remainingMillis(), TimeUnit.MILLISECONDS)
+          .awaitUninterruptibly(deadline.remainingMillis());
+    }
+    if (acceptLoop != null) {
+      acceptLoop.shutdownGracefully(0, deadline.remainingMillis(), TimeUnit.MILLISECONDS)
+          .awaitUninterruptibly(deadline.remainingMillis());
+    }
+    for (ServerContext.Started started : transports) {
+      started.server().close();
+    }
+    if (ownsEngine) {
+      engine.close();
+    }
+    allocator.close();
+  }
+
+  private static void awaitTermination(ExecutorService executor, Deadline deadline) {
+    try {
+      executor.awaitTermination(deadline.remainingMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void sleepBriefly() {
+    try {
+      Thread.sleep(5);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Typed server settings. */
+  public static final class Builder {
+    private final BufferAllocator allocator;
+    private final Location location;
+    private Path dataRoot;
+    private QueryEngine engine;
+    private List<String> transports = List.of();
+    private int maxFrameBytes = Protocol.DEFAULT_SERVER_MAX_FRAME;
+    private int maxBatchRows = 1 << 24;
+    private long memoryLimit = Long.MAX_VALUE;
+    private int ioThreads = 1;
+    private Duration ioTimeout = Duration.ofSeconds(60);
+    private Duration idleTimeout = Duration.ofMinutes(10);
+    private Duration shutdownTimeout = Duration.ofSeconds(10);
+    private String serverName = "thallus";
+
+    private Builder(BufferAllocator allocator, Location location) {
+      this.allocator = Objects.requireNonNull(allocator, "allocator");
+      this.location = Objects.requireNonNull(location, "location");
+    }
+
+    /** The folder datasets are served from; without one, queries may not name a dataset. */
+    public Builder dataRoot(Path root) {
+      this.dataRoot = root;
+      return this;
+    }
+
+    /** The engine that runs queries (default: an embedded DuckDB the server owns and closes). */
+    public Builder engine(QueryEngine queryEngine) {
+      this.engine = queryEngine;
+      return this;
+    }
+
+    /** Only these transports, by name (default: every transport found that can run here). */
+    public Builder transports(List<String> names) {
+      this.transports = List.copyOf(names);
+      return this;
+    }
+
+    /** The largest frame a client may send (SQL text included). */
+    public Builder maxFrameBytes(int bytes) {
+      this.maxFrameBytes = positive(bytes, "maxFrameBytes");
+      return this;
+    }
+
+    /** The largest batch a client may ask for. */
+    public Builder maxBatchRows(int rows) {
+      this.maxBatchRows = positive(rows, "maxBatchRows");
+      return this;
+    }
+
+    /** The most memory the server's streams may hold at once. */
+    public Builder memoryLimit(long bytes) {
+      this.memoryLimit = positive(bytes, "memoryLimit");
+      return this;
+    }
+
+    /** Event-loop threads for control connections. */
+    public Builder ioThreads(int threads) {
+      this.ioThreads = positive(threads, "ioThreads");
+      return this;
+    }
+
+    /** How long one write of a batch body may take before the stream fails. */
+    public Builder ioTimeout(Duration timeout) {
+      this.ioTimeout = Objects.requireNonNull(timeout);
+      return this;
+    }
+
+    /** How long a stream may wait for the client to ask for its next batch. */
+    public Builder idleTimeout(Duration timeout) {
+      this.idleTimeout = Objects.requireNonNull(timeout);
+      return this;
+    }
+
+    /** How long {@link #close()} waits for streams to finish. */
+    public Builder shutdownTimeout(Duration timeout) {
+      this.shutdownTimeout = Objects.requireNonNull(timeout);
+      return this;
+    }
+
+    public Builder serverName(String name) {
+      this.serverName = Objects.requireNonNull(name);
+      return this;
+    }
+
+    public ThallusServer build() {
+      return new ThallusServer(this);
+    }
+
+    private static int positive(int value, String name) {
+      if (value <= 0) {
+        throw new IllegalArgumentException(name + " must be positive, got " + value);
+      }
+      return value;
+    }
+
+    private static long positive(long value, String name) {
+      if (value <= 0) {
+        throw new IllegalArgumentException(name + " must be positive, got " + value);
+      }
+      return value;
+    }
+  }
+}

@@ -1,0 +1,261 @@
+package io.thallus.duckdb;
+
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
+import io.thallus.spi.BatchContents;
+import io.thallus.spi.QueryEngine;
+import io.thallus.spi.QueryResult;
+import io.thallus.spi.QuerySpec;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.dictionary.Dictionary;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.arrow.vector.util.DictionaryUtility;
+import org.duckdb.DuckDBConnection;
+import org.duckdb.DuckDBDriver;
+import org.duckdb.DuckDBResultSet;
+
+/**
+ * The query engine: one embedded, in-memory DuckDB per server and one connection per stream. Results leave DuckDB
+ * through its Arrow export (the C Data Interface: DuckDB's own memory, no copy) and stream, so the schema is known
+ * and the first batch is on its way before the query has finished.
+ *
+ * <p>A dataset is visible to the SQL as the view {@code dataset} (Parquet or CSV file, glob, directory of Parquet);
+ * a DuckDB database file is attached read-only and becomes the connection's default catalog.
+ */
+public final class DuckDBEngine implements QueryEngine {
+  private final DuckDBConnection database;
+  private final Map<Path, String> attached = new ConcurrentHashMap<>();
+
+  private DuckDBEngine(DuckDBConnection database) {
+    this.database = database;
+  }
+
+  /** An engine with DuckDB's defaults for threads and memory. */
+  public static DuckDBEngine create() {
+    return builder().build();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Typed settings for the embedded DuckDB. */
+  public static final class Builder {
+    private Integer threads;
+    private String memoryLimit;
+
+    private Builder() {}
+
+    /** DuckDB worker threads (default: DuckDB's, one per core). */
+    public Builder threads(int threads) {
+      if (threads < 1) {
+        throw new IllegalArgumentException("threads must be at least 1, got " + threads);
+      }
+      this.threads = threads;
+      return this;
+    }
+
+    /** DuckDB's memory limit in DuckDB's syntax, e.g. {@code "4GB"}. */
+    public Builder memoryLimit(String limit) {
+      if (!limit.matches("(?i)\\s*\\d+(\\.\\d+)?\\s*(b|kb|kib|mb|mib|gb|gib|tb|tib)\\s*")) {
+        throw new IllegalArgumentException("not a DuckDB memory size: " + limit + " (e.g. 512MB, 4GB)");
+      }
+      this.memoryLimit = limit.trim();
+      return this;
+    }
+
+    public DuckDBEngine build() {
+      Properties properties = new Properties();
+      // Streaming results: a result is produced as it is read, so OPEN returns before the query has finished.
+      properties.setProperty(DuckDBDriver.JDBC_STREAM_RESULTS, "true");
+      if (threads != null) {
+        properties.setProperty("threads", Integer.toString(threads));
+      }
+      if (memoryLimit != null) {
+        properties.setProperty("memory_limit", memoryLimit);
+      }
+      try {
+        return new DuckDBEngine((DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", properties));
+      } catch (SQLException e) {
+        throw ThallusException.of(StatusCode.INTERNAL, "cannot start DuckDB: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  @Override
+  public QueryResult execute(QuerySpec spec, BufferAllocator allocator) {
+    DuckDBConnection connection;
+    try {
+      connection = (DuckDBConnection) database.duplicate();
+    } catch (SQLException e) {
+      throw ThallusException.of(StatusCode.UNAVAILABLE, "DuckDB is closed: " + e.getMessage(), e);
+    }
+    Statement statement = null;
+    try {
+      if (spec.dataset().isPresent()) {
+        bindDataset(connection, spec.dataset().get());
+      }
+      statement = connection.createStatement();
+      DuckDBResultSet resultSet = (DuckDBResultSet) statement.executeQuery(spec.sql());
+      ArrowReader reader = (ArrowReader) resultSet.arrowExportStream(allocator, spec.batchRows());
+      return new DuckDBResult(connection, statement, resultSet, reader);
+    } catch (SQLException e) {
+      closeQuietly(statement);
+      closeQuietly(connection);
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, e.getMessage(), e);
+    } catch (RuntimeException e) {
+      closeQuietly(statement);
+      closeQuietly(connection);
+      throw e;
+    }
+  }
+
+  private void bindDataset(DuckDBConnection connection, Path path) throws SQLException {
+    String name = path.getFileName() == null ? "" : path.getFileName().toString().toLowerCase(Locale.ROOT);
+    try (Statement statement = connection.createStatement()) {
+      if (name.endsWith(".duckdb") || name.endsWith(".db")) {
+        String alias = attached.computeIfAbsent(path, p -> "dataset_" + attached.size());
+        synchronized (attached) {
+          statement.execute("ATTACH IF NOT EXISTS " + literal(path.toString()) + " AS " + alias + " (READ_ONLY)");
+        }
+        statement.execute("USE " + alias);
+        return;
+      }
+      String source;
+      if (Files.isDirectory(path)) {
+        source = "read_parquet(" + literal(path.resolve("**").resolve("*.parquet").toString()) + ")";
+      } else if (name.endsWith(".csv") || name.endsWith(".csv.gz") || name.endsWith(".tsv")) {
+        source = "read_csv(" + literal(path.toString()) + ")";
+      } else if (name.endsWith(".json") || name.endsWith(".ndjson") || name.endsWith(".jsonl")) {
+        source = "read_json(" + literal(path.toString()) + ")";
+      } else {
+        source = "read_parquet(" + literal(path.toString()) + ")";
+      }
+      statement.execute("CREATE TEMP VIEW dataset AS SELECT * FROM " + source);
+    }
+  }
+
+  static String literal(String text) {
+    return "'" + text.replace("'", "''") + "'";
+  }
+
+  private static void closeQuietly(AutoCloseable closeable) {
+    if (closeable == null) {
+      return;
+    }
+    try {
+      closeable.close();
+    } catch (Exception ignored) {
+      // Closing after a failure: the first failure is the one worth reporting.
+    }
+  }
+
+  @Override
+  public void close() {
+    closeQuietly(database);
+  }
+
+  /** One stream's running query. */
+  private static final class DuckDBResult implements QueryResult {
+    private final DuckDBConnection connection;
+    private final Statement statement;
+    private final DuckDBResultSet resultSet;
+    private final ArrowReader reader;
+    private final Schema schema;
+
+    DuckDBResult(DuckDBConnection connection, Statement statement, DuckDBResultSet resultSet, ArrowReader reader) {
+      this.connection = connection;
+      this.statement = statement;
+      this.resultSet = resultSet;
+      this.reader = reader;
+      try {
+        // Dictionary fields go on the wire in IPC message form (value type + encoding), as Arrow IPC has them.
+        Schema inMemory = reader.getVectorSchemaRoot().getSchema();
+        List<Field> fields = new ArrayList<>();
+        for (Field field : inMemory.getFields()) {
+          fields.add(DictionaryUtility.toMessageFormat(field, reader, new HashSet<>()));
+        }
+        this.schema = new Schema(fields, inMemory.getCustomMetadata());
+      } catch (java.io.IOException e) {
+        throw ThallusException.of(StatusCode.INTERNAL, "DuckDB gave no Arrow schema: " + e.getMessage(), e);
+      }
+    }
+
+    @Override
+    public Schema schema() {
+      return schema;
+    }
+
+    @Override
+    public BatchContents next() {
+      try {
+        if (!reader.loadNextBatch()) {
+          return null;
+        }
+        VectorSchemaRoot root = reader.getVectorSchemaRoot();
+        // Unloading retains the buffers: the batch outlives the reader's next load, which releases the root's.
+        ArrowRecordBatch records = new VectorUnloader(root).getRecordBatch();
+        List<ArrowDictionaryBatch> dictionaries = new ArrayList<>();
+        for (Field field : root.getSchema().getFields()) {
+          collectDictionaries(field, dictionaries);
+        }
+        return new BatchContents(dictionaries, records);
+      } catch (java.io.IOException | RuntimeException e) {
+        String message = e.getMessage() == null ? e.toString() : e.getMessage();
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, message, e);
+      }
+    }
+
+    private void collectDictionaries(Field field, List<ArrowDictionaryBatch> out) {
+      if (field.getDictionary() != null) {
+        long id = field.getDictionary().getId();
+        Dictionary dictionary = reader.lookup(id);
+        if (dictionary != null && out.stream().noneMatch(d -> d.getDictionaryId() == id)) {
+          FieldVector vector = dictionary.getVector();
+          VectorSchemaRoot single = new VectorSchemaRoot(List.of(vector.getField()), List.of(vector),
+              vector.getValueCount());
+          out.add(new ArrowDictionaryBatch(id, new VectorUnloader(single).getRecordBatch(), false));
+        }
+      }
+      for (Field child : field.getChildren()) {
+        collectDictionaries(child, out);
+      }
+    }
+
+    @Override
+    public void cancel() {
+      try {
+        statement.cancel();
+      } catch (SQLException | RuntimeException ignored) {
+        // The query may have finished already; there is nothing left to cancel.
+      }
+    }
+
+    @Override
+    public void close() {
+      closeQuietly(reader);
+      closeQuietly(resultSet);
+      closeQuietly(statement);
+      closeQuietly(connection);
+    }
+  }
+}

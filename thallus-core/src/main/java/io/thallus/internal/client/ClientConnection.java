@@ -1,0 +1,311 @@
+package io.thallus.internal.client;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.handler.codec.DecoderException;
+import io.thallus.Location;
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
+import io.thallus.internal.Transports;
+import io.thallus.internal.protocol.FrameDecoder;
+import io.thallus.internal.protocol.Message;
+import io.thallus.internal.protocol.MessageCodec;
+import io.thallus.internal.protocol.Protocol;
+import io.thallus.spi.BatchContents;
+import io.thallus.spi.BatchHeader;
+import io.thallus.spi.ClientOffer;
+import io.thallus.spi.ClientSession;
+import io.thallus.spi.Deadline;
+import io.thallus.spi.Transport;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * One client's control connection: handshake, stream bookkeeping, and routing of what the server sends. Batches
+ * reach their stream through the chosen transport's {@link ClientSession}.
+ */
+public final class ClientConnection implements AutoCloseable {
+  /** The settings the connection needs, taken from the public client options. */
+  public record Settings(String clientName, Duration connectTimeout, Duration timeout, int maxFrameBytes,
+      long receivePoolBytes, Map<String, String> credentials) {}
+
+  private final BufferAllocator allocator;
+  private final Settings settings;
+  private final EventLoopGroup loop;
+  private final Map<Integer, StreamState> streams = new ConcurrentHashMap<>();
+  private final AtomicInteger nextStreamId = new AtomicInteger(1);
+  private final CompletableFuture<Message.Welcome> welcome = new CompletableFuture<>();
+  private final ClientSession.BatchSink sink = new Sink();
+  private volatile ClientSession session;
+  private volatile ThallusException broken;
+  private String transport;
+  private Channel channel;
+
+  private ClientConnection(BufferAllocator allocator, Settings settings) {
+    this.allocator = allocator;
+    this.settings = settings;
+    this.loop = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+  }
+
+  /** Connects, offers the transports {@code location} allows, and finishes the handshake. */
+  public static ClientConnection connect(BufferAllocator allocator, Location location, Settings settings) {
+    ClientConnection connection = new ClientConnection(allocator, settings);
+    try {
+      connection.open(location);
+      return connection;
+    } catch (RuntimeException e) {
+      connection.close();
+      throw e;
+    }
+  }
+
+  private void open(Location location) {
+    Deadline deadline = Deadline.after(settings.connectTimeout());
+    List<Transport> candidates = location.transport()
+        .map(name -> List.of(Transports.byName(name)))
+        .orElseGet(() -> Transports.available().stream().filter(t -> t.isAvailableFor(location.host())).toList());
+    if (candidates.isEmpty()) {
+      throw ThallusException.of(StatusCode.UNIMPLEMENTED, "no transport can reach " + location.host());
+    }
+    Bootstrap bootstrap = new Bootstrap()
+        .group(loop)
+        .channel(NioSocketChannel.class)
+        .option(ChannelOption.TCP_NODELAY, true)
+        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, deadline.remainingMillis()))
+        .handler(new ChannelInitializer<Channel>() {
+          @Override
+          protected void initChannel(Channel ch) {
+            FrameDecoder frames = new FrameDecoder(settings.maxFrameBytes());
+            // Large ipc frames: collect the socket reads without copying them into one buffer.
+            frames.setCumulator(ByteToMessageDecoder.COMPOSITE_CUMULATOR);
+            ch.pipeline()
+                .addLast("frames", frames)
+                .addLast("decoder", new MessageCodec.Decoder())
+                .addLast("encoder", MessageCodec.Encoder.INSTANCE)
+                .addLast("connection", new Handler());
+          }
+        });
+    try {
+      channel = bootstrap.connect(location.host(), location.port()).syncUninterruptibly().channel();
+    } catch (RuntimeException e) {
+      throw ThallusException.of(StatusCode.UNAVAILABLE, "cannot connect to " + location + ": " + e.getMessage(), e);
+    }
+    Map<String, ClientOffer> offers = new LinkedHashMap<>();
+    try {
+      Map<String, String> parameters = new HashMap<>();
+      for (Transport candidate : candidates) {
+        ClientOffer offer = candidate.offer(new ClientOffer.Context(allocator, location.host(), location.port(),
+            settings.timeout(), settings.receivePoolBytes(), ByteBufAllocator.DEFAULT));
+        offers.put(candidate.name(), offer);
+        parameters.putAll(offer.parameters());
+      }
+      channel.writeAndFlush(new Message.Hello(Protocol.VERSION, settings.clientName(),
+          new ArrayList<>(offers.keySet()), parameters, settings.credentials()));
+      Message.Welcome welcomed = awaitWelcome(deadline, location);
+      ClientOffer chosen = offers.remove(welcomed.transport());
+      if (chosen == null) {
+        throw ThallusException.of(StatusCode.PROTOCOL_ERROR,
+            "the server chose transport " + welcomed.transport() + ", which this client did not offer");
+      }
+      transport = welcomed.transport();
+      session = chosen.accept(welcomed.parameters());
+    } finally {
+      offers.values().forEach(ClientOffer::close);
+    }
+  }
+
+  private Message.Welcome awaitWelcome(Deadline deadline, Location location) {
+    try {
+      return welcome.get(deadline.remainingMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      throw deadline.expired("the handshake with " + location);
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof ThallusException t ? t
+          : ThallusException.of(StatusCode.UNAVAILABLE, "handshake failed: " + e.getCause(), e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw ThallusException.of(StatusCode.CANCELLED, "interrupted during the handshake");
+    }
+  }
+
+  public String transport() {
+    return transport;
+  }
+
+  public BufferAllocator allocator() {
+    return allocator;
+  }
+
+  /** Sends OPEN; the returned state yields OPENED (or the error), then the batches. */
+  public StreamState open(String sql, String dataset, int batchRows, int credits, long timeoutMillis,
+      Map<String, String> options) {
+    ThallusException failure = broken;
+    if (failure != null) {
+      throw failure;
+    }
+    int id = nextStreamId.getAndIncrement();
+    StreamState state = new StreamState(this, id, settings.timeout());
+    streams.put(id, state);
+    send(new Message.Open(id, sql, dataset, batchRows, credits, timeoutMillis, options));
+    return state;
+  }
+
+  void grant(int streamId, int credits) {
+    ClientSession current = session;
+    long[] releases = current == null ? ClientSession.NO_RELEASES : current.takeReleases(streamId);
+    if (streams.containsKey(streamId)) {
+      send(new Message.Next(streamId, credits, releases));
+    } else if (releases.length > 0) {
+      send(new Message.Next(streamId, 0, releases));
+    }
+  }
+
+  void send(Message message) {
+    Channel ch = channel;
+    if (ch != null && ch.isActive()) {
+      ch.writeAndFlush(message, ch.voidPromise());
+    }
+  }
+
+  void forget(StreamState state) {
+    streams.remove(state.id(), state);
+  }
+
+  private void failAll(ThallusException error) {
+    if (broken == null) {
+      broken = error;
+    }
+    welcome.completeExceptionally(error);
+    for (StreamState state : List.copyOf(streams.values())) {
+      state.onFailure(error);
+    }
+  }
+
+  @Override
+  public void close() {
+    failAll(ThallusException.of(StatusCode.CANCELLED, "the client was closed"));
+    Channel ch = channel;
+    if (ch != null) {
+      ch.close().awaitUninterruptibly(settings.timeout().toMillis());
+    }
+    loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(settings.timeout().toMillis());
+    ClientSession current = session;
+    if (current != null) {
+      current.close();
+    }
+  }
+
+  private final class Sink implements ClientSession.BatchSink {
+    @Override
+    public void deliver(BatchHeader header, BatchContents contents) {
+      StreamState state = streams.get(header.streamId());
+      if (state == null) {
+        contents.close();
+      } else {
+        state.onBatch(contents);
+      }
+    }
+
+    @Override
+    public void fail(ThallusException error) {
+      failAll(error);
+      Channel ch = channel;
+      if (ch != null) {
+        ch.close();
+      }
+    }
+  }
+
+  private final class Handler extends SimpleChannelInboundHandler<Message> {
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, Message message) {
+      switch (message) {
+        case Message.Welcome w -> {
+          if (w.version() != Protocol.VERSION) {
+            failAndClose(ctx, ThallusException.of(StatusCode.UNIMPLEMENTED,
+                "the server speaks protocol version " + w.version() + ", this client " + Protocol.VERSION));
+          } else {
+            welcome.complete(w);
+          }
+        }
+        case Message.Opened o -> {
+          StreamState state = streams.get(o.streamId());
+          if (state != null) {
+            state.onOpened(Schema.deserializeMessage(ByteBuffer.wrap(o.schema())));
+          }
+        }
+        case Message.Batch b -> {
+          ClientSession current = session;
+          if (current == null) {
+            failAndClose(ctx, ThallusException.of(StatusCode.PROTOCOL_ERROR, "BATCH before the handshake ended"));
+          } else {
+            current.onBatch(b.header(), b.inline(), sink);
+          }
+        }
+        case Message.End e -> {
+          StreamState state = streams.get(e.streamId());
+          if (state != null) {
+            state.onEnd(new StreamState.End(e.rows(), e.batches(), e.bytes(), e.serverNanos()));
+          }
+        }
+        case Message.Error e -> {
+          ThallusException error = ThallusException.of(e.code(), e.message());
+          if (e.streamId() == 0) {
+            failAndClose(ctx, error);
+          } else {
+            StreamState state = streams.get(e.streamId());
+            if (state != null) {
+              state.onFailure(error);
+            }
+          }
+        }
+        default -> failAndClose(ctx, ThallusException.of(StatusCode.PROTOCOL_ERROR,
+            "a server does not send " + message.type()));
+      }
+    }
+
+    private void failAndClose(ChannelHandlerContext ctx, ThallusException error) {
+      failAll(error);
+      ctx.close();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      failAll(ThallusException.of(StatusCode.UNAVAILABLE, "the connection to the server was lost"));
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      if (cause instanceof DecoderException) {
+        failAndClose(ctx, ThallusException.of(StatusCode.PROTOCOL_ERROR,
+            "malformed frame from the server: " + cause.getMessage(), cause));
+      } else {
+        failAndClose(ctx, ThallusException.of(StatusCode.UNAVAILABLE,
+            "the connection to the server failed: " + cause.getMessage(), cause));
+      }
+    }
+  }
+}

@@ -1,0 +1,206 @@
+package io.thallus.internal.client;
+
+import io.thallus.Status;
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
+import io.thallus.internal.protocol.Message;
+import io.thallus.spi.BatchContents;
+import io.thallus.spi.Deadline;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * The client's side of one stream: what the connection has received for it, in order, and the consumer's end of
+ * the credit loop (every batch taken grants the server one more).
+ */
+public final class StreamState implements AutoCloseable {
+  /** What the stream said at its end. */
+  public record End(long rows, long batches, long bytes, long serverNanos) {}
+
+  private final ClientConnection connection;
+  private final int id;
+  private final Duration timeout;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition arrived = lock.newCondition();
+  private final ArrayDeque<BatchContents> batches = new ArrayDeque<>();
+  private Schema schema;
+  private End end;
+  private ThallusException failure;
+  private boolean closed;
+
+  StreamState(ClientConnection connection, int id, Duration timeout) {
+    this.connection = connection;
+    this.id = id;
+    this.timeout = timeout;
+  }
+
+  public int id() {
+    return id;
+  }
+
+  public String transport() {
+    return connection.transport();
+  }
+
+  /** Waits for OPENED: the schema (in IPC message form), or the server's error. */
+  public Schema awaitSchema() {
+    Deadline deadline = Deadline.after(timeout);
+    lock.lock();
+    try {
+      while (schema == null && failure == null) {
+        awaitArrival(deadline, "the server to open stream " + id);
+      }
+      if (schema == null) {
+        throw failure;
+      }
+      return schema;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The next batch (the caller owns it), or null once the stream has ended. Throws the stream's failure. */
+  public BatchContents take() {
+    Deadline deadline = Deadline.after(timeout);
+    BatchContents batch;
+    lock.lock();
+    try {
+      while (batches.isEmpty() && end == null && failure == null) {
+        if (closed) {
+          throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "stream " + id + " is closed");
+        }
+        awaitArrival(deadline, "batch data on stream " + id);
+      }
+      batch = batches.poll();
+      if (batch == null) {
+        if (failure != null) {
+          throw failure;
+        }
+        return null;
+      }
+    } finally {
+      lock.unlock();
+    }
+    connection.grant(id, 1);
+    return batch;
+  }
+
+  public End end() {
+    lock.lock();
+    try {
+      return end;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void awaitArrival(Deadline deadline, String what) {
+    long left = deadline.remainingNanos();
+    if (left == 0) {
+      throw deadline.expired(what);
+    }
+    try {
+      arrived.awaitNanos(Math.min(left, TimeUnit.SECONDS.toNanos(1)));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw ThallusException.of(StatusCode.CANCELLED, "interrupted while waiting for " + what);
+    }
+  }
+
+  void onOpened(Schema opened) {
+    lock.lock();
+    try {
+      schema = opened;
+      arrived.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  void onBatch(BatchContents contents) {
+    lock.lock();
+    try {
+      if (!closed && end == null && failure == null) {
+        batches.add(contents);
+        arrived.signalAll();
+        return;
+      }
+    } finally {
+      lock.unlock();
+    }
+    contents.close();
+  }
+
+  void onEnd(End stats) {
+    lock.lock();
+    try {
+      end = stats;
+      arrived.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    connection.forget(this);
+  }
+
+  void onFailure(ThallusException error) {
+    lock.lock();
+    try {
+      if (failure == null && end == null) {
+        failure = error;
+      }
+      arrived.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    connection.forget(this);
+  }
+
+  /** Asks the server to stop; the consumer then sees CANCELLED (batches already here are still delivered). */
+  public void cancel() {
+    if (isOpen()) {
+      connection.send(new Message.Cancel(id));
+    }
+  }
+
+  private boolean isOpen() {
+    lock.lock();
+    try {
+      return !closed && end == null && failure == null;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Frees every batch not taken and, if the stream is still running, tells the server to stop it. Idempotent. */
+  @Override
+  public void close() {
+    boolean running;
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      running = end == null && failure == null;
+      for (BatchContents batch : batches) {
+        batch.close();
+      }
+      batches.clear();
+      if (running) {
+        failure = Status.of(StatusCode.CANCELLED, "stream " + id + " closed").toException();
+      }
+      arrived.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    if (running) {
+      connection.send(new Message.Close(id));
+      // Stream ids are never reused, so batches still on their way find no stream and are freed on arrival.
+      connection.forget(this);
+    }
+  }
+}

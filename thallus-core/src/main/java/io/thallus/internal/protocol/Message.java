@@ -1,0 +1,157 @@
+package io.thallus.internal.protocol;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.util.ReferenceCounted;
+import io.thallus.StatusCode;
+import io.thallus.spi.BatchHeader;
+import java.util.List;
+import java.util.Map;
+
+/** The control protocol's messages, one record per message type. See {@link MessageCodec} for the bytes. */
+public sealed interface Message {
+  MessageType type();
+
+  /** Client → server, first: who speaks, which protocol version, which transports it offers. */
+  record Hello(int version, String clientName, List<String> transports, Map<String, String> parameters,
+      Map<String, String> credentials) implements Message {
+    public Hello {
+      transports = List.copyOf(transports);
+      parameters = Map.copyOf(parameters);
+      credentials = Map.copyOf(credentials);
+    }
+
+    @Override
+    public MessageType type() {
+      return MessageType.HELLO;
+    }
+  }
+
+  /** Server → client: the chosen transport and the server's parameters for it. */
+  record Welcome(int version, String transport, Map<String, String> parameters, String serverName)
+      implements Message {
+    public Welcome {
+      parameters = Map.copyOf(parameters);
+    }
+
+    @Override
+    public MessageType type() {
+      return MessageType.WELCOME;
+    }
+  }
+
+  /** Client → server: start a stream. {@code dataset} is empty for none; {@code timeoutMillis} 0 for none. */
+  record Open(int streamId, String sql, String dataset, int batchRows, int credits, long timeoutMillis,
+      Map<String, String> options) implements Message {
+    public Open {
+      options = Map.copyOf(options);
+    }
+
+    @Override
+    public MessageType type() {
+      return MessageType.OPEN;
+    }
+  }
+
+  /** Server → client: the stream's Arrow schema, as an IPC Schema message. */
+  record Opened(int streamId, byte[] schema) implements Message {
+    @Override
+    public MessageType type() {
+      return MessageType.OPENED;
+    }
+  }
+
+  /** Client → server: grant {@code credits} more batches and report the batches the client released. */
+  record Next(int streamId, int credits, long[] releases) implements Message {
+    @Override
+    public MessageType type() {
+      return MessageType.NEXT;
+    }
+  }
+
+  /**
+   * Server → client: one batch's layout, plus transport-defined inline bytes. Reference-counted through
+   * {@code inline}, so Netty releases the bytes of a message it cannot write and handlers release what they read.
+   */
+  record Batch(BatchHeader header, ByteBuf inline) implements Message, ReferenceCounted {
+    public Batch(BatchHeader header) {
+      this(header, Unpooled.EMPTY_BUFFER);
+    }
+
+    @Override
+    public MessageType type() {
+      return MessageType.BATCH;
+    }
+
+    @Override
+    public int refCnt() {
+      return inline.refCnt();
+    }
+
+    @Override
+    public Batch retain() {
+      inline.retain();
+      return this;
+    }
+
+    @Override
+    public Batch retain(int increment) {
+      inline.retain(increment);
+      return this;
+    }
+
+    @Override
+    public Batch touch() {
+      inline.touch();
+      return this;
+    }
+
+    @Override
+    public Batch touch(Object hint) {
+      inline.touch(hint);
+      return this;
+    }
+
+    @Override
+    public boolean release() {
+      return inline.release();
+    }
+
+    @Override
+    public boolean release(int decrement) {
+      return inline.release(decrement);
+    }
+  }
+
+  /** Server → client: the stream is complete. */
+  record End(int streamId, long rows, long batches, long bytes, long serverNanos) implements Message {
+    @Override
+    public MessageType type() {
+      return MessageType.END;
+    }
+  }
+
+  /** Either way: a failure. {@code streamId} 0 concerns the whole connection, which then closes. */
+  record Error(int streamId, StatusCode code, String message) implements Message {
+    @Override
+    public MessageType type() {
+      return MessageType.ERROR;
+    }
+  }
+
+  /** Client → server: stop the stream; the server answers with ERROR(CANCELLED) once it has stopped. */
+  record Cancel(int streamId) implements Message {
+    @Override
+    public MessageType type() {
+      return MessageType.CANCEL;
+    }
+  }
+
+  /** Client → server: the client is done with the stream; the server frees it and does not answer. */
+  record Close(int streamId) implements Message {
+    @Override
+    public MessageType type() {
+      return MessageType.CLOSE;
+    }
+  }
+}

@@ -1,0 +1,33 @@
+package io.thallus.internal.server;
+
+import io.thallus.spi.QueryEngine;
+import io.thallus.spi.ServerTransport;
+import io.thallus.spi.Transport;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import org.apache.arrow.memory.BufferAllocator;
+
+/** What every connection of one server shares. */
+public record ServerContext(
+    String serverName,
+    BufferAllocator allocator,
+    QueryEngine engine,
+    Optional<DataRoot> dataRoot,
+    List<Started> transports,
+    ExecutorService streamThreads,
+    ScheduledExecutorService timers,
+    Duration ioTimeout,
+    Duration idleTimeout,
+    int maxBatchRows,
+    StreamRegistry registry) {
+
+  /** A transport with its started server side. */
+  public record Started(Transport transport, ServerTransport server) {}
+
+  public Optional<Started> transport(String name) {
+    return transports.stream().filter(t -> t.transport().name().equals(name)).findFirst();
+  }
+}

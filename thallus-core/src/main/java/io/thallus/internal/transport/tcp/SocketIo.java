@@ -1,0 +1,87 @@
+package io.thallus.internal.transport.tcp;
+
+import io.thallus.spi.Deadline;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+
+/**
+ * Whole reads and writes on a non-blocking socket, bounded by a deadline. Each channel has its own selector, used
+ * only to sleep until the socket is ready, so the bytes go straight between the kernel and the caller's buffers.
+ */
+final class SocketIo implements AutoCloseable {
+  private final SocketChannel channel;
+  private final Selector selector;
+  private final SelectionKey key;
+
+  SocketIo(SocketChannel channel) throws IOException {
+    this.channel = channel;
+    channel.configureBlocking(false);
+    this.selector = Selector.open();
+    this.key = channel.register(selector, 0);
+  }
+
+  SocketChannel channel() {
+    return channel;
+  }
+
+  /** Writes every remaining byte of {@code buffers} (a gathering write) before the deadline. */
+  void writeFully(ByteBuffer[] buffers, Deadline deadline, String what) throws IOException {
+    int first = 0;
+    while (first < buffers.length) {
+      channel.write(buffers, first, buffers.length - first);
+      while (first < buffers.length && !buffers[first].hasRemaining()) {
+        first++;
+      }
+      if (first < buffers.length) {
+        await(SelectionKey.OP_WRITE, deadline, what);
+      }
+    }
+  }
+
+  /** Fills {@code buffer} from the socket before the deadline; end of stream is an {@link EOFException}. */
+  void readFully(ByteBuffer buffer, Deadline deadline, String what) throws IOException {
+    while (buffer.hasRemaining()) {
+      int read = channel.read(buffer);
+      if (read < 0) {
+        throw new EOFException("the peer closed the data connection during " + what);
+      }
+      if (read == 0) {
+        await(SelectionKey.OP_READ, deadline, what);
+      }
+    }
+  }
+
+  private void await(int operation, Deadline deadline, String what) throws IOException {
+    long millis = deadline.remainingMillis();
+    if (millis == 0) {
+      throw deadline.expired(what);
+    }
+    key.interestOps(operation);
+    try {
+      selector.select(millis);
+    } finally {
+      selector.selectedKeys().clear();
+      if (key.isValid()) {
+        key.interestOps(0);
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    try {
+      selector.close();
+    } catch (IOException ignored) {
+      // Nothing useful to do: the socket is closed next.
+    }
+    try {
+      channel.close();
+    } catch (IOException ignored) {
+      // Already broken; closing is all that is left.
+    }
+  }
+}

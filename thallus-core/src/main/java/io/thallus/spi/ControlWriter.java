@@ -1,0 +1,12 @@
+package io.thallus.spi;
+
+import io.netty.buffer.ByteBuf;
+
+/** Writes BATCH messages on the control connection, in call order. */
+public interface ControlWriter {
+  /**
+   * Queues one BATCH message. {@code inline} (transport-defined bytes carried inside the frame, may be empty) is
+   * released once written; {@code onWritten} runs when the frame is on the socket or failed to get there.
+   */
+  void writeBatch(BatchHeader header, ByteBuf inline, Runnable onWritten);
+}

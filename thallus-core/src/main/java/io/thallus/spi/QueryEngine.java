@@ -1,0 +1,16 @@
+package io.thallus.spi;
+
+import org.apache.arrow.memory.BufferAllocator;
+
+/** Runs SQL for a server and yields Arrow batches. One engine per server; one result per stream. */
+public interface QueryEngine extends AutoCloseable {
+  /**
+   * Compiles and starts the query, returning once the schema is known (not once the whole result is). Blocking is
+   * fine: the server calls this on the stream's own thread. Failures are {@link io.thallus.ThallusException}s with
+   * the engine's own message (bad SQL is INVALID_ARGUMENT).
+   */
+  QueryResult execute(QuerySpec spec, BufferAllocator allocator);
+
+  @Override
+  void close();
+}

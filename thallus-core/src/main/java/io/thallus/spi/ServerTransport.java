@@ -1,0 +1,18 @@
+package io.thallus.spi;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Map;
+import org.apache.arrow.memory.BufferAllocator;
+
+/** The server side of a transport: one per server, creating one session per client connection. */
+public interface ServerTransport extends AutoCloseable {
+  /** What a transport's server side may use. */
+  record Context(BufferAllocator allocator, InetSocketAddress controlAddress, Duration ioTimeout) {}
+
+  /** Called when a client chose this transport; {@code offer} holds the client's parameters. */
+  ServerSession accept(InetSocketAddress client, Map<String, String> offer);
+
+  @Override
+  void close();
+}
