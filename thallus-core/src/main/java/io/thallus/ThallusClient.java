@@ -2,7 +2,10 @@ package io.thallus;
 
 import io.thallus.internal.client.ClientConnection;
 import io.thallus.internal.client.StreamState;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
@@ -24,6 +27,7 @@ public final class ThallusClient implements AutoCloseable {
   private final BufferAllocator allocator;
   private final ClientOptions options;
   private final ClientConnection connection;
+  private final Set<ThallusStream> openStreams = ConcurrentHashMap.newKeySet();
   private boolean closed;
 
   private ThallusClient(BufferAllocator allocator, ClientOptions options, ClientConnection connection) {
@@ -74,7 +78,10 @@ public final class ThallusClient implements AutoCloseable {
         request.batchRows().orElse(options.batchRows()), options.credits(),
         request.timeout().map(java.time.Duration::toMillis).orElse(0L), request.options());
     try {
-      return new ThallusStream(state, state.awaitSchema(), allocator);
+      ThallusStream[] self = new ThallusStream[1];
+      self[0] = new ThallusStream(state, state.awaitSchema(), allocator, () -> openStreams.remove(self[0]));
+      openStreams.add(self[0]);
+      return self[0];
     } catch (RuntimeException e) {
       state.close();
       throw e;
@@ -87,8 +94,9 @@ public final class ThallusClient implements AutoCloseable {
   }
 
   /**
-   * Closes the connection (open streams fail with CANCELLED) and the client's allocator. Batches the caller still
-   * holds make this fail with the allocator's leak report: close them first.
+   * Closes the streams still open, the connection, and the client's allocator. Batches the caller still holds
+   * (roots returned by {@link ThallusStream#next()}) make this fail with the allocator's leak report: close them
+   * first.
    */
   @Override
   public void close() {
@@ -97,6 +105,9 @@ public final class ThallusClient implements AutoCloseable {
         return;
       }
       closed = true;
+    }
+    for (ThallusStream stream : List.copyOf(openStreams)) {
+      stream.close();
     }
     connection.close();
     allocator.close();

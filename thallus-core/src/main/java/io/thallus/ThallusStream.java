@@ -31,14 +31,16 @@ import org.apache.arrow.vector.types.pojo.Schema;
 public final class ThallusStream extends ArrowReader implements Iterator<VectorSchemaRoot> {
   private final StreamState state;
   private final Schema messageSchema;
+  private final Runnable onClose;
   private BatchContents pending;
   private boolean ended;
   private long bytesRead;
 
-  ThallusStream(StreamState state, Schema messageSchema, BufferAllocator allocator) {
+  ThallusStream(StreamState state, Schema messageSchema, BufferAllocator allocator, Runnable onClose) {
     super(allocator);
     this.state = state;
     this.messageSchema = messageSchema;
+    this.onClose = onClose;
   }
 
   /** The result's schema, known before the first batch (dictionary-encoded fields carry their index type). */
@@ -146,6 +148,7 @@ public final class ThallusStream extends ArrowReader implements Iterator<VectorS
       pending = null;
     }
     state.close();
+    onClose.run();
   }
 
   /** Frees what the stream holds (not the roots {@link #next()} returned) and stops the query if it is running. */

@@ -16,8 +16,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -42,11 +44,18 @@ import org.duckdb.DuckDBResultSet;
  * a DuckDB database file is attached read-only and becomes the connection's default catalog.
  */
 public final class DuckDBEngine implements QueryEngine {
-  private final DuckDBConnection database;
-  private final Map<Path, String> attached = new ConcurrentHashMap<>();
+  /** What DuckDB's JDBC driver says, in streaming mode, instead of the error that stopped a query. */
+  private static final String HIDDEN_ERROR = "Invalid result set";
 
-  private DuckDBEngine(DuckDBConnection database) {
+  private final DuckDBConnection database;
+  private final Properties settings;
+  private final Map<Path, String> attached = new ConcurrentHashMap<>();
+  private final AtomicInteger attachCount = new AtomicInteger();
+  private DuckDBConnection diagnostics;
+
+  private DuckDBEngine(DuckDBConnection database, Properties settings) {
     this.database = database;
+    this.settings = settings;
   }
 
   /** An engine with DuckDB's defaults for threads and memory. */
@@ -84,17 +93,19 @@ public final class DuckDBEngine implements QueryEngine {
     }
 
     public DuckDBEngine build() {
-      Properties properties = new Properties();
-      // Streaming results: a result is produced as it is read, so OPEN returns before the query has finished.
-      properties.setProperty(DuckDBDriver.JDBC_STREAM_RESULTS, "true");
+      Properties settings = new Properties();
       if (threads != null) {
-        properties.setProperty("threads", Integer.toString(threads));
+        settings.setProperty("threads", Integer.toString(threads));
       }
       if (memoryLimit != null) {
-        properties.setProperty("memory_limit", memoryLimit);
+        settings.setProperty("memory_limit", memoryLimit);
       }
+      Properties properties = new Properties();
+      properties.putAll(settings);
+      // Streaming results: a result is produced as it is read, so OPEN returns before the query has finished.
+      properties.setProperty(DuckDBDriver.JDBC_STREAM_RESULTS, "true");
       try {
-        return new DuckDBEngine((DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", properties));
+        return new DuckDBEngine((DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", properties), settings);
       } catch (SQLException e) {
         throw ThallusException.of(StatusCode.INTERNAL, "cannot start DuckDB: " + e.getMessage(), e);
       }
@@ -121,7 +132,11 @@ public final class DuckDBEngine implements QueryEngine {
     } catch (SQLException e) {
       closeQuietly(statement);
       closeQuietly(connection);
-      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, e.getMessage(), e);
+      String message = e.getMessage();
+      if (message != null && message.contains(HIDDEN_ERROR)) {
+        message = diagnose(spec).orElse(message);
+      }
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, message, e);
     } catch (RuntimeException e) {
       closeQuietly(statement);
       closeQuietly(connection);
@@ -129,11 +144,38 @@ public final class DuckDBEngine implements QueryEngine {
     }
   }
 
+  /**
+   * DuckDB's JDBC driver reports any error of a streaming query as "Invalid result set". Running the query once
+   * more without streaming, on a database of its own, brings back DuckDB's own message for the caller.
+   */
+  private Optional<String> diagnose(QuerySpec spec) {
+    DuckDBConnection connection = null;
+    try {
+      synchronized (this) {
+        if (diagnostics == null) {
+          diagnostics = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", settings);
+        }
+        connection = (DuckDBConnection) diagnostics.duplicate();
+      }
+      if (spec.dataset().isPresent()) {
+        bindDataset(connection, spec.dataset().get());
+      }
+      try (Statement statement = connection.createStatement();
+           java.sql.ResultSet ignored = statement.executeQuery(spec.sql())) {
+        return Optional.empty();
+      }
+    } catch (SQLException e) {
+      return Optional.ofNullable(e.getMessage());
+    } finally {
+      closeQuietly(connection);
+    }
+  }
+
   private void bindDataset(DuckDBConnection connection, Path path) throws SQLException {
     String name = path.getFileName() == null ? "" : path.getFileName().toString().toLowerCase(Locale.ROOT);
     try (Statement statement = connection.createStatement()) {
       if (name.endsWith(".duckdb") || name.endsWith(".db")) {
-        String alias = attached.computeIfAbsent(path, p -> "dataset_" + attached.size());
+        String alias = attached.computeIfAbsent(path, p -> "dataset_" + attachCount.incrementAndGet());
         synchronized (attached) {
           statement.execute("ATTACH IF NOT EXISTS " + literal(path.toString()) + " AS " + alias + " (READ_ONLY)");
         }
@@ -171,6 +213,9 @@ public final class DuckDBEngine implements QueryEngine {
 
   @Override
   public void close() {
+    synchronized (this) {
+      closeQuietly(diagnostics);
+    }
     closeQuietly(database);
   }
 

@@ -21,6 +21,14 @@ public interface ClientSession extends AutoCloseable {
   void onBatch(BatchHeader header, ByteBuf inline, BatchSink sink);
 
   /**
+   * Runs {@code action} once every batch handed to {@link #onBatch} before this call has been delivered: END and
+   * errors of a stream must not overtake its batches. Transports that deliver during {@code onBatch} run it now.
+   */
+  default void afterPendingBatches(Runnable action) {
+    action.run();
+  }
+
+  /**
    * The ids of the stream's batches whose buffers the consumer has released since the last call, for transports
    * that read the server's memory (shm, rdma): the server may reuse it once told (piggybacked on NEXT).
    */

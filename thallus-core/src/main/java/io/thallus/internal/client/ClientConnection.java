@@ -265,25 +265,37 @@ public final class ClientConnection implements AutoCloseable {
             current.onBatch(b.header(), b.inline(), sink);
           }
         }
-        case Message.End e -> {
+        case Message.End e -> afterBatches(() -> {
           StreamState state = streams.get(e.streamId());
           if (state != null) {
             state.onEnd(new StreamState.End(e.rows(), e.batches(), e.bytes(), e.serverNanos()));
           }
-        }
+        });
         case Message.Error e -> {
           ThallusException error = ThallusException.of(e.code(), e.message());
           if (e.streamId() == 0) {
             failAndClose(ctx, error);
           } else {
-            StreamState state = streams.get(e.streamId());
-            if (state != null) {
-              state.onFailure(error);
-            }
+            afterBatches(() -> {
+              StreamState state = streams.get(e.streamId());
+              if (state != null) {
+                state.onFailure(error);
+              }
+            });
           }
         }
         default -> failAndClose(ctx, ThallusException.of(StatusCode.PROTOCOL_ERROR,
             "a server does not send " + message.type()));
+      }
+    }
+
+    /** Runs a stream's END or error only after the batches the server sent before it. */
+    private void afterBatches(Runnable action) {
+      ClientSession current = session;
+      if (current == null) {
+        action.run();
+      } else {
+        current.afterPendingBatches(action);
       }
     }
 

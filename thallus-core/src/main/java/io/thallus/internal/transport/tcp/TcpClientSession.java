@@ -41,8 +41,11 @@ final class TcpClientSession implements ClientSession {
   private volatile BatchSink sink;
   private volatile boolean closed;
 
-  /** A batch waiting for its body, or one whose contents are ready but must keep its place in line. */
-  private record Item(BatchHeader header, long bodyLength, BatchContents ready) {}
+  /**
+   * A batch waiting for its body, one whose contents are ready but must keep its place in line, or (with no
+   * header) an action that must wait for the batches before it.
+   */
+  private record Item(BatchHeader header, long bodyLength, BatchContents ready, Runnable action) {}
 
   private TcpClientSession(ClientOffer.Context context, SocketIo io) {
     this.context = context;
@@ -92,7 +95,7 @@ final class TcpClientSession implements ClientSession {
     }
     if (!inline.isReadable() && bodyLength > 0) {
       inFlight.incrementAndGet();
-      queue.add(new Item(header, bodyLength, null));
+      queue.add(new Item(header, bodyLength, null, null));
       return;
     }
     BatchContents contents;
@@ -107,7 +110,7 @@ final class TcpClientSession implements ClientSession {
       batchSink.deliver(header, contents);
     } else {
       inFlight.incrementAndGet();
-      queue.add(new Item(header, 0, contents));
+      queue.add(new Item(header, 0, contents, null));
     }
   }
 
@@ -148,6 +151,11 @@ final class TcpClientSession implements ClientSession {
         if (item == null) {
           continue;
         }
+        if (item.action() != null) {
+          inFlight.decrementAndGet();
+          item.action().run();
+          continue;
+        }
         BatchContents contents = item.ready() != null ? item.ready() : readBody(item);
         inFlight.decrementAndGet();
         sink.deliver(item.header(), contents);
@@ -165,6 +173,16 @@ final class TcpClientSession implements ClientSession {
       }
     } finally {
       drainQueue();
+    }
+  }
+
+  @Override
+  public void afterPendingBatches(Runnable action) {
+    if (inFlight.get() == 0) {
+      action.run();
+    } else {
+      inFlight.incrementAndGet();
+      queue.add(new Item(null, 0, null, action));
     }
   }
 

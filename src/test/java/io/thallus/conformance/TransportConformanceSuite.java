@@ -1,0 +1,320 @@
+package io.thallus.conformance;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.thallus.ClientOptions;
+import io.thallus.Location;
+import io.thallus.QueryRequest;
+import io.thallus.StatusCode;
+import io.thallus.ThallusClient;
+import io.thallus.ThallusException;
+import io.thallus.ThallusServer;
+import io.thallus.ThallusStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * What every transport must do, checked value by value against DuckDB run directly. Each transport runs it by
+ * subclassing and naming itself; every test ends by closing its allocator, which fails on any leak.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+public abstract class TransportConformanceSuite {
+  protected BufferAllocator allocator;
+  protected ThallusServer server;
+  protected ThallusClient client;
+
+  /** The transport under test, as named in {@code thallus+NAME://}. */
+  protected abstract String transport();
+
+  protected Location location() {
+    return server.getLocation().withTransport(transport());
+  }
+
+  protected ThallusClient connect(ClientOptions options) {
+    return ThallusClient.connect(allocator, location(), options);
+  }
+
+  @BeforeEach
+  void startServer() {
+    allocator = new RootAllocator();
+    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start();
+    client = connect(ClientOptions.defaults());
+  }
+
+  @AfterEach
+  void closeEverything() {
+    try {
+      if (client != null) {
+        client.close();
+      }
+    } finally {
+      try {
+        if (server != null) {
+          server.close();
+        }
+      } finally {
+        allocator.close(); // throws on any leak, failing the test
+      }
+    }
+  }
+
+  private Collected query(String sql, int batchRows) {
+    try (ThallusStream stream = client.query(QueryRequest.builder(sql).batchRows(batchRows).build())) {
+      assertThat(stream.transport()).isEqualTo(transport());
+      return Collected.fromIterator(stream);
+    }
+  }
+
+  private static void assertSameResult(Collected actual, Collected expected) {
+    assertThat(actual.schema()).isEqualTo(expected.schema());
+    assertThat(actual.rows()).hasSameSizeAs(expected.rows());
+    for (int row = 0; row < expected.rows().size(); row++) {
+      assertThat(actual.rows().get(row)).as("row %d", row).isEqualTo(expected.rows().get(row));
+    }
+  }
+
+  @Test
+  void everyTypeRoundTripsWithNulls() {
+    String sql = TypeTable.sql(5000);
+    Collected expected = DuckDBReference.run(sql, 1024);
+    Collected actual = query(sql, 1024);
+    assertThat(expected.rows()).hasSize(5000);
+    assertThat(actual.batches()).isGreaterThan(1);
+    for (int column = 1; column < expected.schema().getFields().size(); column++) {
+      int c = column;
+      assertThat(expected.rows()).as("column %s has nulls", expected.schema().getFields().get(c).getName())
+          .anyMatch(r -> r.get(c) == null).anyMatch(r -> r.get(c) != null);
+    }
+    assertSameResult(actual, expected);
+  }
+
+  @Test
+  void everyTypeRoundTripsThroughTheArrowReaderApi() throws Exception {
+    String sql = TypeTable.sql(3000);
+    Collected expected = DuckDBReference.run(sql, 700);
+    Collected actual;
+    try (ThallusStream stream = client.query(QueryRequest.builder(sql).batchRows(700).build())) {
+      actual = Collected.fromReader(stream);
+    }
+    assertSameResult(actual, expected);
+  }
+
+  @Test
+  void batchesTheConsumerKeepsStayIntactWhileLaterOnesArrive() {
+    String sql = "SELECT i, i * 3 AS j, 'v' || i AS s FROM range(200000) t(i)";
+    List<VectorSchemaRoot> kept = new ArrayList<>();
+    try (ThallusStream stream = client.query(QueryRequest.builder(sql).batchRows(8192).build())) {
+      while (stream.hasNext()) {
+        kept.add(stream.next());
+      }
+      List<List<Object>> rows = new ArrayList<>();
+      for (VectorSchemaRoot root : kept) {
+        Values.appendRows(root, stream, rows);
+      }
+      assertThat(rows).isEqualTo(DuckDBReference.run(sql, 8192).rows());
+    } finally {
+      kept.forEach(VectorSchemaRoot::close);
+    }
+  }
+
+  @Test
+  void emptyResultHasItsSchemaAndNoRows() {
+    String sql = "SELECT i AS id, 'x' || i AS name FROM range(10) t(i) WHERE i > 100";
+    Collected actual = query(sql, 1024);
+    assertThat(actual.rows()).isEmpty();
+    assertThat(actual.schema()).isEqualTo(DuckDBReference.run(sql, 1024).schema());
+  }
+
+  @Test
+  void oneRow() {
+    String sql = "SELECT 42 AS answer, 'one' AS word, NULL::DOUBLE AS nothing";
+    assertSameResult(query(sql, 1024), DuckDBReference.run(sql, 1024));
+  }
+
+  @Test
+  void tenMillionRowsArriveInOrderWithTheRightChecksum() {
+    long count = 0;
+    long sumI = 0;
+    long sumJ = 0;
+    long expectedI = 0;
+    try (ThallusStream stream = client.query(QueryRequest.builder(
+        "SELECT i, i * 3 AS j FROM range(10000000) t(i)").batchRows(65536).build())) {
+      while (stream.hasNext()) {
+        try (VectorSchemaRoot root = stream.next()) {
+          BigIntVector is = (BigIntVector) root.getVector(0);
+          BigIntVector js = (BigIntVector) root.getVector(1);
+          for (int row = 0; row < root.getRowCount(); row++) {
+            long i = is.get(row);
+            long j = js.get(row);
+            if (i != expectedI || j != 3 * i) {
+              throw new AssertionError("row " + count + " is (" + i + ", " + j + "), expected (" + expectedI + ", "
+                  + 3 * expectedI + ")");
+            }
+            expectedI++;
+            count++;
+            sumI += i;
+            sumJ += j;
+          }
+        }
+      }
+    }
+    List<Object> expected = DuckDBReference.row(
+        "SELECT count(*), sum(i)::BIGINT, sum(i * 3)::BIGINT FROM range(10000000) t(i)");
+    assertThat(List.<Object>of(count, sumI, sumJ)).isEqualTo(expected);
+  }
+
+  @Test
+  void twoHundredColumns() {
+    String columns = IntStream.range(0, 200)
+        .mapToObj(c -> c % 3 == 0 ? "'s' || (i + " + c + ") AS c" + c
+            : c % 3 == 1 ? "(i * " + c + ")::DOUBLE AS c" + c
+            : "CASE WHEN i % 7 = 0 THEN NULL ELSE i + " + c + " END AS c" + c)
+        .collect(Collectors.joining(", "));
+    String sql = "SELECT " + columns + " FROM range(3000) t(i)";
+    assertSameResult(query(sql, 1000), DuckDBReference.run(sql, 1000));
+  }
+
+  @Test
+  void concurrentStreamsOnOneClient() throws Exception {
+    ExecutorService threads = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<Void>> results = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        String sql = "SELECT i, i * " + (t + 2) + " AS m, 't" + t + "-' || i AS s FROM range(" + (50000 + t * 1000)
+            + ") t(i)";
+        results.add(threads.submit(() -> {
+          assertSameResult(query(sql, 4096), DuckDBReference.run(sql, 4096));
+          return null;
+        }));
+      }
+      for (Future<Void> result : results) {
+        result.get(4, TimeUnit.MINUTES);
+      }
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+
+  @Test
+  void severalClientsOnOneServer() throws Exception {
+    ExecutorService threads = Executors.newFixedThreadPool(3);
+    try {
+      List<Future<Void>> results = new ArrayList<>();
+      for (int t = 0; t < 3; t++) {
+        String sql = TypeTable.sql(1500 + t);
+        Callable<Void> task = () -> {
+          try (ThallusClient other = connect(ClientOptions.defaults());
+               ThallusStream stream = other.query(QueryRequest.builder(sql).batchRows(500).build())) {
+            assertSameResult(Collected.fromIterator(stream), DuckDBReference.run(sql, 500));
+          }
+          return null;
+        };
+        results.add(threads.submit(task));
+      }
+      for (Future<Void> result : results) {
+        result.get(4, TimeUnit.MINUTES);
+      }
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+
+  @Test
+  void aConsumerThatStopsReadingHoldsTheServerBack() throws Exception {
+    long batchBytes = 65536L * Long.BYTES;
+    try (ThallusClient slow = connect(ClientOptions.builder().credits(2).build());
+         ThallusStream stream = slow.query(QueryRequest.builder("SELECT i FROM range(50000000) t(i)")
+             .batchRows(65536).build())) {
+      try (VectorSchemaRoot first = stream.next()) {
+        assertThat(first.getRowCount()).isEqualTo(65536);
+      }
+      Thread.sleep(500);
+      // Two credits: at most two batches wait at the client (each may be rounded up to a power of two by the
+      // allocator), and the server has stopped producing: nowhere near the 400 MB of the whole result.
+      assertThat(slow.allocatedBytes()).isLessThanOrEqualTo(2 * 2 * batchBytes + batchBytes);
+      assertThat(server.allocator().getAllocatedMemory()).isLessThanOrEqualTo(4 * batchBytes);
+      long before = slow.allocatedBytes();
+      Thread.sleep(300);
+      assertThat(slow.allocatedBytes()).isEqualTo(before);
+    }
+    awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory after the stream closed");
+  }
+
+  @Test
+  void aClientThatDisconnectsMidStreamLeavesNothingBehind() throws Exception {
+    ThallusClient leaving = connect(ClientOptions.defaults());
+    ThallusStream stream = leaving.query(QueryRequest.builder("SELECT i, 'x' || i FROM range(20000000) t(i)")
+        .batchRows(65536).build());
+    try (VectorSchemaRoot first = stream.next()) {
+      assertThat(first.getRowCount()).isPositive();
+    }
+    leaving.close(); // without closing the stream: the client closes it, the server sees the connection go
+    awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory after the client left");
+    assertSameResult(query("SELECT 1 AS still_serving", 16), DuckDBReference.run("SELECT 1 AS still_serving", 16));
+  }
+
+  @Test
+  void cancellingAStreamStopsTheQuery() throws InterruptedException {
+    try (ThallusStream stream = client.query(QueryRequest.builder("SELECT i FROM range(100000000000) t(i)")
+        .batchRows(1024).build())) {
+      stream.next().close();
+      stream.cancel();
+      assertThatThrownBy(() -> {
+        while (stream.hasNext()) {
+          stream.next().close();
+        }
+      }).isInstanceOfSatisfying(ThallusException.class, e -> assertThat(e.code()).isEqualTo(StatusCode.CANCELLED));
+    }
+    awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory after cancel");
+  }
+
+  @Test
+  void badSqlReportsDuckDBsMessageAndTheConnectionGoesOn() {
+    assertThatThrownBy(() -> client.query("SELEC 1"))
+        .isInstanceOfSatisfying(ThallusException.class, e -> {
+          assertThat(e.code()).isEqualTo(StatusCode.INVALID_ARGUMENT);
+          assertThat(e.getMessage()).contains("syntax error");
+        });
+    assertSameResult(query("SELECT 2 AS after_error", 16), DuckDBReference.run("SELECT 2 AS after_error", 16));
+  }
+
+  @Test
+  void aQueryTimeoutEndsTheStreamWithDeadlineExceeded() {
+    QueryRequest slow = QueryRequest.builder("SELECT count(*) FROM range(10000000000) a(i)")
+        .timeout(Duration.ofMillis(300)).build();
+    assertThatThrownBy(() -> {
+      try (ThallusStream stream = client.query(slow)) {
+        while (stream.hasNext()) {
+          stream.next().close();
+        }
+      }
+    }).isInstanceOfSatisfying(ThallusException.class,
+        e -> assertThat(e.code()).isEqualTo(StatusCode.DEADLINE_EXCEEDED));
+  }
+
+  protected static void awaitZero(LongSupplier bytes, String what) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (bytes.getAsLong() != 0 && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertThat(bytes.getAsLong()).as(what).isZero();
+  }
+}
