@@ -1,0 +1,59 @@
+package io.thallus.cli;
+
+import io.thallus.Location;
+import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+@Command(name = "serve", mixinStandardHelpOptions = true,
+    description = "Serve SQL over the datasets under a data root until interrupted (Ctrl-C).")
+final class ServeCommand implements Callable<Integer> {
+  @Option(names = "--data-root", required = true, description = "Folder whose files clients may query.")
+  Path dataRoot;
+
+  @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+  String host;
+
+  @Option(names = "--port", defaultValue = "47470", description = "Port to listen on, 0 for any (default: ${DEFAULT-VALUE}).")
+  int port;
+
+  @Option(names = "--threads", description = "DuckDB worker threads (default: one per core).")
+  Integer threads;
+
+  @Option(names = "--memory-limit", description = "DuckDB memory limit, e.g. 4GB.")
+  String memoryLimit;
+
+  @Option(names = "--transports", split = ",", description = "Transports to offer (default: all available).")
+  List<String> transports = List.of();
+
+  @Override
+  public Integer call() throws InterruptedException {
+    DuckDBEngine.Builder engine = DuckDBEngine.builder();
+    if (threads != null) {
+      engine.threads(threads);
+    }
+    if (memoryLimit != null) {
+      engine.memoryLimit(memoryLimit);
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of(host, port))
+             .dataRoot(dataRoot).engine(engine.build()).transports(transports).build().start()) {
+      System.out.println("thallus serving " + dataRoot.toAbsolutePath() + " at " + server.getLocation()
+          + " over " + server.transports());
+      Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown));
+      while (!stopped.await(1, TimeUnit.SECONDS)) {
+        // Serving; the shutdown hook ends the wait.
+      }
+    }
+    return 0;
+  }
+}
