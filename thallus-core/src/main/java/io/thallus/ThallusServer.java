@@ -2,6 +2,7 @@ package io.thallus;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -106,7 +107,12 @@ public final class ThallusServer implements AutoCloseable {
                   .addLast("connection", new ServerConnectionHandler(context));
             }
           });
-      serverChannel = bootstrap.bind(bindAddress).syncUninterruptibly().channel();
+      ChannelFuture binding = bootstrap.bind(bindAddress).awaitUninterruptibly();
+      if (!binding.isSuccess()) {
+        throw ThallusException.of(StatusCode.UNAVAILABLE, "cannot listen on " + settings.location.host() + ":"
+            + settings.location.port() + ": " + binding.cause().getMessage(), binding.cause());
+      }
+      serverChannel = binding.channel();
       InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
       location = Location.of(settings.location.host(), bound.getPort());
       for (Transport transport : Transports.enabled(settings.transports)) {

@@ -3,6 +3,7 @@ package io.thallus.internal.client;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -108,11 +109,17 @@ public final class ClientConnection implements AutoCloseable {
                 .addLast("connection", new Handler());
           }
         });
-    try {
-      channel = bootstrap.connect(location.host(), location.port()).syncUninterruptibly().channel();
-    } catch (RuntimeException e) {
-      throw ThallusException.of(StatusCode.UNAVAILABLE, "cannot connect to " + location + ": " + e.getMessage(), e);
+    ChannelFuture connected = bootstrap.connect(location.host(), location.port());
+    if (!connected.awaitUninterruptibly(deadline.remainingMillis())) {
+      connected.cancel(false);
+      throw deadline.expired("a connection to " + location);
     }
+    if (!connected.isSuccess()) {
+      Throwable cause = connected.cause();
+      throw ThallusException.of(StatusCode.UNAVAILABLE, "cannot connect to " + location + ": "
+          + (cause == null ? "cancelled" : cause.getMessage()), cause);
+    }
+    channel = connected.channel();
     Map<String, ClientOffer> offers = new LinkedHashMap<>();
     try {
       Map<String, String> parameters = new HashMap<>();

@@ -1,0 +1,142 @@
+package io.thallus.internal.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.CorruptedFrameException;
+import io.netty.handler.codec.DecoderException;
+import io.netty.handler.codec.TooLongFrameException;
+import io.thallus.StatusCode;
+import io.thallus.spi.BatchHeader;
+import io.thallus.spi.BatchPart;
+import io.thallus.spi.BufferDescriptor;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
+import org.junit.jupiter.api.Test;
+
+/** The codec on Netty's EmbeddedChannel: every message round-trips, and bad bytes are refused by name. */
+class MessageCodecTest {
+  private static final int MAX_FRAME = 1 << 20;
+
+  private static EmbeddedChannel channel() {
+    return new EmbeddedChannel(new FrameDecoder(MAX_FRAME), new MessageCodec.Decoder(),
+        MessageCodec.Encoder.INSTANCE);
+  }
+
+  /** Encodes on one channel and decodes the bytes on another, in chunks, as a socket would deliver them. */
+  private static Message roundTrip(Message message) {
+    EmbeddedChannel writer = channel();
+    assertThat(writer.writeOutbound(message)).isTrue();
+    ByteBuf bytes = Unpooled.buffer();
+    ByteBuf part;
+    while ((part = writer.readOutbound()) != null) {
+      bytes.writeBytes(part);
+      part.release();
+    }
+    EmbeddedChannel reader = channel();
+    while (bytes.isReadable()) {
+      reader.writeInbound(bytes.readRetainedSlice(Math.min(3, bytes.readableBytes())));
+    }
+    bytes.release();
+    Message decoded = reader.readInbound();
+    assertThat((Object) reader.readInbound()).isNull();
+    return decoded;
+  }
+
+  @Test
+  void everyMessageRoundTrips() {
+    List<Message> messages = List.of(
+        new Message.Hello(Protocol.VERSION, "client ✓", List.of("tcp", "ipc"), Map.of("tcp.x", "1"),
+            Map.of("token", "secret")),
+        new Message.Welcome(Protocol.VERSION, "tcp", Map.of("tcp.port", "1234"), "server"),
+        new Message.Open(7, "SELECT 'ü' AS x", "data/a.parquet", 65536, 4, 1500, Map.of("k", "v")),
+        new Message.End(7, 100, 2, 800, 12345),
+        new Message.Error(7, StatusCode.NOT_FOUND, "dataset missing.parquet does not exist"),
+        new Message.Cancel(7),
+        new Message.Close(9));
+    for (Message message : messages) {
+      assertThat(roundTrip(message)).isEqualTo(message);
+    }
+  }
+
+  @Test
+  void arraysAndBatchesRoundTrip() {
+    Message.Opened opened = (Message.Opened) roundTrip(new Message.Opened(3, new byte[] {1, 2, 3, 4}));
+    assertThat(opened.streamId()).isEqualTo(3);
+    assertThat(opened.schema()).containsExactly(1, 2, 3, 4);
+
+    Message.Next next = (Message.Next) roundTrip(new Message.Next(3, 2, new long[] {5, 6, Long.MAX_VALUE}));
+    assertThat(next.releases()).containsExactly(5, 6, Long.MAX_VALUE);
+
+    BatchHeader header = new BatchHeader(3, 42, List.of(
+        new BatchPart(0, false, 3, List.of(new ArrowFieldNode(3, 0)),
+            List.of(new BufferDescriptor(0, 0, 0), new BufferDescriptor(8, 3, 0))),
+        new BatchPart(BatchPart.RECORDS, false, 10, List.of(new ArrowFieldNode(10, 2)),
+            List.of(new BufferDescriptor(16, 2, 9), new BufferDescriptor(24, 80, 9)))));
+    ByteBuf inline = Unpooled.copiedBuffer("inline body", StandardCharsets.UTF_8);
+    Message.Batch batch = (Message.Batch) roundTrip(new Message.Batch(header, inline));
+    try {
+      assertThat(batch.header()).usingRecursiveComparison().isEqualTo(header);
+      assertThat(batch.inline().toString(StandardCharsets.UTF_8)).isEqualTo("inline body");
+    } finally {
+      batch.release();
+    }
+  }
+
+  @Test
+  void aFrameOverTheMaximumIsRefusedBeforeItIsBuffered() {
+    EmbeddedChannel reader = channel();
+    ByteBuf header = Unpooled.buffer().writeInt(MAX_FRAME + 1).writeByte(MessageType.OPEN.wireValue());
+    assertThatThrownBy(() -> reader.writeInbound(header))
+        .isInstanceOf(TooLongFrameException.class)
+        .hasMessageContaining("over the maximum of " + MAX_FRAME);
+  }
+
+  @Test
+  void aZeroLengthFrameIsCorrupt() {
+    EmbeddedChannel reader = channel();
+    assertThatThrownBy(() -> reader.writeInbound(Unpooled.buffer().writeInt(0)))
+        .isInstanceOf(CorruptedFrameException.class).hasMessageContaining("frame length 0");
+  }
+
+  @Test
+  void unknownTypesTruncatedFieldsAndLeftoversAreRefused() {
+    assertRefused(frame(99), "unknown message type 99");
+    assertRefused(frame(MessageType.CANCEL.wireValue(), 0, 0), "frame ends early");
+    assertRefused(frame(MessageType.CLOSE.wireValue(), 0, 0, 0, 1, 7), "1 bytes left over");
+    // OPEN whose SQL length claims far more bytes than the frame holds.
+    assertRefused(frame(MessageType.OPEN.wireValue(), 0, 0, 0, 1, 0x7f, 0, 0, 0), "only 0 left");
+    // HELLO without the magic.
+    assertRefused(frame(MessageType.HELLO.wireValue(), 'H', 'T', 'T', 'P'), "not a Thallus client");
+  }
+
+  @Test
+  void aBatchWithMoreNodesThanBytesIsRefused() {
+    ByteBuf body = Unpooled.buffer()
+        .writeByte(MessageType.BATCH.wireValue()).writeInt(1).writeLong(0).writeShort(1)
+        .writeLong(-1).writeByte(0).writeLong(10).writeInt(1_000_000);
+    assertRefused(body, "count 1000000 needs 16000000 bytes");
+  }
+
+  private static ByteBuf frame(int... bytes) {
+    ByteBuf body = Unpooled.buffer();
+    for (int b : bytes) {
+      body.writeByte(b);
+    }
+    return body;
+  }
+
+  private static void assertRefused(ByteBuf body, String message) {
+    EmbeddedChannel reader = channel();
+    ByteBuf frame = Unpooled.buffer().writeInt(body.readableBytes()).writeBytes(body);
+    body.release();
+    assertThatThrownBy(() -> reader.writeInbound(frame))
+        .isInstanceOf(DecoderException.class)
+        .hasMessageContaining(message);
+  }
+}
