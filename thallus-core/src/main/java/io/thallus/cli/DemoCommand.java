@@ -49,6 +49,9 @@ final class DemoCommand implements Callable<Integer> {
   @Option(names = "--runs", defaultValue = "5", description = "Timed pulls per transport (default: ${DEFAULT-VALUE}).")
   int runs;
 
+  @Option(names = "--credits", defaultValue = "4", description = "Batches in flight per stream (default: ${DEFAULT-VALUE}).")
+  int credits;
+
   @Option(names = "--transports", split = ",", description = "Transports to compare (default: all available).")
   List<String> transports = List.of();
 
@@ -78,7 +81,7 @@ final class DemoCommand implements Callable<Integer> {
       try (BufferAllocator clientMemory = new RootAllocator()) {
         try {
           // One long-lived client per transport, as an application has: connection set-up is not what is timed.
-          ClientOptions options = ClientOptions.builder().batchRows(batchRows).build();
+          ClientOptions options = ClientOptions.builder().batchRows(batchRows).credits(credits).build();
           for (String name : names) {
             clients.put(name, ThallusClient.connect(clientMemory, server.getLocation().withTransport(name), options));
             seconds.put(name, new ArrayList<>());
