@@ -1,6 +1,7 @@
 package io.thallus.conformance;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.thallus.testing.Memory.awaitZero;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.thallus.ClientOptions;
@@ -19,7 +20,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.arrow.memory.BufferAllocator;
@@ -308,13 +308,5 @@ public abstract class TransportConformanceSuite {
       }
     }).isInstanceOfSatisfying(ThallusException.class,
         e -> assertThat(e.code()).isEqualTo(StatusCode.DEADLINE_EXCEEDED));
-  }
-
-  protected static void awaitZero(LongSupplier bytes, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (bytes.getAsLong() != 0 && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertThat(bytes.getAsLong()).as(what).isZero();
   }
 }

@@ -14,6 +14,7 @@ import io.thallus.ThallusStream;
 import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.MessageType;
 import io.thallus.internal.protocol.Protocol;
+import io.thallus.testing.Memory;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.ByteBuffer;
@@ -68,11 +69,7 @@ class BadInputTest {
         assertThat(root.getVector(0).getObject(0)).isEqualTo(2L);
       }
     }
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (server.allocator().getAllocatedMemory() != 0 && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-    }
-    assertThat(server.allocator().getAllocatedMemory()).isZero();
+    Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
   }
 
   private static Message.Error expectError(RawControlConnection connection) throws IOException {

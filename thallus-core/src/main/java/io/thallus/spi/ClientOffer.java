@@ -20,4 +20,24 @@ public interface ClientOffer extends AutoCloseable {
   /** The server chose another transport, or the connection failed before a session began. */
   @Override
   void close();
+
+  /** An offer that holds nothing until accepted: fixed HELLO parameters, and a session made from WELCOME's. */
+  static ClientOffer of(Map<String, String> parameters,
+      java.util.function.Function<Map<String, String>, ClientSession> accept) {
+    Map<String, String> fixed = Map.copyOf(parameters);
+    return new ClientOffer() {
+      @Override
+      public Map<String, String> parameters() {
+        return fixed;
+      }
+
+      @Override
+      public ClientSession accept(Map<String, String> welcome) {
+        return accept.apply(welcome);
+      }
+
+      @Override
+      public void close() {}
+    };
+  }
 }

@@ -63,20 +63,7 @@ public final class IpcTransport implements Transport {
 
   @Override
   public ClientOffer offer(ClientOffer.Context context) {
-    return new ClientOffer() {
-      @Override
-      public Map<String, String> parameters() {
-        return Map.of();
-      }
-
-      @Override
-      public ClientSession accept(Map<String, String> welcome) {
-        return new Client(context.allocator());
-      }
-
-      @Override
-      public void close() {}
-    };
+    return ClientOffer.of(Map.of(), welcome -> new Client(context.allocator()));
   }
 
   private static final class Server implements ServerSession {

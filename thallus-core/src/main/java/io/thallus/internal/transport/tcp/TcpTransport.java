@@ -1,7 +1,6 @@
 package io.thallus.internal.transport.tcp;
 
 import io.thallus.spi.ClientOffer;
-import io.thallus.spi.ClientSession;
 import io.thallus.spi.ServerTransport;
 import io.thallus.spi.Transport;
 import java.util.Map;
@@ -37,19 +36,6 @@ public final class TcpTransport implements Transport {
 
   @Override
   public ClientOffer offer(ClientOffer.Context context) {
-    return new ClientOffer() {
-      @Override
-      public Map<String, String> parameters() {
-        return Map.of();
-      }
-
-      @Override
-      public ClientSession accept(Map<String, String> welcome) {
-        return TcpClientSession.connect(context, welcome);
-      }
-
-      @Override
-      public void close() {}
-    };
+    return ClientOffer.of(Map.of(), welcome -> TcpClientSession.connect(context, welcome));
   }
 }
