@@ -78,10 +78,9 @@ public final class ThallusClient implements AutoCloseable {
         request.batchRows().orElse(options.batchRows()), options.credits(),
         request.timeout().map(java.time.Duration::toMillis).orElse(0L), request.options());
     try {
-      ThallusStream[] self = new ThallusStream[1];
-      self[0] = new ThallusStream(state, state.awaitSchema(), allocator, () -> openStreams.remove(self[0]));
-      openStreams.add(self[0]);
-      return self[0];
+      ThallusStream stream = new ThallusStream(state, state.awaitSchema(), allocator, openStreams::remove);
+      openStreams.add(stream);
+      return stream;
     } catch (RuntimeException e) {
       state.close();
       throw e;

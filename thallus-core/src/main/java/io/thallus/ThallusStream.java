@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.Optional;
+import java.util.function.Consumer;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -31,12 +32,13 @@ import org.apache.arrow.vector.types.pojo.Schema;
 public final class ThallusStream extends ArrowReader implements Iterator<VectorSchemaRoot> {
   private final StreamState state;
   private final Schema messageSchema;
-  private final Runnable onClose;
+  private final Consumer<ThallusStream> onClose;
   private BatchContents pending;
   private boolean ended;
   private long bytesRead;
 
-  ThallusStream(StreamState state, Schema messageSchema, BufferAllocator allocator, Runnable onClose) {
+  ThallusStream(StreamState state, Schema messageSchema, BufferAllocator allocator,
+      Consumer<ThallusStream> onClose) {
     super(allocator);
     this.state = state;
     this.messageSchema = messageSchema;
@@ -148,7 +150,7 @@ public final class ThallusStream extends ArrowReader implements Iterator<VectorS
       pending = null;
     }
     state.close();
-    onClose.run();
+    onClose.accept(this);
   }
 
   /** Frees what the stream holds (not the roots {@link #next()} returned) and stops the query if it is running. */

@@ -11,7 +11,7 @@ public interface ClientOffer extends AutoCloseable {
   record Context(BufferAllocator allocator, String host, int port, Duration ioTimeout, long receivePoolBytes,
       ByteBufAllocator byteBufs) {}
 
-  /** Parameters for HELLO (namespaced with {@link Transport#parameter}). */
+  /** Parameters for HELLO, each key prefixed with the transport's name and a dot. */
   Map<String, String> parameters();
 
   /** The server chose this transport: finish connecting with its WELCOME parameters. */

@@ -34,13 +34,7 @@ public final class Deadline {
     return remainingNanos() == 0;
   }
 
-  /** Throws DEADLINE_EXCEEDED naming what was being waited for, if the deadline has passed. */
-  public void check(String waitingFor) {
-    if (isExpired()) {
-      throw expired(waitingFor);
-    }
-  }
-
+  /** The DEADLINE_EXCEEDED error for a wait on {@code waitingFor} that ran out. */
   public ThallusException expired(String waitingFor) {
     return ThallusException.of(StatusCode.DEADLINE_EXCEEDED,
         "gave up after " + budget.toMillis() + " ms waiting for " + waitingFor);

@@ -29,12 +29,10 @@ public interface Transport {
   /** Prepares a client offer for one connection; it becomes a session if the server accepts this transport. */
   ClientOffer offer(ClientOffer.Context context);
 
-  /** Parameters are namespaced by transport name so several offers fit in one HELLO. */
-  static String parameter(Transport transport, String key) {
-    return transport.name() + "." + key;
-  }
-
-  /** The value of a namespaced parameter, or an error naming it. */
+  /**
+   * The value of a parameter, or an error naming it. Parameters are namespaced by transport name
+   * ({@code "tcp.port"}) so several offers fit in one HELLO.
+   */
   static String requireParameter(Map<String, String> parameters, String key) {
     String value = parameters.get(key);
     if (value == null) {
