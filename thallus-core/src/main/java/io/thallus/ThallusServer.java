@@ -117,7 +117,7 @@ public final class ThallusServer implements AutoCloseable {
       location = Location.of(settings.location.host(), bound.getPort());
       for (Transport transport : Transports.enabled(settings.transports)) {
         ServerTransport server = transport.startServer(
-            new ServerTransport.Context(allocator, bound, settings.ioTimeout));
+            new ServerTransport.Context(allocator, bound, settings.ioTimeout, settings.memoryPerClient));
         transports.add(new ServerContext.Started(transport, server));
       }
       return this;
@@ -220,6 +220,7 @@ public final class ThallusServer implements AutoCloseable {
     private int maxFrameBytes = Protocol.DEFAULT_SERVER_MAX_FRAME;
     private int maxBatchRows = 1 << 24;
     private long memoryLimit = Long.MAX_VALUE;
+    private long memoryPerClient = 1L << 30;
     private int ioThreads = 1;
     private Duration ioTimeout = Duration.ofSeconds(60);
     private Duration idleTimeout = Duration.ofMinutes(10);
@@ -264,6 +265,15 @@ public final class ThallusServer implements AutoCloseable {
     /** The most memory the server's streams may hold at once. */
     public Builder memoryLimit(long bytes) {
       this.memoryLimit = positive(bytes, "memoryLimit");
+      return this;
+    }
+
+    /**
+     * The most memory a transport may hold for one client: shared-memory segments, batches kept until the client
+     * releases them. At the limit a stream waits for releases, then fails with RESOURCE_EXHAUSTED.
+     */
+    public Builder memoryPerClient(long bytes) {
+      this.memoryPerClient = positive(bytes, "memoryPerClient");
       return this;
     }
 

@@ -12,6 +12,12 @@ public interface ClientSession extends AutoCloseable {
 
     /** The transport cannot go on: every stream on this connection fails with {@code error}. */
     void fail(ThallusException error);
+
+    /**
+     * The stream has releases waiting in {@link ClientSession#takeReleases}. They ride on the stream's next credit
+     * grant; a stream that will grant no more (ended, closed) gets them sent on their own. Any thread may call it.
+     */
+    default void releasePending(int streamId) {}
   }
 
   /**

@@ -198,7 +198,20 @@ public final class ClientConnection implements AutoCloseable {
   }
 
   void forget(StreamState state) {
-    streams.remove(state.id(), state);
+    if (streams.remove(state.id(), state)) {
+      flushReleases(state.id());
+    }
+  }
+
+  /** Sends a stream's waiting releases now, for a stream that will grant no more credits. */
+  private void flushReleases(int streamId) {
+    ClientSession current = session;
+    if (current != null && !streams.containsKey(streamId)) {
+      long[] releases = current.takeReleases(streamId);
+      if (releases.length > 0) {
+        send(new Message.Next(streamId, 0, releases));
+      }
+    }
   }
 
   private void failAll(ThallusException error) {
@@ -234,6 +247,11 @@ public final class ClientConnection implements AutoCloseable {
       } else {
         state.onBatch(contents);
       }
+    }
+
+    @Override
+    public void releasePending(int streamId) {
+      flushReleases(streamId);
     }
 
     @Override

@@ -23,6 +23,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.arrow.memory.BufferAllocator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +41,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   private final ControlWriter controlWriter = this::writeBatch;
   private volatile Channel channel;
   private volatile ServerSession session;
+  /** Holds what this connection's streams produce; it outlives them while the client still holds batches. */
+  private BufferAllocator allocator;
   private boolean inactive;
   private boolean sessionClosed;
 
@@ -55,9 +58,14 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     return controlWriter;
   }
 
+  BufferAllocator allocator() {
+    return allocator;
+  }
+
   @Override
   public void channelActive(ChannelHandlerContext ctx) {
     channel = ctx.channel();
+    allocator = context.allocator().newChildAllocator("connection-" + id, 0, Long.MAX_VALUE);
     context.registry().add(this);
     if (context.registry().isShuttingDown()) {
       failConnection(Status.of(StatusCode.UNAVAILABLE, "the server is shutting down"));
@@ -187,15 +195,27 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   }
 
   private void closeSessionIfIdle() {
-    ServerSession toClose = null;
+    boolean last;
     synchronized (this) {
-      if (inactive && streams.isEmpty() && !sessionClosed) {
-        sessionClosed = true;
-        toClose = session;
-      }
+      last = inactive && streams.isEmpty() && !sessionClosed;
+      sessionClosed |= last;
     }
-    if (toClose != null) {
-      toClose.close();
+    if (!last) {
+      return;
+    }
+    try {
+      ServerSession toClose = session;
+      if (toClose != null) {
+        toClose.close();
+      }
+    } finally {
+      if (allocator != null) {
+        try {
+          allocator.close();
+        } catch (IllegalStateException leak) {
+          LOG.error("connection {} leaked memory: {}", id, leak.getMessage());
+        }
+      }
     }
   }
 

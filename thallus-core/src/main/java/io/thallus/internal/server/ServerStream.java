@@ -13,7 +13,6 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
-import org.apache.arrow.memory.BufferAllocator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -86,11 +85,9 @@ final class ServerStream implements Runnable {
     long batches = 0;
     long bytes = 0;
     Status failure = null;
-    BufferAllocator allocator = null;
     try {
-      allocator = context.allocator().newChildAllocator("stream-" + connection.id() + "-" + id, 0, Long.MAX_VALUE);
       throwIfAborted();
-      result = context.engine().execute(spec, allocator);
+      result = context.engine().execute(spec, connection.allocator());
       throwIfAborted();
       connection.send(new Message.Opened(id, result.schema().serializeAsMessage()));
       while (true) {
@@ -111,11 +108,11 @@ final class ServerStream implements Runnable {
       LOG.error("stream {} failed", id, e);
       failure = Status.of(StatusCode.INTERNAL, "server error: " + e).withCause(e);
     } finally {
-      failure = finish(failure, allocator);
+      failure = finish(failure);
     }
   }
 
-  private Status finish(Status failure, BufferAllocator allocator) {
+  private Status finish(Status failure) {
     boolean answer = true;
     lock.lock();
     try {
@@ -139,13 +136,6 @@ final class ServerStream implements Runnable {
       running.close();
     }
     session.streamClosed(id);
-    if (allocator != null) {
-      try {
-        allocator.close();
-      } catch (IllegalStateException leak) {
-        LOG.error("stream {} leaked memory: {}", id, leak.getMessage());
-      }
-    }
     connection.streamDone(this);
     return failure;
   }

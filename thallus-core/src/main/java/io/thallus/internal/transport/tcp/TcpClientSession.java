@@ -10,6 +10,7 @@ import io.thallus.spi.BatchPart;
 import io.thallus.spi.BufferDescriptor;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
+import io.thallus.internal.transport.ReceivePool;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.Transport;
 import java.io.IOException;

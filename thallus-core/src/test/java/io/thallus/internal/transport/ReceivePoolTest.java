@@ -1,4 +1,4 @@
-package io.thallus.internal.transport.tcp;
+package io.thallus.internal.transport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.thallus.internal.transport.tcp;
+package io.thallus.internal.transport;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
@@ -23,7 +23,7 @@ import org.apache.arrow.memory.ForeignAllocation;
  * 64 KiB; the pool holds at most {@code limitBytes}, frees idle buffers to make room, and otherwise makes the
  * reader wait (with a deadline) for the consumer to release a batch.
  */
-final class ReceivePool implements AutoCloseable {
+public final class ReceivePool implements AutoCloseable {
   static final long PAGE = 4096;
   static final long MIN_REGION = 64 * 1024;
 
@@ -36,12 +36,12 @@ final class ReceivePool implements AutoCloseable {
   private int lent;
   private boolean closed;
 
-  ReceivePool(long limitBytes) {
+  public ReceivePool(long limitBytes) {
     this.limitBytes = limitBytes;
   }
 
   /** A buffer region of at least {@code bytes}, lent as one ArrowBuf of exactly {@code bytes}. */
-  ArrowBuf borrow(long bytes, BufferAllocator allocator, Deadline deadline) {
+  public ArrowBuf borrow(long bytes, BufferAllocator allocator, Deadline deadline) {
     long size = sizeFor(bytes);
     if (size > limitBytes) {
       throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "a batch body of " + bytes
@@ -212,7 +212,7 @@ final class ReceivePool implements AutoCloseable {
   }
 
   /** The bytes of a lent buffer as a direct ByteBuffer for socket reads. */
-  static ByteBuffer byteBuffer(ArrowBuf buffer, long length) {
+  public static ByteBuffer byteBuffer(ArrowBuf buffer, long length) {
     return buffer.nioBuffer(0, Math.toIntExact(length));
   }
 }
