@@ -36,6 +36,7 @@ import picocli.CommandLine.Option;
     description = "Pull a generated table over every transport available here and compare their speed.")
 final class DemoCommand implements Callable<Integer> {
   static final String RAW_SOCKET = "raw socket";
+  static final String MEMCPY = "memcpy";
 
   @Option(names = "--rows", defaultValue = "10000000", description = "Rows in the table (default: ${DEFAULT-VALUE}).")
   long rows;
@@ -87,14 +88,18 @@ final class DemoCommand implements Callable<Integer> {
             seconds.put(name, new ArrayList<>());
           }
           seconds.put(RAW_SOCKET, new ArrayList<>());
+          seconds.put(MEMCPY, new ArrayList<>());
           // Verify each transport once (this also warms its receive buffers), then time them interleaved so they
           // share the machine's noise.
           for (String name : names) {
             checksums.put(name, pull(clients.get(name), sql, true, null));
           }
           checksums.put(RAW_SOCKET, expected);
-          try (RawSocketBaseline raw = new RawSocketBaseline(prepared)) {
+          checksums.put(MEMCPY, expected);
+          try (RawSocketBaseline raw = new RawSocketBaseline(prepared);
+               MemcpyBaseline memcpy = new MemcpyBaseline(prepared)) {
             raw.transferSeconds();
+            memcpy.copySeconds();
             for (int run = 1; run <= runs; run++) {
               for (String name : names) {
                 try (Progress progress = new Progress(System.err, name + " run " + run, rows)) {
@@ -104,6 +109,7 @@ final class DemoCommand implements Callable<Integer> {
                 }
               }
               seconds.get(RAW_SOCKET).add(raw.transferSeconds());
+              seconds.get(MEMCPY).add(memcpy.copySeconds());
             }
           }
         } finally {
@@ -143,7 +149,8 @@ final class DemoCommand implements Callable<Integer> {
       long checksum = checksums.get(entry.getKey());
       boolean matches = checksum == expected;
       agree &= matches;
-      String name = entry.getKey().equals(RAW_SOCKET) ? RAW_SOCKET + " (ceiling)" : entry.getKey();
+      boolean ceiling = entry.getKey().equals(RAW_SOCKET) || entry.getKey().equals(MEMCPY);
+      String name = ceiling ? entry.getKey() + " (ceiling)" : entry.getKey();
       table.add(List.of(name, fmt("%.3f", median), fmt("%.2f", bytes / median / 1e9), fmt("%.2f", bytes / best / 1e9),
           fmt("%.1f", rows / median / 1e6), Double.isNaN(ipcMedian) ? "-" : fmt("%.2fx", ipcMedian / median),
           String.format(Locale.ROOT, "%016x%s", checksum, matches ? "" : " MISMATCH")));
@@ -153,9 +160,16 @@ final class DemoCommand implements Callable<Integer> {
     if (Boolean.getBoolean("thallus.demo.verbose")) {
       seconds.forEach((name, times) -> System.out.println(name + " runs (s): " + times));
     }
+    System.out.println();
     if (seconds.containsKey("tcp")) {
-      System.out.printf(Locale.ROOT, "%ntcp reaches %.0f%% of the raw socket's throughput%n",
+      System.out.printf(Locale.ROOT, "tcp reaches %.0f%% of the raw socket's throughput%n",
           100 * median(seconds.get(RAW_SOCKET)) / median(seconds.get("tcp")));
+    }
+    for (String sameHost : List.of("shm", "cma")) {
+      if (seconds.containsKey(sameHost)) {
+        System.out.printf(Locale.ROOT, "%s reaches %.0f%% of a single-thread memcpy%n", sameHost,
+            100 * median(seconds.get(MEMCPY)) / median(seconds.get(sameHost)));
+      }
     }
     System.out.println(agree ? "all checksums agree with the prepared data"
         : "CHECKSUMS DISAGREE: some transport delivered different data");

@@ -32,9 +32,11 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -71,23 +73,45 @@ public final class ClientConnection implements AutoCloseable {
     this.loop = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
   }
 
-  /** Connects, offers the transports {@code location} allows, and finishes the handshake. */
+  /**
+   * Connects, offers the transports {@code location} allows, and finishes the handshake. When the location lets the
+   * client choose and the chosen transport cannot start on this side (say cross-memory reads are not permitted), it
+   * connects again without that transport.
+   */
   public static ClientConnection connect(BufferAllocator allocator, Location location, Settings settings) {
-    ClientConnection connection = new ClientConnection(allocator, settings);
-    try {
-      connection.open(location);
-      return connection;
-    } catch (RuntimeException e) {
-      connection.close();
-      throw e;
+    Set<String> unusable = new HashSet<>();
+    while (true) {
+      ClientConnection connection = new ClientConnection(allocator, settings);
+      try {
+        connection.open(location, unusable);
+        return connection;
+      } catch (TransportUnusable e) {
+        connection.close();
+        unusable.add(e.transport);
+      } catch (RuntimeException e) {
+        connection.close();
+        throw e;
+      }
     }
   }
 
-  private void open(Location location) {
+  /** The chosen transport's client side failed to start: the caller may try the others. */
+  private static final class TransportUnusable extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final String transport;
+
+    TransportUnusable(String transport, ThallusException cause) {
+      super(cause.getMessage(), cause, false, false);
+      this.transport = transport;
+    }
+  }
+
+  private void open(Location location, Set<String> unusable) {
     Deadline deadline = Deadline.after(settings.connectTimeout());
     List<Transport> candidates = location.transport()
         .map(name -> List.of(Transports.byName(name)))
-        .orElseGet(() -> Transports.available().stream().filter(t -> t.isAvailableFor(location.host())).toList());
+        .orElseGet(() -> Transports.available().stream()
+            .filter(t -> !unusable.contains(t.name()) && t.isAvailableFor(location.host())).toList());
     if (candidates.isEmpty()) {
       throw ThallusException.of(StatusCode.UNIMPLEMENTED, "no transport can reach " + location.host());
     }
@@ -138,7 +162,15 @@ public final class ClientConnection implements AutoCloseable {
             "the server chose transport " + welcomed.transport() + ", which this client did not offer");
       }
       transport = welcomed.transport();
-      session = chosen.accept(welcomed.parameters());
+      try {
+        session = chosen.accept(welcomed.parameters());
+      } catch (ThallusException e) {
+        chosen.close();
+        if (location.transport().isEmpty() && e.code() == StatusCode.UNAVAILABLE && candidates.size() > 1) {
+          throw new TransportUnusable(transport, e);
+        }
+        throw e;
+      }
     } finally {
       offers.values().forEach(ClientOffer::close);
     }
