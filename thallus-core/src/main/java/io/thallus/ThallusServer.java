@@ -10,6 +10,7 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.internal.protocol.FrameDecoder;
 import io.thallus.internal.protocol.MessageCodec;
@@ -82,12 +83,14 @@ public final class ThallusServer implements AutoCloseable {
     }
     try {
       Optional<DataRoot> dataRoot = Optional.ofNullable(settings.dataRoot).map(DataRoot::new);
-      acceptLoop = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-      ioLoop = new MultiThreadIoEventLoopGroup(settings.ioThreads, NioIoHandler.newFactory());
+      acceptLoop = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("thallus-server-accept", true),
+          NioIoHandler.newFactory());
+      ioLoop = new MultiThreadIoEventLoopGroup(settings.ioThreads, new DefaultThreadFactory("thallus-server-io", true),
+          NioIoHandler.newFactory());
       streamThreads = Executors.newThreadPerTaskExecutor(
-          Thread.ofPlatform().name("thallus-stream-", 0).daemon().factory());
+          Thread.ofPlatform().name("thallus-server-stream-", 0).daemon().factory());
       ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1,
-          Thread.ofPlatform().name("thallus-timer").daemon().factory());
+          Thread.ofPlatform().name("thallus-server-timer").daemon().factory());
       timerPool.setRemoveOnCancelPolicy(true);
       timers = timerPool;
       InetSocketAddress bindAddress = new InetSocketAddress(settings.location.host(), settings.location.port());

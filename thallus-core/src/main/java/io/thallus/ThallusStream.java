@@ -59,7 +59,8 @@ public final class ThallusStream extends ArrowReader implements Iterator<VectorS
   public Optional<StreamStats> stats() {
     StreamState.End end = state.end();
     return end == null ? Optional.empty()
-        : Optional.of(new StreamStats(end.rows(), end.batches(), end.bytes(), Duration.ofNanos(end.serverNanos())));
+        : Optional.of(new StreamStats(end.rows(), end.batches(), end.bytes(), Duration.ofNanos(end.serverNanos()),
+            Duration.ofNanos(end.serverCpuNanos())));
   }
 
   /** Waits (up to the client's timeout) until the next batch or the end is known. */

@@ -11,6 +11,8 @@ import io.thallus.internal.Transports;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.PreparedQueryEngine;
 import io.thallus.spi.Transport;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -79,6 +81,7 @@ final class DemoCommand implements Callable<Integer> {
       Map<String, List<Double>> seconds = new LinkedHashMap<>();
       Map<String, Long> checksums = new LinkedHashMap<>();
       Map<String, ThallusClient> clients = new LinkedHashMap<>();
+      Map<String, List<Cpu>> cpu = new LinkedHashMap<>();
       try (BufferAllocator clientMemory = new RootAllocator()) {
         try {
           // One long-lived client per transport, as an application has: connection set-up is not what is timed.
@@ -92,7 +95,7 @@ final class DemoCommand implements Callable<Integer> {
           // Verify each transport once (this also warms its receive buffers), then time them interleaved so they
           // share the machine's noise.
           for (String name : names) {
-            checksums.put(name, pull(clients.get(name), sql, true, null));
+            checksums.put(name, pull(clients.get(name), sql, true, null, null));
           }
           checksums.put(RAW_SOCKET, expected);
           checksums.put(MEMCPY, expected);
@@ -104,7 +107,7 @@ final class DemoCommand implements Callable<Integer> {
               for (String name : names) {
                 try (Progress progress = new Progress(System.err, name + " run " + run, rows)) {
                   long start = System.nanoTime();
-                  pull(clients.get(name), sql, false, progress);
+                  pull(clients.get(name), sql, false, progress, cpu.computeIfAbsent(name, n -> new ArrayList<>()));
                   seconds.get(name).add((System.nanoTime() - start) / 1e9);
                 }
               }
@@ -116,12 +119,20 @@ final class DemoCommand implements Callable<Integer> {
           clients.values().forEach(ThallusClient::close);
         }
       }
-      return report(seconds, checksums, expected, bytes) ? 0 : 1;
+      return report(seconds, checksums, cpu, expected, bytes) ? 0 : 1;
     }
   }
 
-  /** One pull of the whole result; returns its checksum when asked (else 0, so timing excludes the pass). */
-  private long pull(ThallusClient client, String sql, boolean verify, Progress progress) {
+  /** What one pull cost in CPU, on each side. */
+  record Cpu(long serverNanos, long clientNanos) {}
+
+  /**
+   * One pull of the whole result; returns its checksum when asked (else 0, so timing excludes the pass), and adds
+   * the CPU time each side spent to {@code cpu}: the server stream's own (reported in END) plus the event loops'.
+   */
+  private long pull(ThallusClient client, String sql, boolean verify, Progress progress, List<Cpu> cpu) {
+    long serverLoops = threadCpu("thallus-server-");
+    long clientThreads = threadCpu("thallus-client-") + THREADS.getCurrentThreadCpuTime();
     try (ThallusStream stream = client.query(QueryRequest.builder(sql).batchRows(batchRows).build())) {
       long checksum = 0;
       while (stream.hasNext()) {
@@ -134,13 +145,32 @@ final class DemoCommand implements Callable<Integer> {
           }
         }
       }
+      if (cpu != null) {
+        long streamCpu = stream.stats().map(stats -> stats.serverCpuTime().toNanos()).orElse(0L);
+        cpu.add(new Cpu(streamCpu + threadCpu("thallus-server-") - serverLoops,
+            threadCpu("thallus-client-") + THREADS.getCurrentThreadCpuTime() - clientThreads));
+      }
       return checksum;
     }
   }
 
-  private boolean report(Map<String, List<Double>> seconds, Map<String, Long> checksums, long expected, long bytes) {
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
+  /** CPU time of the live threads whose names start with {@code prefix} (stream threads report their own). */
+  private static long threadCpu(String prefix) {
+    long total = 0;
+    for (Thread thread : Thread.getAllStackTraces().keySet()) {
+      if (thread.getName().startsWith(prefix) && !thread.getName().startsWith("thallus-server-stream-")) {
+        total += Math.max(0, THREADS.getThreadCpuTime(thread.threadId()));
+      }
+    }
+    return total;
+  }
+
+  private boolean report(Map<String, List<Double>> seconds, Map<String, Long> checksums, Map<String, List<Cpu>> cpu,
+      long expected, long bytes) {
     TextTable table = new TextTable(List.of("transport", "median s", "GB/s", "best GB/s", "M rows/s", "x ipc",
-        "checksum"));
+        "server CPU s/GB", "client CPU s/GB", "checksum"));
     double ipcMedian = seconds.containsKey("ipc") ? median(seconds.get("ipc")) : Double.NaN;
     boolean agree = true;
     for (Map.Entry<String, List<Double>> entry : seconds.entrySet()) {
@@ -151,9 +181,15 @@ final class DemoCommand implements Callable<Integer> {
       agree &= matches;
       boolean ceiling = entry.getKey().equals(RAW_SOCKET) || entry.getKey().equals(MEMCPY);
       String name = ceiling ? entry.getKey() + " (ceiling)" : entry.getKey();
+      List<Cpu> spent = cpu.getOrDefault(entry.getKey(), List.of());
+      double gigabytes = spent.size() * bytes / 1e9;
+      String serverCpu = spent.isEmpty() ? "-"
+          : fmt("%.3f", spent.stream().mapToLong(Cpu::serverNanos).sum() / 1e9 / gigabytes);
+      String clientCpu = spent.isEmpty() ? "-"
+          : fmt("%.3f", spent.stream().mapToLong(Cpu::clientNanos).sum() / 1e9 / gigabytes);
       table.add(List.of(name, fmt("%.3f", median), fmt("%.2f", bytes / median / 1e9), fmt("%.2f", bytes / best / 1e9),
           fmt("%.1f", rows / median / 1e6), Double.isNaN(ipcMedian) ? "-" : fmt("%.2fx", ipcMedian / median),
-          String.format(Locale.ROOT, "%016x%s", checksum, matches ? "" : " MISMATCH")));
+          serverCpu, clientCpu, String.format(Locale.ROOT, "%016x%s", checksum, matches ? "" : " MISMATCH")));
     }
     System.out.println();
     table.print(System.out);

@@ -14,6 +14,7 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.DecoderException;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.thallus.Location;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
@@ -70,7 +71,8 @@ public final class ClientConnection implements AutoCloseable {
   private ClientConnection(BufferAllocator allocator, Settings settings) {
     this.allocator = allocator;
     this.settings = settings;
-    this.loop = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    this.loop = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("thallus-client-io", true),
+        NioIoHandler.newFactory());
   }
 
   /**
@@ -325,7 +327,7 @@ public final class ClientConnection implements AutoCloseable {
         case Message.End e -> afterBatches(() -> {
           StreamState state = streams.get(e.streamId());
           if (state != null) {
-            state.onEnd(new StreamState.End(e.rows(), e.batches(), e.bytes(), e.serverNanos()));
+            state.onEnd(new StreamState.End(e.rows(), e.batches(), e.bytes(), e.serverNanos(), e.serverCpuNanos()));
           }
         });
         case Message.Error e -> {

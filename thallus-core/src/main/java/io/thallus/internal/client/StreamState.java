@@ -19,7 +19,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class StreamState implements AutoCloseable {
   /** What the stream said at its end. */
-  public record End(long rows, long batches, long bytes, long serverNanos) {}
+  public record End(long rows, long batches, long bytes, long serverNanos, long serverCpuNanos) {}
 
   private final ClientConnection connection;
   private final int id;

@@ -124,7 +124,8 @@ public sealed interface Message {
   }
 
   /** Server → client: the stream is complete. */
-  record End(int streamId, long rows, long batches, long bytes, long serverNanos) implements Message {
+  record End(int streamId, long rows, long batches, long bytes, long serverNanos, long serverCpuNanos)
+      implements Message {
     @Override
     public MessageType type() {
       return MessageType.END;

@@ -32,7 +32,7 @@ import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
  *            part = dictionaryId i64 (-1: the records), flags u8 (1: delta), length i64,
  *                   nodeCount u32, (length i64, nullCount i64) * nodeCount,
  *                   bufferCount u32, (address i64, length i64, key i32) * bufferCount
- * END      streamId i32, rows i64, batches i64, bytes i64, serverNanos i64
+ * END      streamId i32, rows i64, batches i64, bytes i64, serverNanos i64, serverCpuNanos i64
  * ERROR    streamId i32 (0: the connection), code u8, message string
  * CANCEL   streamId i32
  * CLOSE    streamId i32
@@ -70,7 +70,7 @@ public final class MessageCodec {
         case NEXT -> readNext(frame);
         case BATCH -> readBatch(frame);
         case END -> new Message.End(readInt(frame), readLong(frame), readLong(frame), readLong(frame),
-            readLong(frame));
+            readLong(frame), readLong(frame));
         case ERROR -> new Message.Error(readInt(frame), StatusCode.fromWireValue(readU8(frame)), readString(frame));
         case CANCEL -> new Message.Cancel(readInt(frame));
         case CLOSE -> new Message.Close(readInt(frame));
@@ -293,6 +293,7 @@ public final class MessageCodec {
           out.writeLong(m.batches());
           out.writeLong(m.bytes());
           out.writeLong(m.serverNanos());
+          out.writeLong(m.serverCpuNanos());
         }
         case Message.Error m -> {
           out.writeInt(m.streamId());

@@ -1,6 +1,8 @@
 package io.thallus.internal.server;
 
 import io.thallus.Status;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.protocol.Message;
@@ -22,6 +24,7 @@ import org.slf4j.LoggerFactory;
  */
 final class ServerStream implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(ServerStream.class);
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
   private final ServerConnectionHandler connection;
   private final ServerContext context;
@@ -81,6 +84,7 @@ final class ServerStream implements Runnable {
   @Override
   public void run() {
     long start = System.nanoTime();
+    long cpuStart = THREADS.getCurrentThreadCpuTime();
     long rows = 0;
     long batches = 0;
     long bytes = 0;
@@ -94,7 +98,8 @@ final class ServerStream implements Runnable {
         awaitCredit();
         BatchContents batch = result.next();
         if (batch == null) {
-          connection.send(new Message.End(id, rows, batches, bytes, System.nanoTime() - start));
+          connection.send(new Message.End(id, rows, batches, bytes, System.nanoTime() - start,
+              THREADS.getCurrentThreadCpuTime() - cpuStart));
           return;
         }
         rows += batch.rowCount();

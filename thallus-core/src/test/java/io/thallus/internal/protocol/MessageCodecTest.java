@@ -55,7 +55,7 @@ class MessageCodecTest {
             Map.of("token", "secret")),
         new Message.Welcome(Protocol.VERSION, "tcp", Map.of("tcp.port", "1234"), "server"),
         new Message.Open(7, "SELECT 'ü' AS x", "data/a.parquet", 65536, 4, 1500, Map.of("k", "v")),
-        new Message.End(7, 100, 2, 800, 12345),
+        new Message.End(7, 100, 2, 800, 12345, 678),
         new Message.Error(7, StatusCode.NOT_FOUND, "dataset missing.parquet does not exist"),
         new Message.Cancel(7),
         new Message.Close(9));

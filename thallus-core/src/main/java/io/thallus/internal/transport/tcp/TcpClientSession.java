@@ -53,7 +53,7 @@ final class TcpClientSession implements ClientSession {
     this.allocator = context.allocator();
     this.io = io;
     this.pool = new ReceivePool(context.receivePoolBytes());
-    this.reader = Thread.ofPlatform().name("thallus-tcp-reader").daemon().unstarted(this::readLoop);
+    this.reader = Thread.ofPlatform().name("thallus-client-tcp-reader").daemon().unstarted(this::readLoop);
   }
 
   static TcpClientSession connect(ClientOffer.Context context, Map<String, String> welcome) {

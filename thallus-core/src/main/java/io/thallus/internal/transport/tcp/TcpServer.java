@@ -54,7 +54,7 @@ final class TcpServer implements ServerTransport {
     this.context = context;
     this.listener = listener;
     this.selector = selector;
-    this.acceptor = Thread.ofPlatform().name("thallus-tcp-accept").daemon().unstarted(this::acceptLoop);
+    this.acceptor = Thread.ofPlatform().name("thallus-server-tcp-accept").daemon().unstarted(this::acceptLoop);
   }
 
   static TcpServer start(Context context) {
@@ -80,7 +80,7 @@ final class TcpServer implements ServerTransport {
         SocketChannel accepted;
         while ((accepted = listener.accept()) != null) {
           SocketChannel channel = accepted;
-          Thread.ofVirtual().name("thallus-tcp-handshake").start(() -> identify(channel));
+          Thread.ofVirtual().name("thallus-server-tcp-handshake").start(() -> identify(channel));
         }
       } catch (IOException | RuntimeException e) {
         if (!closed) {
