@@ -1,0 +1,87 @@
+package io.thallus.testing;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/** A second JVM running one of the test mains, so a test can kill a real peer process with SIGKILL. */
+public final class ChildJvm implements AutoCloseable {
+  private final Process process;
+  private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+
+  private ChildJvm(Process process) {
+    this.process = process;
+    Thread.ofPlatform().daemon().name("child-jvm-output").start(() -> {
+      try (BufferedReader reader = new BufferedReader(
+          new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        String line;
+        while ((line = reader.readLine()) != null) {
+          lines.add(line);
+        }
+      } catch (IOException ignored) {
+        // The child is gone; whoever waits for a line times out with what it saw.
+      }
+    });
+  }
+
+  /** Starts {@code main} with this JVM's class path and JVM flags. */
+  public static ChildJvm start(Class<?> main, String... args) throws IOException {
+    List<String> command = new ArrayList<>();
+    command.add(ProcessHandle.current().info().command().orElse("java"));
+    for (String flag : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+      if (flag.startsWith("--add-opens") || flag.startsWith("--enable-native-access")
+          || flag.startsWith("--sun-misc")) {
+        command.add(flag);
+      }
+    }
+    command.add("-Xmx512m");
+    command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(main.getName());
+    command.addAll(List.of(args));
+    return new ChildJvm(new ProcessBuilder(command).redirectErrorStream(true).start());
+  }
+
+  /** Waits for a line starting with {@code prefix} and returns it; fails with everything the child printed. */
+  public String awaitLine(String prefix, long seconds) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    StringBuilder seen = new StringBuilder();
+    while (System.nanoTime() < deadline) {
+      String line = lines.poll(200, TimeUnit.MILLISECONDS);
+      if (line != null) {
+        seen.append(line).append('\n');
+        if (line.startsWith(prefix)) {
+          return line;
+        }
+      }
+    }
+    throw new AssertionError("the child never printed '" + prefix + "'; it printed:\n" + seen);
+  }
+
+  public long pid() {
+    return process.pid();
+  }
+
+  /** SIGKILL, and wait for the process to be gone. */
+  public void kill() throws InterruptedException {
+    process.destroyForcibly();
+    if (!process.waitFor(30, TimeUnit.SECONDS)) {
+      throw new AssertionError("child " + process.pid() + " did not die");
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (process.isAlive()) {
+      kill();
+    }
+  }
+}
