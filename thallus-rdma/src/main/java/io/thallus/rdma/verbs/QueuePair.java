@@ -1,0 +1,180 @@
+package io.thallus.rdma.verbs;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.security.SecureRandom;
+import java.util.Arrays;
+
+/**
+ * A reliable-connected queue pair. Two peers exchange {@link Endpoint}s over any channel (Thallus uses its control
+ * connection) and each calls {@link #connect}; then one side's {@link ReadChain}s read the other's registered memory.
+ */
+public final class QueuePair implements AutoCloseable {
+  /** How many requests the send queue holds and how many buffers one request may scatter into. */
+  public record Capacity(int sendRequests, int scatterGather) {}
+
+  /** What a peer needs to connect to this queue pair. */
+  public record Endpoint(int queuePairNumber, int packetSequence, byte[] gid, int lid) {
+    public Endpoint {
+      gid = gid.clone();
+    }
+
+    /** {@code qpn:psn:lid:gid-hex}, for the control channel. */
+    public String encode() {
+      return queuePairNumber + ":" + packetSequence + ":" + lid + ":" + java.util.HexFormat.of().formatHex(gid);
+    }
+
+    public static Endpoint decode(String text) {
+      String[] parts = text.split(":");
+      if (parts.length != 4) {
+        throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "not an RDMA endpoint: " + text);
+      }
+      return new Endpoint(Integer.parseInt(parts[0]), Integer.parseInt(parts[1]),
+          java.util.HexFormat.of().parseHex(parts[3]), Integer.parseInt(parts[2]));
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Endpoint e && e.queuePairNumber == queuePairNumber && e.packetSequence == packetSequence
+          && e.lid == lid && Arrays.equals(e.gid, gid);
+    }
+
+    @Override
+    public int hashCode() {
+      return queuePairNumber * 31 + packetSequence;
+    }
+  }
+
+  /**
+   * Connection settings: the port and GID index to use (RoCE v2 over IPv4 is index 1 on rxe), the path MTU (verbs
+   * code: 3 = 1024), how many reads may be outstanding in each direction (bounded by the device's
+   * {@code max_qp_rd_atom}), and the ack timeout (4.096 us * 2^timeout) and retries that decide how soon a vanished
+   * peer is noticed.
+   */
+  public record ConnectOptions(int port, int gidIndex, int mtu, int readsInFlight, int timeout, int retries) {
+    public static ConnectOptions forRoce(int readsInFlight) {
+      return new ConnectOptions(1, 1, 3, readsInFlight, 14, 7);
+    }
+  }
+
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  final ProtectionDomain domain;
+  final MemorySegment qp;
+  private final int number;
+  private final Capacity capacity;
+  private final int packetSequence = RANDOM.nextInt(1 << 24);
+  private boolean closed;
+
+  private QueuePair(ProtectionDomain domain, MemorySegment qp, Capacity capacity) {
+    this.domain = domain;
+    this.qp = qp;
+    this.number = qp.get(JAVA_INT, Layout.QP_NUM);
+    this.capacity = capacity;
+  }
+
+  static QueuePair create(ProtectionDomain domain, CompletionQueue completions, Capacity capacity) {
+    try (Arena scratch = Arena.ofConfined()) {
+      MemorySegment attr = scratch.allocate(Layout.QP_INIT_ATTR_SIZE, 8);
+      attr.set(ADDRESS, Layout.QP_INIT_ATTR_SEND_CQ, completions.cq);
+      attr.set(ADDRESS, Layout.QP_INIT_ATTR_RECV_CQ, completions.cq);
+      attr.set(JAVA_INT, Layout.QP_INIT_ATTR_CAP + Layout.QP_CAP_MAX_SEND_WR, capacity.sendRequests());
+      attr.set(JAVA_INT, Layout.QP_INIT_ATTR_CAP + Layout.QP_CAP_MAX_RECV_WR, 1);
+      attr.set(JAVA_INT, Layout.QP_INIT_ATTR_CAP + Layout.QP_CAP_MAX_SEND_SGE, capacity.scatterGather());
+      attr.set(JAVA_INT, Layout.QP_INIT_ATTR_CAP + Layout.QP_CAP_MAX_RECV_SGE, 1);
+      attr.set(JAVA_INT, Layout.QP_INIT_ATTR_QP_TYPE, Layout.QPT_RC);
+      attr.set(JAVA_INT, Layout.QP_INIT_ATTR_SQ_SIG_ALL, 0);
+      MemorySegment state = scratch.allocate(Verbs.CALL_STATE);
+      MemorySegment qp = (MemorySegment) Verbs.call(Verbs.CREATE_QP, state, domain.pd, attr);
+      if (qp.equals(MemorySegment.NULL)) {
+        throw Verbs.failure("ibv_create_qp", Verbs.errno(state));
+      }
+      qp = qp.reinterpret(Layout.QP_NUM + 8);
+      if (qp.get(ADDRESS, Layout.QP_CONTEXT).address() != domain.device.context.address()) {
+        Verbs.call(Verbs.DESTROY_QP, qp);
+        throw RdmaDevice.layoutMismatch("ibv_qp");
+      }
+      return new QueuePair(domain, qp, capacity);
+    }
+  }
+
+  public int number() {
+    return number;
+  }
+
+  public Capacity capacity() {
+    return capacity;
+  }
+
+  /** This side's endpoint, to send to the peer. */
+  public Endpoint endpoint(ConnectOptions options) {
+    RdmaDevice.Port port = domain.device.port(options.port());
+    return new Endpoint(number, packetSequence, domain.device.gid(options.port(), options.gidIndex()), port.lid());
+  }
+
+  /** INIT, then ready to receive from {@code remote}, then ready to send. */
+  public void connect(Endpoint remote, ConnectOptions options) {
+    try (Arena scratch = Arena.ofConfined()) {
+      MemorySegment attr = scratch.allocate(Layout.QP_ATTR_SIZE, 8);
+      attr.set(JAVA_INT, Layout.QP_ATTR_STATE, Layout.QPS_INIT);
+      attr.set(JAVA_SHORT, Layout.QP_ATTR_PKEY_INDEX, (short) 0);
+      attr.set(JAVA_BYTE, Layout.QP_ATTR_PORT_NUM, (byte) options.port());
+      attr.set(JAVA_INT, Layout.QP_ATTR_ACCESS_FLAGS, MemoryRegion.Access.REMOTE_READ.flag);
+      modify(attr, Layout.QP_STATE | Layout.QP_PKEY_INDEX | Layout.QP_PORT | Layout.QP_ACCESS_FLAGS, "INIT");
+
+      attr.fill((byte) 0);
+      attr.set(JAVA_INT, Layout.QP_ATTR_STATE, Layout.QPS_RTR);
+      attr.set(JAVA_INT, Layout.QP_ATTR_PATH_MTU, options.mtu());
+      attr.set(JAVA_INT, Layout.QP_ATTR_DEST_QP_NUM, remote.queuePairNumber());
+      attr.set(JAVA_INT, Layout.QP_ATTR_RQ_PSN, remote.packetSequence());
+      attr.set(JAVA_BYTE, Layout.QP_ATTR_MAX_DEST_RD_ATOMIC, (byte) options.readsInFlight());
+      attr.set(JAVA_BYTE, Layout.QP_ATTR_MIN_RNR_TIMER, (byte) 12);
+      long ah = Layout.QP_ATTR_AH_ATTR;
+      MemorySegment.copy(MemorySegment.ofArray(remote.gid()), 0, attr, ah + Layout.AH_ATTR_GRH_DGID, 16);
+      attr.set(JAVA_BYTE, ah + Layout.AH_ATTR_GRH_SGID_INDEX, (byte) options.gidIndex());
+      attr.set(JAVA_BYTE, ah + Layout.AH_ATTR_GRH_HOP_LIMIT, (byte) 1);
+      attr.set(JAVA_SHORT, ah + Layout.AH_ATTR_DLID, (short) remote.lid());
+      attr.set(JAVA_BYTE, ah + Layout.AH_ATTR_IS_GLOBAL, (byte) 1);
+      attr.set(JAVA_BYTE, ah + Layout.AH_ATTR_PORT_NUM, (byte) options.port());
+      modify(attr, Layout.QP_STATE | Layout.QP_AV | Layout.QP_PATH_MTU | Layout.QP_DEST_QPN | Layout.QP_RQ_PSN
+          | Layout.QP_MAX_DEST_RD_ATOMIC | Layout.QP_MIN_RNR_TIMER, "RTR");
+
+      attr.fill((byte) 0);
+      attr.set(JAVA_INT, Layout.QP_ATTR_STATE, Layout.QPS_RTS);
+      attr.set(JAVA_BYTE, Layout.QP_ATTR_TIMEOUT, (byte) options.timeout());
+      attr.set(JAVA_BYTE, Layout.QP_ATTR_RETRY_CNT, (byte) options.retries());
+      attr.set(JAVA_BYTE, Layout.QP_ATTR_RNR_RETRY, (byte) 7);
+      attr.set(JAVA_INT, Layout.QP_ATTR_SQ_PSN, packetSequence);
+      attr.set(JAVA_BYTE, Layout.QP_ATTR_MAX_RD_ATOMIC, (byte) options.readsInFlight());
+      modify(attr, Layout.QP_STATE | Layout.QP_TIMEOUT | Layout.QP_RETRY_CNT | Layout.QP_RNR_RETRY | Layout.QP_SQ_PSN
+          | Layout.QP_MAX_QP_RD_ATOMIC, "RTS");
+    }
+  }
+
+  private void modify(MemorySegment attr, int mask, String state) {
+    int rc = (int) Verbs.call(Verbs.MODIFY_QP, qp, attr, mask);
+    if (rc != 0) {
+      throw Verbs.failure("ibv_modify_qp to " + state, rc);
+    }
+  }
+
+  /** A reusable chain of up to {@code requests} RDMA READ work requests for this queue pair. */
+  public ReadChain newReadChain(int requests) {
+    return new ReadChain(this, requests);
+  }
+
+  @Override
+  public synchronized void close() {
+    if (!closed) {
+      closed = true;
+      Verbs.call(Verbs.DESTROY_QP, qp);
+    }
+  }
+}

@@ -1,0 +1,218 @@
+package io.thallus.rdma.verbs;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * An opened RDMA device ({@code ibv_context}): the root of protection domains and completion queues. Opening checks
+ * the binding's struct layout against the live library and refuses to run on a mismatch.
+ */
+public final class RdmaDevice implements AutoCloseable {
+  /** What the device can do, from {@code ibv_query_device}. */
+  public record Attributes(long maxMemoryRegionSize, int maxQueuePairRequests, int maxScatterGather,
+      int maxCompletionQueueEntries, int maxReadsInFlightAsTarget, int maxReadsInFlightAsInitiator, int ports) {}
+
+  /** A port's state, from {@code ibv_query_port}. */
+  public record Port(int state, int activeMtu, int lid, int linkLayer) {
+    public boolean isActive() {
+      return state == Layout.PORT_ACTIVE;
+    }
+
+    public boolean isEthernet() {
+      return linkLayer == Layout.LINK_LAYER_ETHERNET;
+    }
+  }
+
+  private final String name;
+  final MemorySegment context;
+  final MemorySegment pollCq;
+  final MemorySegment reqNotifyCq;
+  final MemorySegment postSend;
+  private final Arena arena = Arena.ofShared();
+  private boolean closed;
+
+  private RdmaDevice(String name, MemorySegment context) {
+    this.name = name;
+    this.context = context.reinterpret(512);
+    this.pollCq = this.context.get(ADDRESS, Layout.OPS_POLL_CQ);
+    this.reqNotifyCq = this.context.get(ADDRESS, Layout.OPS_REQ_NOTIFY_CQ);
+    this.postSend = this.context.get(ADDRESS, Layout.OPS_POST_SEND);
+  }
+
+  /** Whether libibverbs is installed here (it says nothing of devices). */
+  public static boolean isSupported() {
+    return Verbs.isInstalled();
+  }
+
+  /** The names of the RDMA devices present, e.g. {@code [rxe0]}; empty without libibverbs or devices. */
+  public static List<String> deviceNames() {
+    if (!Verbs.isInstalled()) {
+      return List.of();
+    }
+    try (Arena scratch = Arena.ofConfined()) {
+      MemorySegment count = scratch.allocate(JAVA_INT);
+      MemorySegment state = scratch.allocate(Verbs.CALL_STATE);
+      MemorySegment list = (MemorySegment) Verbs.call(Verbs.GET_DEVICE_LIST, state, count);
+      if (list.equals(MemorySegment.NULL)) {
+        return List.of();
+      }
+      try {
+        int n = count.get(JAVA_INT, 0);
+        MemorySegment devices = list.reinterpret(8L * n);
+        List<String> names = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          MemorySegment device = devices.getAtIndex(ADDRESS, i);
+          MemorySegment cName = (MemorySegment) Verbs.call(Verbs.GET_DEVICE_NAME, device);
+          names.add(cName.reinterpret(64).getString(0));
+        }
+        return names;
+      } finally {
+        Verbs.call(Verbs.FREE_DEVICE_LIST, list);
+      }
+    }
+  }
+
+  /** Opens a device by name (as {@code ibv_devices} lists it). */
+  public static RdmaDevice open(String name) {
+    if (!Verbs.isInstalled()) {
+      throw ThallusException.of(StatusCode.UNAVAILABLE, "libibverbs is not installed (Debian: libibverbs1)");
+    }
+    try (Arena scratch = Arena.ofConfined()) {
+      MemorySegment count = scratch.allocate(JAVA_INT);
+      MemorySegment state = scratch.allocate(Verbs.CALL_STATE);
+      MemorySegment list = (MemorySegment) Verbs.call(Verbs.GET_DEVICE_LIST, state, count);
+      if (list.equals(MemorySegment.NULL)) {
+        throw Verbs.failure("ibv_get_device_list", Verbs.errno(state));
+      }
+      try {
+        int n = count.get(JAVA_INT, 0);
+        MemorySegment devices = list.reinterpret(8L * n);
+        List<String> seen = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+          MemorySegment device = devices.getAtIndex(ADDRESS, i);
+          String deviceName = ((MemorySegment) Verbs.call(Verbs.GET_DEVICE_NAME, device)).reinterpret(64).getString(0);
+          seen.add(deviceName);
+          if (deviceName.equals(name)) {
+            MemorySegment context = (MemorySegment) Verbs.call(Verbs.OPEN_DEVICE, state, device);
+            if (context.equals(MemorySegment.NULL)) {
+              throw Verbs.failure("ibv_open_device(" + name + ")", Verbs.errno(state));
+            }
+            RdmaDevice opened = new RdmaDevice(name, context);
+            try {
+              opened.checkLayout(device);
+            } catch (RuntimeException e) {
+              opened.close();
+              throw e;
+            }
+            return opened;
+          }
+        }
+        throw ThallusException.of(StatusCode.NOT_FOUND, "no RDMA device " + name + "; present: " + seen);
+      } finally {
+        Verbs.call(Verbs.FREE_DEVICE_LIST, list);
+      }
+    }
+  }
+
+  /**
+   * The context must point back at the device it was opened from, and the ops table must hold provider functions
+   * (code in a loaded shared object): otherwise this binding's offsets do not match the installed rdma-core.
+   */
+  private void checkLayout(MemorySegment device) {
+    MemorySegment back = context.get(ADDRESS, Layout.CONTEXT_DEVICE);
+    if (back.address() != device.address()) {
+      throw layoutMismatch("ibv_context.device");
+    }
+    for (MemorySegment function : List.of(pollCq, reqNotifyCq, postSend)) {
+      if (function.equals(MemorySegment.NULL) || !isCode(function)) {
+        throw layoutMismatch("ibv_context.ops");
+      }
+    }
+  }
+
+  private static boolean isCode(MemorySegment function) {
+    try (Arena scratch = Arena.ofConfined()) {
+      MemorySegment info = scratch.allocate(32);
+      int found = (int) Verbs.call(Verbs.DLADDR, function, info);
+      return found != 0 && !info.get(ADDRESS, 0).equals(MemorySegment.NULL);
+    }
+  }
+
+  static ThallusException layoutMismatch(String where) {
+    return ThallusException.of(StatusCode.UNIMPLEMENTED, "the installed rdma-core does not match this binding's"
+        + " struct layout at " + where + " (built for rdma-core's IBVERBS_1.1 ABI on x86-64); refusing to run");
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public Attributes attributes() {
+    try (Arena scratch = Arena.ofConfined()) {
+      MemorySegment attr = scratch.allocate(Layout.DEVICE_ATTR_SIZE, 8);
+      int rc = (int) Verbs.call(Verbs.QUERY_DEVICE, context, attr);
+      if (rc != 0) {
+        throw Verbs.failure("ibv_query_device", rc);
+      }
+      return new Attributes(attr.get(JAVA_LONG, Layout.DEVICE_ATTR_MAX_MR_SIZE),
+          attr.get(JAVA_INT, Layout.DEVICE_ATTR_MAX_QP_WR), attr.get(JAVA_INT, Layout.DEVICE_ATTR_MAX_SGE),
+          attr.get(JAVA_INT, Layout.DEVICE_ATTR_MAX_CQE), attr.get(JAVA_INT, Layout.DEVICE_ATTR_MAX_QP_RD_ATOM),
+          attr.get(JAVA_INT, Layout.DEVICE_ATTR_MAX_QP_INIT_RD_ATOM),
+          Byte.toUnsignedInt(attr.get(JAVA_BYTE, Layout.DEVICE_ATTR_PHYS_PORT_CNT)));
+    }
+  }
+
+  public Port port(int number) {
+    try (Arena scratch = Arena.ofConfined()) {
+      MemorySegment attr = scratch.allocate(Layout.PORT_ATTR_SIZE + 64, 8);
+      int rc = (int) Verbs.call(Verbs.QUERY_PORT, context, number, attr);
+      if (rc != 0) {
+        throw Verbs.failure("ibv_query_port(" + number + ")", rc);
+      }
+      return new Port(attr.get(JAVA_INT, Layout.PORT_ATTR_STATE), attr.get(JAVA_INT, Layout.PORT_ATTR_ACTIVE_MTU),
+          Short.toUnsignedInt(attr.get(JAVA_SHORT, Layout.PORT_ATTR_LID)),
+          Byte.toUnsignedInt(attr.get(JAVA_BYTE, Layout.PORT_ATTR_LINK_LAYER)));
+    }
+  }
+
+  /** The 16-byte GID at {@code index} of {@code port} (on RoCE v2, index 1 is the IPv4-mapped one). */
+  public byte[] gid(int port, int index) {
+    try (Arena scratch = Arena.ofConfined()) {
+      MemorySegment gid = scratch.allocate(16, 8);
+      int rc = (int) Verbs.call(Verbs.QUERY_GID, context, port, index, gid);
+      if (rc != 0) {
+        throw Verbs.failure("ibv_query_gid(" + port + ", " + index + ")", rc);
+      }
+      return gid.toArray(JAVA_BYTE);
+    }
+  }
+
+  public ProtectionDomain allocateProtectionDomain() {
+    return ProtectionDomain.allocate(this);
+  }
+
+  /** A completion queue of {@code entries} with its own completion channel, for event-driven waits. */
+  public CompletionQueue createCompletionQueue(int entries) {
+    return CompletionQueue.create(this, entries);
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    Verbs.call(Verbs.CLOSE_DEVICE, context);
+    arena.close();
+  }
+}

@@ -1,0 +1,226 @@
+package io.thallus.rdma.verbs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
+import io.thallus.spi.Deadline;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Real verbs on a real device: Soft-RoCE's rxe0 inside the User-Mode Linux guest ({@link RxeGuestTest} runs this
+ * class there), or a NIC with {@code -Dthallus.rdma.direct=true}.
+ */
+@Tag("rdma-device")
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class VerbsDeviceTest {
+  static final QueuePair.ConnectOptions OPTIONS = QueuePair.ConnectOptions.forRoce(16);
+  private static final Duration WAIT = Duration.ofSeconds(20);
+
+  private RdmaDevice device;
+  private ProtectionDomain domain;
+  private CompletionQueue completions;
+  private final Arena arena = Arena.ofShared();
+
+  static String deviceName() {
+    List<String> names = RdmaDevice.deviceNames();
+    assertThat(names).as("RDMA devices").isNotEmpty();
+    return names.contains("rxe0") ? "rxe0" : names.getFirst();
+  }
+
+  @BeforeEach
+  void open() {
+    device = RdmaDevice.open(deviceName());
+    domain = device.allocateProtectionDomain();
+    completions = device.createCompletionQueue(256);
+  }
+
+  @AfterEach
+  void close() {
+    completions.close();
+    domain.close();
+    device.close();
+    arena.close();
+  }
+
+  /** Two queue pairs of this process connected to each other over the device. */
+  private QueuePair[] connectedPair() {
+    QueuePair a = domain.createQueuePair(completions, new QueuePair.Capacity(128, 1));
+    QueuePair b = domain.createQueuePair(completions, new QueuePair.Capacity(128, 1));
+    a.connect(b.endpoint(OPTIONS), OPTIONS);
+    b.connect(a.endpoint(OPTIONS), OPTIONS);
+    return new QueuePair[] {a, b};
+  }
+
+  private static void fillPattern(MemorySegment segment, int seed) {
+    for (long i = 0; i < segment.byteSize(); i++) {
+      segment.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + seed));
+    }
+  }
+
+  @Test
+  void theDeviceIsOpenAndItsPortActive() {
+    RdmaDevice.Attributes attributes = device.attributes();
+    assertThat(attributes.maxReadsInFlightAsInitiator()).isPositive();
+    assertThat(attributes.maxScatterGather()).isPositive();
+    assertThat(attributes.ports()).isPositive();
+    assertThat(device.port(1).isActive()).isTrue();
+    assertThat(device.gid(1, OPTIONS.gidIndex())).hasSize(16).isNotEqualTo(new byte[16]);
+  }
+
+  @Test
+  void aChainOfReadsPullsAScatteredListExactly() {
+    MemorySegment remote = arena.allocate(1 << 20, 4096);
+    MemorySegment local = arena.allocate(1 << 20, 4096);
+    fillPattern(remote, 7);
+    QueuePair[] pair = connectedPair();
+    try (MemoryRegion exposed = domain.register(remote, EnumSet.of(MemoryRegion.Access.REMOTE_READ));
+         MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE));
+         ReadChain chain = pair[0].newReadChain(64)) {
+      // Buffers of every shape an Arrow batch has: tiny validity bitmaps, odd lengths, large data buffers.
+      long[][] pieces = {{0, 1}, {8, 3}, {4096, 64}, {10_000, 8191}, {65_536, 200_000}, {300_000, 17}, {524_288, 524_288}};
+      long localOffset = 0;
+      for (long[] piece : pieces) {
+        chain.add(local.address() + localOffset, receive.localKey(), remote.address() + piece[0], exposed.remoteKey(),
+            (int) piece[1]);
+        localOffset += (piece[1] + 7) & ~7;
+      }
+      chain.post(42);
+      int n = completions.await(Deadline.after(WAIT), "the reads");
+      assertThat(n).isEqualTo(1);
+      completions.check(0, "read chain");
+      assertThat(completions.workRequestId(0)).isEqualTo(42);
+      localOffset = 0;
+      for (long[] piece : pieces) {
+        assertThat(local.asSlice(localOffset, piece[1]).mismatch(remote.asSlice(piece[0], piece[1])))
+            .as("piece at %d", piece[0]).isEqualTo(-1);
+        localOffset += (piece[1] + 7) & ~7;
+      }
+      // The same chain, rewritten in place, runs again.
+      chain.clear();
+      fillPattern(remote, 99);
+      chain.add(local.address(), receive.localKey(), remote.address(), exposed.remoteKey(), 1 << 20);
+      chain.post(43);
+      completions.await(Deadline.after(WAIT), "the second read");
+      completions.check(0, "second read");
+      assertThat(local.mismatch(remote)).isEqualTo(-1);
+    } finally {
+      pair[0].close();
+      pair[1].close();
+    }
+  }
+
+  @Test
+  void aReadAfterDeregistrationFailsWithARemoteAccessError() {
+    MemorySegment remote = arena.allocate(64 * 1024, 4096);
+    MemorySegment local = arena.allocate(64 * 1024, 4096);
+    QueuePair[] pair = connectedPair();
+    try (MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE));
+         ReadChain chain = pair[0].newReadChain(4)) {
+      MemoryRegion exposed = domain.register(remote, EnumSet.of(MemoryRegion.Access.REMOTE_READ));
+      int staleKey = exposed.remoteKey();
+      exposed.close();
+      chain.add(local.address(), receive.localKey(), remote.address(), staleKey, 4096);
+      chain.post(1);
+      completions.await(Deadline.after(WAIT), "the stale read");
+      assertThatThrownBy(() -> completions.check(0, "read with a released key"))
+          .isInstanceOfSatisfying(ThallusException.class, e -> {
+            assertThat(e.code()).isEqualTo(StatusCode.PERMISSION_DENIED);
+            assertThat(e.getMessage()).contains("REM_ACCESS_ERR");
+          });
+    } finally {
+      pair[0].close();
+      pair[1].close();
+    }
+  }
+
+  @Test
+  void aPeerThatIsGoneSurfacesAsAnErrorWithinTheDeadline() {
+    MemorySegment remote = arena.allocate(4096, 4096);
+    MemorySegment local = arena.allocate(4096, 4096);
+    QueuePair.ConnectOptions impatient = new QueuePair.ConnectOptions(1, 1, 3, 16, 10, 1);
+    QueuePair a = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
+    QueuePair b = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
+    a.connect(b.endpoint(impatient), impatient);
+    b.connect(a.endpoint(impatient), impatient);
+    try (MemoryRegion exposed = domain.register(remote, EnumSet.of(MemoryRegion.Access.REMOTE_READ));
+         MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE));
+         ReadChain chain = a.newReadChain(4)) {
+      b.close(); // the peer is torn down
+      chain.add(local.address(), receive.localKey(), remote.address(), exposed.remoteKey(), 4096);
+      long start = System.nanoTime();
+      chain.post(5);
+      completions.await(Deadline.after(WAIT), "a read from a vanished peer");
+      assertThatThrownBy(() -> completions.check(0, "read from a vanished peer"))
+          .isInstanceOfSatisfying(ThallusException.class,
+              e -> assertThat(e.code()).isEqualTo(StatusCode.UNAVAILABLE));
+      assertThat(System.nanoTime() - start).isLessThan(WAIT.toNanos());
+    } finally {
+      a.close();
+    }
+  }
+
+  @Test
+  void twoProcessesConnectAndOneReadsTheOthersMemory() throws Exception {
+    List<String> command = new ArrayList<>();
+    command.add(ProcessHandle.current().info().command().orElse("java"));
+    for (String flag : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+      if (flag.startsWith("--add-opens") || flag.startsWith("--enable-native-access") || flag.startsWith("--sun-misc")) {
+        command.add(flag);
+      }
+    }
+    command.addAll(List.of("-cp", System.getProperty("java.class.path"), ExposingPeerMain.class.getName()));
+    Process peer = new ProcessBuilder(command).redirectErrorStream(true).start();
+    try (BufferedReader out = new BufferedReader(new InputStreamReader(peer.getInputStream(), StandardCharsets.UTF_8));
+         PrintWriter in = new PrintWriter(peer.getOutputStream(), true, StandardCharsets.UTF_8)) {
+      String line;
+      do {
+        line = out.readLine();
+        assertThat(line).as("the peer's output").isNotNull();
+      } while (!line.startsWith("EXPOSED "));
+      String[] exposed = line.split(" ");
+      QueuePair.Endpoint remoteEndpoint = QueuePair.Endpoint.decode(exposed[1]);
+      long address = Long.parseLong(exposed[2]);
+      int rkey = Integer.parseInt(exposed[3]);
+      int length = Integer.parseInt(exposed[4]);
+      QueuePair qp = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
+      MemorySegment local = arena.allocate(length, 4096);
+      try (MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE));
+           ReadChain chain = qp.newReadChain(4)) {
+        in.println(qp.endpoint(OPTIONS).encode());
+        qp.connect(remoteEndpoint, OPTIONS);
+        assertThat(out.readLine()).isEqualTo("CONNECTED");
+        chain.add(local.address(), receive.localKey(), address, rkey, length);
+        chain.post(9);
+        completions.await(Deadline.after(WAIT), "the read from the other process");
+        completions.check(0, "cross-process read");
+        MemorySegment expected = arena.allocate(length);
+        ExposingPeerMain.fill(expected);
+        assertThat(local.mismatch(expected)).isEqualTo(-1);
+      } finally {
+        qp.close();
+      }
+    } finally {
+      peer.destroyForcibly();
+      peer.waitFor(30, TimeUnit.SECONDS);
+    }
+  }
+}
