@@ -1,0 +1,47 @@
+#!/bin/bash
+# Java RDMA READ next to perftest, in one Soft-RoCE guest run:  harness/rdma-bench.sh  (from the repository root,
+# after ./mvnw install -DskipTests). Builds the classpath on the host, then runs everything inside the guest.
+# perftest's "MB/sec" is MiB/s (its message rate times the size says so); the Java lines print MiB/s too.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+cp_file="$(mktemp)"
+./mvnw -q -o -pl thallus-rdma dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$cp_file" >/dev/null
+classpath="$root/thallus-rdma/target/test-classes:$root/thallus-rdma/target/classes:$(cat "$cp_file")"
+rm -f "$cp_file"
+java_bin=""
+for candidate in "${JAVA_HOME:-/nonexistent}" /usr/lib/jvm/*; do
+  if [[ -x "$candidate/bin/java" && -f "$candidate/release" ]] \
+      && [[ "$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$candidate/release")" -ge 25 ]]; then
+    java_bin="$candidate/bin/java"
+    break
+  fi
+done
+[[ -n "$java_bin" ]] || { echo "rdma-bench: needs a JDK 25" >&2; exit 1; }
+read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' "$root/pom.xml")"
+exec "$root/harness/rxe-vm.sh" bash -c '
+  set -u
+  java_cmd=("$@")
+  gidx=1
+  export TSC_MHZ=$(awk -F: "/^cpu MHz/{print \$2; exit}" /proc/cpuinfo)
+  shim=${RXE_LAB:-${XDG_CACHE_HOME:-$HOME/.cache}/rxe-vm}/uml/libtscgtod.so
+  perf() {
+    local tool=$1; shift
+    LD_PRELOAD=$shim $tool -d rxe0 -x $gidx -F "$@" > /tmp/srv.log 2>&1 & local server=$!
+    sleep 1
+    LD_PRELOAD=$shim timeout 120 $tool -d rxe0 -x $gidx -F "$@" 127.0.0.1 > /tmp/cli.log 2>&1 || cat /tmp/cli.log
+    wait $server || true
+    echo "perftest $tool $*:"; sed -n "/#bytes/,/^---/p" /tmp/cli.log | grep -v "^-*$"
+  }
+  for round in 1 2; do
+    echo "== round $round"
+    perf ib_read_bw -s 65536 -n 2000
+    "${java_cmd[@]}" bw 65536 2000
+    "${java_cmd[@]}" bwspin 65536 2000
+    perf ib_read_bw -s 1048576 -n 500
+    "${java_cmd[@]}" bw 1048576 500
+    "${java_cmd[@]}" bwspin 1048576 500
+    perf ib_read_lat -s 64 -n 2000
+    "${java_cmd[@]}" lat 64 2000
+  done
+' rdma-bench "$java_bin" "${flags[@]}" -cp "$classpath" io.thallus.rdma.verbs.ReadBenchmarkMain
