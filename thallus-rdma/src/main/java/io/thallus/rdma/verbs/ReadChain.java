@@ -18,6 +18,7 @@ import java.lang.foreign.MemorySegment;
 public final class ReadChain implements AutoCloseable {
   private final QueuePair pair;
   private final int capacity;
+  private final int scatter;
   private final Arena arena = Arena.ofShared();
   private final MemorySegment requests;
   private final MemorySegment entries;
@@ -27,12 +28,14 @@ public final class ReadChain implements AutoCloseable {
   ReadChain(QueuePair pair, int capacity) {
     this.pair = pair;
     this.capacity = capacity;
+    this.scatter = Math.max(1, pair.capacity().scatterGather());
     this.requests = arena.allocate(Layout.SEND_WR_SIZE * capacity, 8);
-    this.entries = arena.allocate(Layout.SGE_SIZE * capacity, 8);
+    this.entries = arena.allocate(Layout.SGE_SIZE * capacity * scatter, 8);
     this.badRequest = arena.allocate(ADDRESS);
     for (int i = 0; i < capacity; i++) {
       long wr = i * Layout.SEND_WR_SIZE;
-      requests.set(ADDRESS, wr + Layout.SEND_WR_SG_LIST, entries.asSlice(i * Layout.SGE_SIZE, Layout.SGE_SIZE));
+      requests.set(ADDRESS, wr + Layout.SEND_WR_SG_LIST,
+          entries.asSlice(i * scatter * Layout.SGE_SIZE, scatter * Layout.SGE_SIZE));
       requests.set(JAVA_INT, wr + Layout.SEND_WR_NUM_SGE, 1);
       requests.set(JAVA_INT, wr + Layout.SEND_WR_OPCODE, Layout.WR_RDMA_READ);
     }
@@ -56,13 +59,40 @@ public final class ReadChain implements AutoCloseable {
       throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "read chain full at " + capacity + " requests");
     }
     long wr = size * Layout.SEND_WR_SIZE;
-    long sge = size * Layout.SGE_SIZE;
-    entries.set(JAVA_LONG, sge + Layout.SGE_ADDR, localAddress);
-    entries.set(JAVA_INT, sge + Layout.SGE_LENGTH, length);
-    entries.set(JAVA_INT, sge + Layout.SGE_LKEY, localKey);
+    setEntry(size * scatter, localAddress, length, localKey);
+    requests.set(JAVA_INT, wr + Layout.SEND_WR_NUM_SGE, 1);
     requests.set(JAVA_LONG, wr + Layout.SEND_WR_REMOTE_ADDR, remoteAddress);
     requests.set(JAVA_INT, wr + Layout.SEND_WR_RKEY, remoteKey);
     size++;
+  }
+
+  /**
+   * Appends one read of a contiguous remote range that lands in several local buffers, in order: a
+   * scatter-gather list of up to the queue pair's {@code scatterGather} entries, all under {@code localKey}.
+   */
+  public void addScattered(long remoteAddress, int remoteKey, int localKey, long[] localAddresses, int[] lengths) {
+    if (size == capacity) {
+      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "read chain full at " + capacity + " requests");
+    }
+    if (localAddresses.length != lengths.length || lengths.length == 0 || lengths.length > scatter) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a read scatters into 1.." + scatter
+          + " local buffers, got " + lengths.length);
+    }
+    for (int i = 0; i < lengths.length; i++) {
+      setEntry(size * scatter + i, localAddresses[i], lengths[i], localKey);
+    }
+    long wr = size * Layout.SEND_WR_SIZE;
+    requests.set(JAVA_INT, wr + Layout.SEND_WR_NUM_SGE, lengths.length);
+    requests.set(JAVA_LONG, wr + Layout.SEND_WR_REMOTE_ADDR, remoteAddress);
+    requests.set(JAVA_INT, wr + Layout.SEND_WR_RKEY, remoteKey);
+    size++;
+  }
+
+  private void setEntry(int index, long address, int length, int key) {
+    long sge = index * Layout.SGE_SIZE;
+    entries.set(JAVA_LONG, sge + Layout.SGE_ADDR, address);
+    entries.set(JAVA_INT, sge + Layout.SGE_LENGTH, length);
+    entries.set(JAVA_INT, sge + Layout.SGE_LKEY, key);
   }
 
   /** Posts the chain; its last request carries {@code id} and is the only one signalled. */

@@ -129,6 +129,64 @@ class VerbsDeviceTest {
   }
 
   @Test
+  void oneReadScattersIntoSeveralLocalBuffers() {
+    MemorySegment remote = arena.allocate(64 * 1024, 4096);
+    fillPattern(remote, 3);
+    QueuePair a = domain.createQueuePair(completions, new QueuePair.Capacity(16, 4));
+    QueuePair b = domain.createQueuePair(completions, new QueuePair.Capacity(16, 4));
+    a.connect(b.endpoint(OPTIONS), OPTIONS);
+    b.connect(a.endpoint(OPTIONS), OPTIONS);
+    try (RegisteredBufferPool pool = new RegisteredBufferPool(domain, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE),
+             4 << 20);
+         MemoryRegion exposed = domain.register(remote, EnumSet.of(MemoryRegion.Access.REMOTE_READ));
+         ReadChain chain = a.newReadChain(4)) {
+      int[] lengths = {100, 4000, 20_000, 41_436};
+      for (int round = 0; round < 3; round++) {
+        try (RegisteredBufferPool.Buffer buffer = pool.borrow(1 << 17, Deadline.after(WAIT))) {
+          long[] addresses = new long[lengths.length];
+          long offset = 0;
+          for (int i = 0; i < lengths.length; i++) {
+            addresses[i] = buffer.address() + offset + 64L * i; // gaps between the pieces, as padding would be
+            offset += lengths[i];
+          }
+          chain.clear();
+          chain.addScattered(exposed.address(), exposed.remoteKey(), buffer.localKey(), addresses, lengths);
+          chain.post(round);
+          completions.await(Deadline.after(WAIT), "the scattered read");
+          completions.check(0, "scattered read");
+          long remoteOffset = 0;
+          for (int i = 0; i < lengths.length; i++) {
+            MemorySegment piece = buffer.memory().asSlice(addresses[i] - buffer.address(), lengths[i]);
+            assertThat(piece.mismatch(remote.asSlice(remoteOffset, lengths[i]))).as("piece %d", i).isEqualTo(-1);
+            remoteOffset += lengths[i];
+          }
+        }
+      }
+      // Warm pool: three reads, one registration.
+      assertThat(pool.registrations()).isEqualTo(1);
+    } finally {
+      a.close();
+      b.close();
+    }
+  }
+
+  @Test
+  void theRegionCacheRegistersAChunkOnceAndServesItsNeighbours() {
+    MemorySegment memory = arena.allocate(4 << 20, 4 << 20);
+    try (RegionCache cache = new RegionCache(domain, EnumSet.of(MemoryRegion.Access.REMOTE_READ), 4 << 20)) {
+      MemoryRegion first = cache.regionFor(memory.address() + 100, 1000, true);
+      MemoryRegion second = cache.regionFor(memory.address() + (1 << 20), 1 << 20, true);
+      assertThat(second).isSameAs(first);
+      assertThat(first.contains(memory.address(), 4 << 20)).isTrue();
+      assertThat(cache.misses()).isEqualTo(1);
+      assertThat(cache.hits()).isEqualTo(1);
+      cache.evict(memory.address(), 1);
+      assertThat(cache.regionFor(memory.address(), 8, true)).isNotSameAs(first);
+      assertThat(cache.misses()).isEqualTo(2);
+    }
+  }
+
+  @Test
   void aReadAfterDeregistrationFailsWithARemoteAccessError() {
     MemorySegment remote = arena.allocate(64 * 1024, 4096);
     MemorySegment local = arena.allocate(64 * 1024, 4096);
