@@ -1,0 +1,12 @@
+package io.thallus.conformance;
+
+import org.junit.jupiter.api.Tag;
+
+/** The conformance suite over rdma: runs where a device is (inside the Soft-RoCE guest, through RdmaGuestTest). */
+@Tag("rdma-device")
+class RdmaConformanceTest extends TransportConformanceSuite {
+  @Override
+  protected String transport() {
+    return "rdma";
+  }
+}

@@ -1,0 +1,59 @@
+package io.thallus.rdma.transport;
+
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
+import io.thallus.rdma.verbs.RdmaDevice;
+import io.thallus.spi.ClientOffer;
+import io.thallus.spi.ServerTransport;
+import io.thallus.spi.Transport;
+import java.util.List;
+
+/**
+ * Thallus over verbs: the server places each batch in registered memory, the BATCH message carries its address and
+ * remote key, and the client pulls it with one RDMA READ into a registered receive buffer that becomes the batch's
+ * {@code ArrowBuf}s. The queue pairs are connected through HELLO and WELCOME on the control connection. Chosen
+ * by name ({@code thallus+rdma://}) or as the best transport where both sides have an RDMA device.
+ */
+public final class RdmaTransport implements Transport {
+  public static final String NAME = "rdma";
+  static final String ENDPOINT = NAME + ".endpoint";
+  /** System property naming the device to use; default: rxe0 if present, else the first device. */
+  static final String DEVICE_PROPERTY = "thallus.rdma.device";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public int preference() {
+    return 40;
+  }
+
+  @Override
+  public boolean isAvailableFor(String host) {
+    return RdmaDevice.isSupported() && !RdmaDevice.deviceNames().isEmpty();
+  }
+
+  static String deviceName() {
+    List<String> names = RdmaDevice.deviceNames();
+    if (names.isEmpty()) {
+      throw ThallusException.of(StatusCode.UNAVAILABLE, "no RDMA device on this machine");
+    }
+    String wanted = System.getProperty(DEVICE_PROPERTY);
+    if (wanted != null) {
+      return wanted;
+    }
+    return names.contains("rxe0") ? "rxe0" : names.getFirst();
+  }
+
+  @Override
+  public ServerTransport startServer(ServerTransport.Context context) {
+    return RdmaServer.start(context);
+  }
+
+  @Override
+  public ClientOffer offer(ClientOffer.Context context) {
+    return RdmaClientSession.offer(context);
+  }
+}
