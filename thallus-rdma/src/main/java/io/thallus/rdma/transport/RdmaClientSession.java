@@ -19,6 +19,7 @@ import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.Transport;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -38,17 +39,32 @@ import org.apache.arrow.memory.ForeignAllocation;
  * Reads run on the control thread in arrival order.
  */
 final class RdmaClientSession implements ClientSession {
+  /** Reads posted and not yet complete, at most: enough to keep the device busy while the consumer works. */
+  private static final int IN_FLIGHT = 8;
+
+  /**
+   * What waits for its turn, in arrival order: a batch whose read is posted (or that needed none), or an action
+   * (END, a stream's error) that must not overtake the batches before it.
+   */
+  private record Pending(long sequence, BatchHeader header, RegisteredBufferPool.Buffer buffer, long start,
+      long length, int chain, BatchContents ready, Runnable action, long postedNanos) {}
+
   private final ClientOffer.Context context;
   private final BufferAllocator allocator;
   private final RdmaDevice device;
   private final ProtectionDomain domain;
   private final CompletionQueue completions;
   private final QueuePair pair;
-  private final ReadChain chain;
+  private final ReadChain[] chains;
+  private final ArrayDeque<Integer> freeChains = new ArrayDeque<>();
+  private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+  private final Thread completer;
+  private volatile BatchSink sink;
   private final RegisteredBufferPool receive;
   private final QueuePair.ConnectOptions options;
   private final Map<Integer, Queue<Long>> releases = new ConcurrentHashMap<>();
   private long reads;
+  private volatile boolean failed;
   private int lent;
   private boolean closed;
   private boolean destroyed;
@@ -59,8 +75,14 @@ final class RdmaClientSession implements ClientSession {
     this.device = device;
     this.domain = device.allocateProtectionDomain();
     this.completions = device.createCompletionQueue(64);
-    this.pair = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
-    this.chain = pair.newReadChain(1);
+    this.pair = domain.createQueuePair(completions, new QueuePair.Capacity(IN_FLIGHT * 2, 1));
+    this.chains = new ReadChain[IN_FLIGHT];
+    for (int i = 0; i < IN_FLIGHT; i++) {
+      chains[i] = pair.newReadChain(1);
+      freeChains.add(i);
+    }
+    this.completer = Thread.ofPlatform().name("thallus-client-rdma-completions").daemon()
+        .unstarted(this::completeLoop);
     this.receive = new RegisteredBufferPool(domain, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE),
         context.receivePoolBytes());
     this.options = QueuePair.ConnectOptions.forRoce(Math.min(16, device.attributes().maxReadsInFlightAsInitiator()));
@@ -79,6 +101,7 @@ final class RdmaClientSession implements ClientSession {
         try {
           session.pair.connect(QueuePair.Endpoint.decode(Transport.requireParameter(welcome, RdmaTransport.ENDPOINT)),
               session.options);
+          session.completer.start();
           return session;
         } catch (RuntimeException e) {
           session.close();
@@ -93,30 +116,29 @@ final class RdmaClientSession implements ClientSession {
     };
   }
 
+  /**
+   * Posts the batch's read and returns at once; the completion thread delivers it, in order, when it is in. Waits
+   * (within the deadline) only when every read slot or receive buffer is taken.
+   */
   @Override
-  public synchronized void onBatch(BatchHeader header, ByteBuf inline, BatchSink sink) {
-    BatchContents contents;
+  public void onBatch(BatchHeader header, ByteBuf inline, BatchSink batchSink) {
+    this.sink = batchSink;
     try {
-      contents = read(header);
+      post(header);
     } catch (ThallusException e) {
-      sink.fail(e);
-      return;
+      fail(e);
     }
-    releases.computeIfAbsent(header.streamId(), id -> new ConcurrentLinkedQueue<>()).add(header.batchId());
-    sink.releasePending(header.streamId());
-    sink.deliver(header, contents);
   }
 
-  private BatchContents read(BatchHeader header) {
-    if (closed) {
-      throw ThallusException.of(StatusCode.CANCELLED, "the rdma session is closed");
-    }
+  private void post(BatchHeader header) {
     List<BufferDescriptor> all = new ArrayList<>();
     for (BatchPart part : header.parts()) {
       all.addAll(part.buffers());
     }
     if (all.isEmpty() || all.stream().allMatch(d -> d.length() == 0)) {
-      return BatchLayouts.assemble(header, d -> allocator.getEmpty());
+      enqueue(new Pending(-1, header, null, 0, 0, -1,
+          BatchLayouts.assemble(header, d -> allocator.getEmpty()), null, System.nanoTime()));
+      return;
     }
     long start = Long.MAX_VALUE;
     long end = 0;
@@ -134,30 +156,181 @@ final class RdmaClientSession implements ClientSession {
           + " bytes is larger than one read");
     }
     Deadline deadline = Deadline.after(context.ioTimeout());
-    RegisteredBufferPool.Buffer buffer = receive.borrow(length, deadline);
-    ArrowBuf body;
+    int slot = takeChain(deadline);
+    RegisteredBufferPool.Buffer buffer;
     try {
+      buffer = receive.borrow(length, deadline);
+    } catch (RuntimeException e) {
+      giveChain(slot);
+      throw e;
+    }
+    synchronized (this) {
+      if (closed) {
+        buffer.close();
+        throw ThallusException.of(StatusCode.CANCELLED, "the rdma session is closed");
+      }
+      long sequence = ++reads;
+      ReadChain chain = chains[slot];
       chain.clear();
       chain.add(buffer.address(), buffer.localKey(), start, key, (int) length);
-      chain.post(++reads);
-      completions.await(deadline, "the body of batch " + header.batchId() + " of stream " + header.streamId());
-      completions.check(0, "reading batch " + header.batchId() + " of stream " + header.streamId());
-      body = allocator.wrapForeignAllocation(new ForeignAllocation(length, buffer.address()) {
+      pending.add(new Pending(sequence, header, buffer, start, length, slot, null, null, System.nanoTime()));
+      chain.post(sequence);
+      notifyAll();
+    }
+  }
+
+  private synchronized int takeChain(Deadline deadline) {
+    while (freeChains.isEmpty()) {
+      long millis = deadline.remainingMillis();
+      if (millis == 0 || closed || failed) {
+        throw closed || failed ? ThallusException.of(StatusCode.CANCELLED, "the rdma session is closed")
+            : deadline.expired("a free read slot");
+      }
+      try {
+        wait(Math.min(millis, 200));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw ThallusException.of(StatusCode.CANCELLED, "interrupted while waiting for a read slot");
+      }
+    }
+    return freeChains.poll();
+  }
+
+  private synchronized void giveChain(int slot) {
+    freeChains.add(slot);
+    notifyAll();
+  }
+
+  private synchronized void enqueue(Pending item) {
+    pending.add(item);
+    notifyAll();
+  }
+
+  /** Delivers finished reads and the actions between them, in arrival order. */
+  private void completeLoop() {
+    try {
+      while (true) {
+        deliverReady();
+        synchronized (this) {
+          if (closed) {
+            return;
+          }
+          if (pending.isEmpty() || pending.peek().sequence() < 0) {
+            if (pending.isEmpty()) {
+              wait(200);
+            }
+            continue;
+          }
+        }
+        int n;
+        try {
+          n = completions.await(Deadline.after(java.time.Duration.ofMillis(200)), "reads");
+        } catch (ThallusException e) {
+          if (e.code() == StatusCode.DEADLINE_EXCEEDED) {
+            checkOldest();
+            continue;
+          }
+          throw e;
+        }
+        for (int i = 0; i < n; i++) {
+          completions.check(i, "reading a batch body");
+          deliverReady(); // an END or inline batch that arrived between two reads goes out between them
+          complete(completions.workRequestId(i));
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ThallusException e) {
+      fail(e);
+    } catch (RuntimeException e) {
+      fail(ThallusException.of(StatusCode.INTERNAL, "rdma completion handling failed: " + e, e));
+    }
+  }
+
+  /** Runs the actions and delivers the ready batches at the head of the line. */
+  private void deliverReady() {
+    while (true) {
+      Pending head;
+      synchronized (this) {
+        head = pending.peek();
+        if (head == null || head.sequence() >= 0) {
+          return;
+        }
+        pending.poll();
+      }
+      if (head.action() != null) {
+        head.action().run();
+      } else {
+        sink.deliver(head.header(), head.ready());
+      }
+    }
+  }
+
+  private void complete(long sequence) {
+    Pending done;
+    synchronized (this) {
+      done = pending.poll();
+      if (done == null || done.sequence() != sequence) {
+        throw ThallusException.of(StatusCode.INTERNAL, "read " + sequence + " completed out of order");
+      }
+    }
+    giveChain(done.chain());
+    RegisteredBufferPool.Buffer buffer = done.buffer();
+    ArrowBuf body;
+    try {
+      body = allocator.wrapForeignAllocation(new ForeignAllocation(done.length(), buffer.address()) {
         @Override
         protected void release0() {
           buffer.close();
           returned();
         }
       });
-      lent++;
+      synchronized (this) {
+        lent++;
+      }
     } catch (RuntimeException e) {
       buffer.close();
       throw e;
     }
-    long first = start;
+    BatchContents contents;
+    long first = done.start();
     try (body) {
-      return BatchLayouts.assemble(header, d -> body.slice(d.address() - first, d.length()));
+      contents = BatchLayouts.assemble(done.header(), d -> body.slice(d.address() - first, d.length()));
     }
+    int streamId = done.header().streamId();
+    releases.computeIfAbsent(streamId, id -> new ConcurrentLinkedQueue<>()).add(done.header().batchId());
+    sink.releasePending(streamId);
+    sink.deliver(done.header(), contents);
+  }
+
+  private synchronized void checkOldest() {
+    Pending oldest = pending.peek();
+    if (oldest != null && oldest.sequence() >= 0
+        && System.nanoTime() - oldest.postedNanos() > context.ioTimeout().toNanos()) {
+      throw ThallusException.of(StatusCode.DEADLINE_EXCEEDED, "gave up after " + context.ioTimeout().toMillis()
+          + " ms waiting for the body of batch " + oldest.header().batchId() + " of stream "
+          + oldest.header().streamId());
+    }
+  }
+
+  private void fail(ThallusException error) {
+    failed = true;
+    BatchSink target = sink;
+    if (target != null && !closed) {
+      target.fail(error);
+    }
+  }
+
+  @Override
+  public void afterPendingBatches(Runnable action) {
+    synchronized (this) {
+      if (!pending.isEmpty()) {
+        pending.add(new Pending(-1, null, null, 0, 0, -1, null, action, System.nanoTime()));
+        notifyAll();
+        return;
+      }
+    }
+    action.run();
   }
 
   @Override
@@ -184,14 +357,38 @@ final class RdmaClientSession implements ClientSession {
    * buffer: deregistering it after the device is gone would touch freed library state.
    */
   @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
+  public void close() {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      notifyAll();
     }
-    closed = true;
-    chain.close();
-    pair.close();
-    destroyIfIdle();
+    if (completer.isAlive()) {
+      try {
+        completer.join(java.util.concurrent.TimeUnit.SECONDS.toMillis(10));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    synchronized (this) {
+      // The queue pair goes first, so no read still in flight can land in a buffer given back below.
+      pair.close();
+      for (Pending item : pending) {
+        if (item.buffer() != null) {
+          item.buffer().close();
+        }
+        if (item.ready() != null) {
+          item.ready().close();
+        }
+      }
+      pending.clear();
+      for (ReadChain chain : chains) {
+        chain.close();
+      }
+      destroyIfIdle();
+    }
   }
 
   private void destroyIfIdle() {

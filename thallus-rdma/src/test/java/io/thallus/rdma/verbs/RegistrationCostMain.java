@@ -1,0 +1,52 @@
+package io.thallus.rdma.verbs;
+
+import io.thallus.spi.Deadline;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Locale;
+import org.apache.arrow.memory.util.MemoryUtil;
+
+/**
+ * The rdma transport's server-memory choice, measured: exposing a batch where it lies (register DuckDB's buffers,
+ * deregister on release: no copy, but a registration per batch) against copying it into a pre-registered buffer
+ * (one memcpy, no registration). Prints microseconds per batch for the batch sizes Thallus uses.
+ */
+public final class RegistrationCostMain {
+  private RegistrationCostMain() {}
+
+  public static void main(String[] args) {
+    try (RdmaDevice device = RdmaDevice.open(VerbsDeviceTest.deviceName());
+         ProtectionDomain domain = device.allocateProtectionDomain();
+         RegisteredBufferPool pool = new RegisteredBufferPool(domain, EnumSet.of(MemoryRegion.Access.REMOTE_READ),
+             1L << 30);
+         Arena arena = Arena.ofShared()) {
+      for (long size : new long[] {64 << 10, 4 << 20, 64 << 20}) {
+        int rounds = size >= (64 << 20) ? 10 : 50;
+        MemorySegment batch = arena.allocate(size, 64);
+        batch.fill((byte) 1); // fault the pages in, as DuckDB's result memory is
+        for (int warm = 0; warm < 2; warm++) {
+          domain.register(batch, EnumSet.of(MemoryRegion.Access.REMOTE_READ)).close();
+        }
+        long start = System.nanoTime();
+        for (int i = 0; i < rounds; i++) {
+          domain.register(batch, EnumSet.of(MemoryRegion.Access.REMOTE_READ)).close();
+        }
+        double register = (System.nanoTime() - start) / 1e3 / rounds;
+        try (RegisteredBufferPool.Buffer warmBuffer = pool.borrow(size, Deadline.after(Duration.ofSeconds(10)))) {
+          MemoryUtil.copyMemory(batch.address(), warmBuffer.address(), size);
+        }
+        start = System.nanoTime();
+        for (int i = 0; i < rounds; i++) {
+          try (RegisteredBufferPool.Buffer buffer = pool.borrow(size, Deadline.after(Duration.ofSeconds(10)))) {
+            MemoryUtil.copyMemory(batch.address(), buffer.address(), size);
+          }
+        }
+        double copy = (System.nanoTime() - start) / 1e3 / rounds;
+        System.out.printf(Locale.ROOT, "batch %,d bytes: register+deregister in place %.1f us, copy into a "
+            + "pre-registered buffer %.1f us (%.1fx)%n", size, register, copy, register / copy);
+      }
+    }
+  }
+}
