@@ -1,0 +1,37 @@
+#!/bin/bash
+# Thallus transports inside one Soft-RoCE guest run, next to perftest at the same message sizes:
+#   harness/transport-bench.sh        (from the repository root; builds what it needs first)
+# 10M rows x 8 BIGINT at 64K-row (4 MiB) and 1M-row (64 MiB) batches, a 1-row result, ib_read_bw at 4 and 64 MiB,
+# and what registering a batch in place costs next to copying it into pre-registered memory.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+./mvnw -q -DskipTests -pl thallus-cli -am install >/dev/null
+cp_file="$(mktemp)"
+./mvnw -q -o -pl thallus-rdma dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$cp_file" >/dev/null
+classpath="$root/thallus-rdma/target/test-classes:$root/thallus-rdma/target/classes:$(cat "$cp_file")"
+rm -f "$cp_file"
+read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' "$root/pom.xml")"
+export RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-3600}"
+# 1M-row batches of 64 MiB over ipc do not fit the default 4 GiB guest: the demo was killed there.
+export RXE_VM_MEM="${RXE_VM_MEM:-8G}"
+exec "$root/harness/rxe-vm.sh" bash -c '
+  set -u
+  root=$1; classpath=$2; shift 2; flags=("$@")
+  cd "$root"
+  for batch in 65536 1048576; do
+    ./thallus demo --rows 10000000 --batch-rows $batch --runs 3 --transports rdma,tcp,ipc 2>/dev/null
+  done
+  ./thallus demo --rows 1 --batch-rows 1 --runs 21 --transports rdma,tcp,ipc 2>/dev/null
+  java=$(ls -d /usr/lib/jvm/*25*/bin/java | head -n 1)
+  "$java" "${flags[@]}" -cp "$classpath" io.thallus.rdma.verbs.RegistrationCostMain
+  export TSC_MHZ=$(awk -F: "/^cpu MHz/{print \$2; exit}" /proc/cpuinfo)
+  shim=${RXE_LAB:-${XDG_CACHE_HOME:-$HOME/.cache}/rxe-vm}/uml/libtscgtod.so
+  for size in 4194304:200 67108864:20; do
+    LD_PRELOAD=$shim ib_read_bw -d rxe0 -x 1 -F -s ${size%:*} -n ${size#*:} > /tmp/srv.log 2>&1 & server=$!
+    sleep 1
+    LD_PRELOAD=$shim timeout 300 ib_read_bw -d rxe0 -x 1 -F -s ${size%:*} -n ${size#*:} 127.0.0.1 > /tmp/cli.log 2>&1 || cat /tmp/cli.log
+    wait $server || true
+    echo "perftest ib_read_bw -s ${size%:*} (MB/sec = MiB/s):"; sed -n "/#bytes/,/^---/p" /tmp/cli.log | grep -v "^-*$"
+  done
+' transport-bench "$root" "$classpath" "${flags[@]}"
