@@ -12,15 +12,13 @@ import io.thallus.spi.BufferDescriptor;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
+import io.thallus.spi.ReleasedBatches;
 import io.thallus.spi.Transport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 
@@ -38,7 +36,7 @@ final class CmaClientSession implements ClientSession {
   private final long pid;
   private final ProcessVm reader = new ProcessVm();
   private final ReceivePool pool;
-  private final Map<Integer, Queue<Long>> releases = new ConcurrentHashMap<>();
+  private final ReleasedBatches released = new ReleasedBatches();
   private boolean closed;
 
   private CmaClientSession(ClientOffer.Context context, long pid) {
@@ -89,7 +87,7 @@ final class CmaClientSession implements ClientSession {
       sink.fail(e);
       return;
     }
-    release(header.streamId(), header.batchId(), sink);
+    released.add(header.streamId(), header.batchId(), sink);
     sink.deliver(header, contents);
   }
 
@@ -164,24 +162,11 @@ final class CmaClientSession implements ClientSession {
     };
   }
 
-  private void release(int streamId, long batchId, BatchSink sink) {
-    releases.computeIfAbsent(streamId, id -> new ConcurrentLinkedQueue<>()).add(batchId);
-    sink.releasePending(streamId);
-  }
-
   @Override
   public long[] takeReleases(int streamId) {
-    Queue<Long> waiting = releases.get(streamId);
-    if (waiting == null || waiting.isEmpty()) {
-      return NO_RELEASES;
-    }
-    List<Long> ids = new ArrayList<>();
-    Long id;
-    while ((id = waiting.poll()) != null) {
-      ids.add(id);
-    }
-    return ids.stream().mapToLong(Long::longValue).toArray();
+    return released.take(streamId);
   }
+
 
   @Override
   public synchronized void close() {

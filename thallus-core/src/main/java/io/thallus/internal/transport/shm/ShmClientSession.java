@@ -10,6 +10,7 @@ import io.thallus.spi.BatchPart;
 import io.thallus.spi.BufferDescriptor;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
+import io.thallus.spi.ReleasedBatches;
 import io.thallus.spi.Transport;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -21,9 +22,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.ForeignAllocation;
@@ -38,7 +37,7 @@ final class ShmClientSession implements ClientSession {
   private final BufferAllocator allocator;
   private final Path folder;
   private final Map<Integer, Mapped> mapped = new ConcurrentHashMap<>();
-  private final Map<Integer, Queue<Long>> releases = new ConcurrentHashMap<>();
+  private final ReleasedBatches released = new ReleasedBatches();
   private volatile boolean closed;
 
   private ShmClientSession(BufferAllocator allocator, Path folder) {
@@ -188,27 +187,14 @@ final class ShmClientSession implements ClientSession {
     if (closed) {
       return;
     }
-    releases.computeIfAbsent(streamId, id -> new ConcurrentLinkedQueue<>()).add(batchId);
-    sink.releasePending(streamId);
+    released.add(streamId, batchId, sink);
   }
 
   @Override
   public long[] takeReleases(int streamId) {
-    Queue<Long> waiting = releases.get(streamId);
-    if (waiting == null || waiting.isEmpty()) {
-      return NO_RELEASES;
-    }
-    List<Long> ids = new ArrayList<>();
-    Long id;
-    while ((id = waiting.poll()) != null) {
-      ids.add(id);
-    }
-    long[] result = new long[ids.size()];
-    for (int i = 0; i < result.length; i++) {
-      result[i] = ids.get(i);
-    }
-    return result;
+    return released.take(streamId);
   }
+
 
   @Override
   public void close() {
