@@ -18,15 +18,13 @@ import io.thallus.spi.BufferDescriptor;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
+import io.thallus.spi.ReleasedBatches;
 import io.thallus.spi.Transport;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.ForeignAllocation;
@@ -62,7 +60,7 @@ final class RdmaClientSession implements ClientSession {
   private volatile BatchSink sink;
   private final RegisteredBufferPool receive;
   private final QueuePair.ConnectOptions options;
-  private final Map<Integer, Queue<Long>> releases = new ConcurrentHashMap<>();
+  private final ReleasedBatches released = new ReleasedBatches();
   private long reads;
   private volatile boolean failed;
   private int lent;
@@ -297,9 +295,7 @@ final class RdmaClientSession implements ClientSession {
     try (body) {
       contents = BatchLayouts.assemble(done.header(), d -> body.slice(d.address() - first, d.length()));
     }
-    int streamId = done.header().streamId();
-    releases.computeIfAbsent(streamId, id -> new ConcurrentLinkedQueue<>()).add(done.header().batchId());
-    sink.releasePending(streamId);
+    released.add(done.header().streamId(), done.header().batchId(), sink);
     sink.deliver(done.header(), contents);
   }
 
@@ -335,17 +331,9 @@ final class RdmaClientSession implements ClientSession {
 
   @Override
   public long[] takeReleases(int streamId) {
-    Queue<Long> waiting = releases.get(streamId);
-    if (waiting == null || waiting.isEmpty()) {
-      return NO_RELEASES;
-    }
-    List<Long> ids = new ArrayList<>();
-    Long id;
-    while ((id = waiting.poll()) != null) {
-      ids.add(id);
-    }
-    return ids.stream().mapToLong(Long::longValue).toArray();
+    return released.take(streamId);
   }
+
 
   private synchronized void returned() {
     lent--;

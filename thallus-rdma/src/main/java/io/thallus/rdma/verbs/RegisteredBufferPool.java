@@ -2,27 +2,20 @@ package io.thallus.rdma.verbs;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
+import io.thallus.internal.transport.SizeClassPool;
 import io.thallus.spi.Deadline;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayDeque;
 import java.util.EnumSet;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Page-aligned buffers registered once and lent out again and again, so the data path never registers memory
- * (registration pins pages and costs far more than the reads it would serve). Sizes are powers of two from
- * 64 KiB; the pool holds at most {@code limitBytes}, frees idle buffers to make room for other sizes, and
- * otherwise waits, until a deadline, for a buffer to come back.
+ * (registration pins pages and costs far more than the reads it would serve). Sizes, limits and waiting are
+ * {@link SizeClassPool}'s.
  */
-public final class RegisteredBufferPool implements AutoCloseable {
+public final class RegisteredBufferPool extends SizeClassPool<RegisteredBufferPool.Buffer> {
   private static final long PAGE = 4096;
-  private static final long MIN_BUFFER = 64 * 1024;
 
   /** One registered buffer; {@link #close()} gives it back to the pool. */
   public final class Buffer implements AutoCloseable {
@@ -57,163 +50,74 @@ public final class RegisteredBufferPool implements AutoCloseable {
       return region.remoteKey();
     }
 
+    /** Gives the buffer back; a second close does nothing. */
     @Override
     public void close() {
+      synchronized (this) {
+        if (!lent) {
+          return;
+        }
+        lent = false;
+      }
       giveBack(this);
-    }
-
-    private void free() {
-      region.close();
-      arena.close();
     }
   }
 
   private final ProtectionDomain domain;
   private final Set<MemoryRegion.Access> access;
-  private final long limitBytes;
-  private final ReentrantLock lock = new ReentrantLock();
-  private final Condition returned = lock.newCondition();
-  private final TreeMap<Long, ArrayDeque<Buffer>> idle = new TreeMap<>();
-  private long totalBytes;
-  private int lent;
-  private int registrations;
-  private boolean closed;
 
   public RegisteredBufferPool(ProtectionDomain domain, Set<MemoryRegion.Access> access, long limitBytes) {
+    super(limitBytes);
     this.domain = domain;
     this.access = EnumSet.copyOf(access);
-    this.limitBytes = limitBytes;
   }
 
   /** A registered buffer of at least {@code bytes}. */
   public Buffer borrow(long bytes, Deadline deadline) {
-    long size = MIN_BUFFER;
-    while (size < bytes) {
-      size <<= 1;
+    Buffer buffer = take(bytes, deadline);
+    synchronized (buffer) {
+      buffer.lent = true;
     }
-    if (size > limitBytes) {
-      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED,
-          bytes + " bytes is more than the registered pool's limit of " + limitBytes);
-    }
-    lock.lock();
-    try {
-      while (true) {
-        if (closed) {
-          throw ThallusException.of(StatusCode.CANCELLED, "the registered buffer pool is closed");
-        }
-        ArrayDeque<Buffer> same = idle.get(size);
-        if (same != null && !same.isEmpty()) {
-          return lend(same.pop());
-        }
-        if (totalBytes + size <= limitBytes || freeIdle(totalBytes + size - limitBytes)) {
-          return lend(register(size));
-        }
-        long left = deadline.remainingNanos();
-        if (left == 0) {
-          throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "all " + lent + " registered buffers ("
-              + totalBytes + " bytes, the limit) are in use");
-        }
-        returned.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(200)));
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw ThallusException.of(StatusCode.CANCELLED, "interrupted while waiting for a registered buffer");
-    } finally {
-      lock.unlock();
-    }
+    return buffer;
   }
 
-  private Buffer register(long size) {
+  /** How many times the pool has registered memory: stays flat once the pool is warm. */
+  public int registrations() {
+    return allocations();
+  }
+
+  @Override
+  protected Buffer allocate(long size) {
     Arena arena = Arena.ofShared();
     try {
       MemorySegment memory = arena.allocate(size, PAGE);
-      MemoryRegion region = domain.register(memory, access);
-      totalBytes += size;
-      registrations++;
-      return new Buffer(arena, memory, region);
+      return new Buffer(arena, memory, domain.register(memory, access));
     } catch (RuntimeException e) {
       arena.close();
       throw e;
     }
   }
 
-  private Buffer lend(Buffer buffer) {
-    buffer.lent = true;
-    lent++;
-    return buffer;
-  }
-
-  private boolean freeIdle(long needed) {
-    long idleBytes = 0;
-    for (Map.Entry<Long, ArrayDeque<Buffer>> entry : idle.entrySet()) {
-      idleBytes += entry.getKey() * entry.getValue().size();
-    }
-    if (idleBytes < needed) {
-      return false;
-    }
-    long freed = 0;
-    while (freed < needed) {
-      Map.Entry<Long, ArrayDeque<Buffer>> largest = idle.lastEntry();
-      Buffer buffer = largest.getValue().pop();
-      if (largest.getValue().isEmpty()) {
-        idle.remove(largest.getKey());
-      }
-      buffer.free();
-      totalBytes -= buffer.size();
-      freed += buffer.size();
-    }
-    return true;
-  }
-
-  private void giveBack(Buffer buffer) {
-    lock.lock();
-    try {
-      if (!buffer.lent) {
-        return;
-      }
-      buffer.lent = false;
-      lent--;
-      if (closed) {
-        buffer.free();
-        totalBytes -= buffer.size();
-      } else {
-        idle.computeIfAbsent(buffer.size(), s -> new ArrayDeque<>()).push(buffer);
-        returned.signalAll();
-      }
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /** How many times the pool has registered memory: stays flat once the pool is warm. */
-  public int registrations() {
-    lock.lock();
-    try {
-      return registrations;
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /** Deregisters and frees idle buffers now; lent ones when they come back. */
   @Override
-  public void close() {
-    lock.lock();
-    try {
-      if (closed) {
-        return;
-      }
-      closed = true;
-      for (ArrayDeque<Buffer> buffers : idle.values()) {
-        for (Buffer buffer : buffers) {
-          buffer.free();
-          totalBytes -= buffer.size();
-        }
-      }
-      idle.clear();
-      returned.signalAll();
-    } finally {
-      lock.unlock();
-    }
+  protected void free(Buffer buffer) {
+    buffer.region.close();
+    buffer.arena.close();
+  }
+
+  @Override
+  protected long sizeOf(Buffer buffer) {
+    return buffer.size();
+  }
+
+  @Override
+  protected ThallusException exhausted(int lentBuffers, long lentBytes, long limit) {
+    return ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "all " + lentBuffers + " registered buffers ("
+        + lentBytes + " bytes of the " + limit + " allowed) are in use");
+  }
+
+  @Override
+  protected ThallusException tooLarge(long bytes, long limit) {
+    return ThallusException.of(StatusCode.RESOURCE_EXHAUSTED,
+        bytes + " bytes is more than the registered pool's limit of " + limit);
   }
 }
