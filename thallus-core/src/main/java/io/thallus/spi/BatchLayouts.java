@@ -92,6 +92,57 @@ public final class BatchLayouts {
     }
   }
 
+  /** Bodies up to this size travel inside the BATCH frame: cheaper than moving them any other way. */
+  public static final int INLINE_MAX = 32 * 1024;
+
+  /** A packed body copied into the bytes a BATCH frame carries inline (padding zeroed). */
+  public static io.netty.buffer.ByteBuf copyInline(PackedBody body) {
+    io.netty.buffer.ByteBuf inline = io.netty.buffer.ByteBufAllocator.DEFAULT.directBuffer((int) body.length());
+    for (int i = 0; i < body.buffers().size(); i++) {
+      ArrowBuf buffer = body.buffers().get(i);
+      inline.writeZero((int) (body.offsets().get(i) - inline.writerIndex()));
+      long length = buffer.readableBytes();
+      if (length > 0) {
+        inline.writeBytes(buffer.nioBuffer(0, Math.toIntExact(length)));
+      }
+    }
+    inline.writeZero((int) (body.length() - inline.writerIndex()));
+    return inline;
+  }
+
+  /** Where a packed body ends: the end of its last buffer, aligned. Checks every descriptor on the way. */
+  public static long bodyLength(BatchHeader header) {
+    long end = 0;
+    for (BatchPart part : header.parts()) {
+      for (BufferDescriptor buffer : part.buffers()) {
+        long bufferEnd = buffer.address() + buffer.length();
+        if (buffer.address() < 0 || bufferEnd < buffer.address()) {
+          throw io.thallus.ThallusException.of(io.thallus.StatusCode.PROTOCOL_ERROR, "batch " + header.batchId()
+              + " has a buffer outside its body: offset " + buffer.address() + ", length " + buffer.length());
+        }
+        end = Math.max(end, bufferEnd);
+      }
+    }
+    return align(end);
+  }
+
+  /** Rebuilds a batch whose packed body came inline, copying it into memory of {@code allocator}. */
+  public static BatchContents fromInline(BatchHeader header, io.netty.buffer.ByteBuf inline,
+      org.apache.arrow.memory.BufferAllocator allocator) {
+    long bodyLength = bodyLength(header);
+    if (inline.readableBytes() < bodyLength) {
+      throw io.thallus.ThallusException.of(io.thallus.StatusCode.PROTOCOL_ERROR, "batch " + header.batchId()
+          + " needs " + bodyLength + " inline bytes, the frame has " + inline.readableBytes());
+    }
+    int length = (int) bodyLength;
+    try (ArrowBuf body = allocator.buffer(Math.max(length, 1))) {
+      if (length > 0) {
+        inline.getBytes(inline.readerIndex(), body.nioBuffer(0, length));
+      }
+      return assemble(header, d -> body.slice(d.address(), d.length()));
+    }
+  }
+
   /** An independent handle on the same buffers (each retained once more). */
   public static ArrowRecordBatch retainedCopy(ArrowRecordBatch batch) {
     return new ArrowRecordBatch(batch.getLength(), batch.getNodes(), batch.getBuffers());

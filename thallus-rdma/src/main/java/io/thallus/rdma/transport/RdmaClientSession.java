@@ -32,9 +32,11 @@ import org.apache.arrow.memory.ForeignAllocation;
 /**
  * The rdma transport's client side. Its queue pair exists before HELLO (the offer carries its endpoint) and is
  * connected with the server's from WELCOME. Each BATCH becomes one RDMA READ of the packed body into a registered,
- * pooled receive buffer, awaited event-driven; the buffer is lent to the batch as its {@code ArrowBuf}s and goes
- * back to the pool when the consumer releases the batch. The server's copy is released as soon as the read is in.
- * Reads run on the control thread in arrival order.
+ * pooled receive buffer, posted from the control thread as the message arrives (up to {@value #IN_FLIGHT} at
+ * once); a completion thread waits for them event-driven and delivers the batches, END and errors in arrival
+ * order. The buffer is lent to the batch as its {@code ArrowBuf}s and goes back to the pool when the consumer
+ * releases the batch; the server's copy is released as soon as the read is in. Small batches come inline in the
+ * BATCH frame instead.
  */
 final class RdmaClientSession implements ClientSession {
   /** Reads posted and not yet complete, at most: enough to keep the device busy while the consumer works. */
@@ -122,7 +124,12 @@ final class RdmaClientSession implements ClientSession {
   public void onBatch(BatchHeader header, ByteBuf inline, BatchSink batchSink) {
     this.sink = batchSink;
     try {
-      post(header);
+      if (inline.isReadable()) {
+        enqueue(new Pending(-1, header, null, 0, 0, -1, BatchLayouts.fromInline(header, inline, allocator), null,
+            System.nanoTime()));
+      } else {
+        post(header);
+      }
     } catch (ThallusException e) {
       fail(e);
     }

@@ -89,7 +89,7 @@ final class TcpClientSession implements ClientSession {
     this.sink = batchSink;
     long bodyLength;
     try {
-      bodyLength = bodyLength(header);
+      bodyLength = BatchLayouts.bodyLength(header);
     } catch (ThallusException e) {
       batchSink.fail(e);
       return;
@@ -101,7 +101,7 @@ final class TcpClientSession implements ClientSession {
     }
     BatchContents contents;
     try {
-      contents = fromInline(header, inline, bodyLength);
+      contents = BatchLayouts.fromInline(header, inline, allocator);
     } catch (RuntimeException e) {
       batchSink.fail(e instanceof ThallusException t ? t
           : ThallusException.of(StatusCode.PROTOCOL_ERROR, "bad inline batch: " + e.getMessage(), e));
@@ -113,36 +113,6 @@ final class TcpClientSession implements ClientSession {
       inFlight.incrementAndGet();
       queue.add(new Item(header, 0, contents, null));
     }
-  }
-
-  private BatchContents fromInline(BatchHeader header, ByteBuf inline, long bodyLength) {
-    if (inline.readableBytes() < bodyLength) {
-      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " needs " + bodyLength
-          + " inline bytes, the frame has " + inline.readableBytes());
-    }
-    int length = (int) bodyLength;
-    try (ArrowBuf body = allocator.buffer(Math.max(length, 1))) {
-      if (length > 0) {
-        inline.getBytes(inline.readerIndex(), body.nioBuffer(0, length));
-      }
-      return BatchLayouts.assemble(header, d -> body.slice(d.address(), d.length()));
-    }
-  }
-
-  /** Where the body ends: the end of its last buffer, aligned. Checks every descriptor on the way. */
-  static long bodyLength(BatchHeader header) {
-    long end = 0;
-    for (BatchPart part : header.parts()) {
-      for (BufferDescriptor buffer : part.buffers()) {
-        long bufferEnd = buffer.address() + buffer.length();
-        if (buffer.address() < 0 || bufferEnd < buffer.address()) {
-          throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId()
-              + " has a buffer outside its body: offset " + buffer.address() + ", length " + buffer.length());
-        }
-        end = Math.max(end, bufferEnd);
-      }
-    }
-    return BatchLayouts.align(end);
   }
 
   private void readLoop() {

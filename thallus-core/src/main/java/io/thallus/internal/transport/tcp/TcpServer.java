@@ -1,7 +1,5 @@
 package io.thallus.internal.transport.tcp;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
@@ -170,8 +168,8 @@ final class TcpServer implements ServerTransport {
       try (contents) {
         BatchLayouts.PackedBody body = BatchLayouts.pack(contents, 0);
         BatchHeader header = new BatchHeader(streamId, batchId, body.parts());
-        if (body.length() <= TcpTransport.INLINE_MAX) {
-          control.writeBatch(header, copyInline(body), () -> {});
+        if (body.length() <= BatchLayouts.INLINE_MAX) {
+          control.writeBatch(header, BatchLayouts.copyInline(body), () -> {});
           return;
         }
         SocketIo io = awaitData(deadline);
@@ -239,19 +237,4 @@ final class TcpServer implements ServerTransport {
     return list.toArray(ByteBuffer[]::new);
   }
 
-  /** A small body copied into the BATCH frame. */
-  static ByteBuf copyInline(BatchLayouts.PackedBody body) {
-    ByteBuf inline = ByteBufAllocator.DEFAULT.directBuffer((int) body.length());
-    for (int i = 0; i < body.buffers().size(); i++) {
-      ArrowBuf buffer = body.buffers().get(i);
-      long offset = body.offsets().get(i);
-      inline.writeZero((int) (offset - inline.writerIndex()));
-      long length = buffer.readableBytes();
-      if (length > 0) {
-        inline.writeBytes(buffer.nioBuffer(0, Math.toIntExact(length)));
-      }
-    }
-    inline.writeZero((int) (body.length() - inline.writerIndex()));
-    return inline;
-  }
 }

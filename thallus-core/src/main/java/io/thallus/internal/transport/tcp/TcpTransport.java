@@ -16,8 +16,6 @@ public final class TcpTransport implements Transport {
   public static final String NAME = "tcp";
   static final String PORT = NAME + ".port";
   static final String TOKEN = NAME + ".token";
-  /** Bodies up to this size travel inside the BATCH frame. */
-  static final int INLINE_MAX = 32 * 1024;
 
   @Override
   public String name() {
