@@ -30,25 +30,22 @@ import org.apache.arrow.memory.ForeignAllocation;
 import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
- * The rdma transport's server side: one device, protection domain and pool of registered, page-aligned,
- * remote-read-only buffers per server; one queue pair per client. Each batch is packed into one pool buffer (one
- * copy, no registration on the data path) and stays there, readable with its key, until the client releases it.
+ * The rdma transport's server side: one device per server; per client a protection domain of its own, a queue pair
+ * and a pool of registered, page-aligned, remote-read-only buffers. Each batch is packed into one pool buffer (one
+ * copy, no registration on the data path once the pool is warm) and stays there until the client releases it.
+ * Because the domain is the client's own, its keys work only through its own queue pair: no client can read
+ * another's batches, whatever descriptor it sends.
  */
 final class RdmaServer implements ServerTransport {
   private final Context context;
   private final RdmaDevice device;
-  private final ProtectionDomain domain;
   private final CompletionQueue completions;
-  private final RegisteredBufferPool exposed;
   private final QueuePair.ConnectOptions options;
 
   private RdmaServer(Context context, RdmaDevice device) {
     this.context = context;
     this.device = device;
-    this.domain = device.allocateProtectionDomain();
     this.completions = device.createCompletionQueue(64);
-    this.exposed = new RegisteredBufferPool(domain, EnumSet.of(MemoryRegion.Access.REMOTE_READ),
-        context.memoryPerClient());
     this.options = QueuePair.ConnectOptions.forRoce(Math.min(16, device.attributes().maxReadsInFlightAsTarget()));
   }
 
@@ -62,21 +59,25 @@ final class RdmaServer implements ServerTransport {
   @Override
   public ServerSession accept(InetSocketAddress client, Map<String, String> offer) {
     QueuePair.Endpoint remote = QueuePair.Endpoint.decode(Transport.requireParameter(offer, RdmaTransport.ENDPOINT));
-    QueuePair pair = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
+    ProtectionDomain domain = device.allocateProtectionDomain();
+    QueuePair pair = null;
     try {
+      pair = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
       pair.connect(remote, options);
-      return new Session(pair);
+      return new Session(domain, pair, new RegisteredBufferPool(domain, EnumSet.of(MemoryRegion.Access.REMOTE_READ),
+          context.memoryPerClient()));
     } catch (RuntimeException e) {
-      pair.close();
+      if (pair != null) {
+        pair.close();
+      }
+      domain.close();
       throw e;
     }
   }
 
   @Override
   public void close() {
-    exposed.close();
     completions.close();
-    domain.close();
     device.close();
   }
 
@@ -90,14 +91,18 @@ final class RdmaServer implements ServerTransport {
     }
   }
 
-  /** One client's queue pair and the batches it may still read. */
+  /** One client's domain, queue pair, registered buffers, and the batches it may still read. */
   private final class Session implements ServerSession {
+    private final ProtectionDomain domain;
     private final QueuePair pair;
+    private final RegisteredBufferPool exposed;
     private final Map<BatchKey, Held> held = new HashMap<>();
     private boolean closed;
 
-    Session(QueuePair pair) {
+    Session(ProtectionDomain domain, QueuePair pair, RegisteredBufferPool exposed) {
+      this.domain = domain;
       this.pair = pair;
+      this.exposed = exposed;
     }
 
     @Override
@@ -176,6 +181,8 @@ final class RdmaServer implements ServerTransport {
       pair.close();
       held.values().forEach(Held::release);
       held.clear();
+      exposed.close();
+      domain.close();
     }
   }
 

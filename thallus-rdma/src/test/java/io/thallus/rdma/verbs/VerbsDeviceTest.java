@@ -211,6 +211,30 @@ class VerbsDeviceTest {
   }
 
   @Test
+  void aKeyOfAnotherProtectionDomainIsRefused() {
+    // The rdma transport gives each client its own domain: this is why one client cannot read another's batches.
+    MemorySegment elsewhere = arena.allocate(4096, 4096);
+    MemorySegment local = arena.allocate(4096, 4096);
+    QueuePair[] pair = connectedPair();
+    try (ProtectionDomain other = device.allocateProtectionDomain();
+         MemoryRegion foreign = other.register(elsewhere, EnumSet.of(MemoryRegion.Access.REMOTE_READ));
+         MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE));
+         ReadChain chain = pair[0].newReadChain(4)) {
+      chain.add(local.address(), receive.localKey(), foreign.address(), foreign.remoteKey(), 4096);
+      chain.post(7);
+      completions.await(Deadline.after(WAIT), "a read with another domain's key");
+      assertThatThrownBy(() -> completions.check(0, "read with another domain's key"))
+          .isInstanceOfSatisfying(ThallusException.class, e -> {
+            assertThat(e.code()).isEqualTo(StatusCode.PERMISSION_DENIED);
+            assertThat(e.getMessage()).contains("REM_ACCESS_ERR");
+          });
+    } finally {
+      pair[0].close();
+      pair[1].close();
+    }
+  }
+
+  @Test
   void aPeerThatIsGoneSurfacesAsAnErrorWithinTheDeadline() {
     MemorySegment remote = arena.allocate(4096, 4096);
     MemorySegment local = arena.allocate(4096, 4096);
