@@ -48,6 +48,17 @@ class SameHostTest {
   @ParameterizedTest
   @ValueSource(strings = {"shm", "cma"})
   void aClientKilledWhileHoldingBatchesLeavesNothingOnTheServer(String transport) throws Exception {
+    clientKilledWhileHoldingBatches(transport);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"shm", "cma"})
+  void aServerKilledMidStreamGivesTheClientAnErrorAndLeavesItsBatchesReadable(String transport) throws Exception {
+    serverKilledMidStream(transport);
+  }
+
+  /** A client process holding batches is killed: the server frees everything and goes on serving. */
+  static void clientKilledWhileHoldingBatches(String transport) throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
          ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start()) {
       try (ChildJvm client = ChildJvm.start(HoldingClientMain.class,
@@ -67,9 +78,8 @@ class SameHostTest {
     }
   }
 
-  @ParameterizedTest
-  @ValueSource(strings = {"shm", "cma"})
-  void aServerKilledMidStreamGivesTheClientAnErrorAndLeavesItsBatchesReadable(String transport) throws Exception {
+  /** The server process dies mid-stream: the client gets an error in time and keeps readable batches. */
+  static void serverKilledMidStream(String transport) throws Exception {
     try (ChildJvm serverProcess = ChildJvm.start(ServerMain.class);
          BufferAllocator allocator = new RootAllocator()) {
       int port = Integer.parseInt(serverProcess.awaitLine("LISTENING", 60).split(" ")[1]);

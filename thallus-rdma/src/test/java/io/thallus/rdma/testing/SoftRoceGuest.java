@@ -24,7 +24,7 @@ public final class SoftRoceGuest {
 
   private SoftRoceGuest() {}
 
-  public static void runTaggedTests(String selectPackage) throws Exception {
+  public static void runTaggedTests(String... selectPackages) throws Exception {
     Assumptions.assumeFalse(Boolean.getBoolean("thallus.rdma.direct"), "device tests run directly on this machine");
     Assumptions.assumeTrue(System.getProperty("os.name").equals("Linux")
         && System.getProperty("os.arch").equals("amd64"), "the Soft-RoCE harness needs Linux on x86-64");
@@ -43,9 +43,11 @@ public final class SoftRoceGuest {
     }
     command.addAll(List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
         "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
-        "org.junit.platform.console.ConsoleLauncher", "execute", "--include-tag=rdma-device",
-        "--select-package=" + selectPackage, "--disable-banner", "--disable-ansi-colors", "--details=tree",
-        "--fail-if-no-tests"));
+        "org.junit.platform.console.ConsoleLauncher", "execute", "--include-tag=rdma-device"));
+    for (String selectPackage : selectPackages) {
+      command.add("--select-package=" + selectPackage);
+    }
+    command.addAll(List.of("--disable-banner", "--disable-ansi-colors", "--details=tree", "--fail-if-no-tests"));
     Path log = Files.createTempFile("rxe-guest", ".log");
     ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
     builder.environment().put("RXE_VM_TIMEOUT", "2400");
