@@ -203,11 +203,11 @@ public abstract class TransportConformanceSuite {
   }
 
   @Test
-  void concurrentStreamsOnOneClient() throws Exception {
-    ExecutorService threads = Executors.newFixedThreadPool(4);
+  void eightConcurrentStreamsOnOneClient() throws Exception {
+    ExecutorService threads = Executors.newFixedThreadPool(8);
     try {
       List<Future<Void>> results = new ArrayList<>();
-      for (int t = 0; t < 4; t++) {
+      for (int t = 0; t < 8; t++) {
         String sql = "SELECT i, i * " + (t + 2) + " AS m, 't" + t + "-' || i AS s FROM range(" + (50000 + t * 1000)
             + ") t(i)";
         results.add(threads.submit(() -> {
