@@ -92,6 +92,51 @@ public final class BatchLayouts {
     }
   }
 
+  /** The bytes a packed body occupies under one key: {@code [start, end)}. */
+  public record Span(int key, long start, long end) {
+    public long length() {
+      return end - start;
+    }
+  }
+
+  /**
+   * Where a batch packed into one region lies: its key and byte range, or null when it carries no bytes at all.
+   * A batch whose buffers name more than one key is a protocol error.
+   */
+  public static Span span(BatchHeader header) {
+    Integer key = null;
+    long start = Long.MAX_VALUE;
+    long end = 0;
+    boolean anyBytes = false;
+    for (BatchPart part : header.parts()) {
+      for (BufferDescriptor d : part.buffers()) {
+        if (key == null) {
+          key = d.key();
+        } else if (d.key() != key) {
+          throw io.thallus.ThallusException.of(io.thallus.StatusCode.PROTOCOL_ERROR,
+              "batch " + header.batchId() + " spans more than one key");
+        }
+        anyBytes |= d.length() > 0;
+        start = Math.min(start, d.address());
+        end = Math.max(end, d.address() + d.length());
+      }
+    }
+    return anyBytes ? new Span(key, start, end) : null;
+  }
+
+  /** The packed parts moved to where the body was placed: each address plus {@code base}, under {@code key}. */
+  public static List<BatchPart> relocate(List<BatchPart> parts, long base, int key) {
+    List<BatchPart> moved = new ArrayList<>(parts.size());
+    for (BatchPart part : parts) {
+      List<BufferDescriptor> buffers = new ArrayList<>(part.buffers().size());
+      for (BufferDescriptor d : part.buffers()) {
+        buffers.add(new BufferDescriptor(base + d.address(), d.length(), key));
+      }
+      moved.add(new BatchPart(part.dictionaryId(), part.delta(), part.length(), part.nodes(), buffers));
+    }
+    return moved;
+  }
+
   /** Bodies up to this size travel inside the BATCH frame: cheaper than moving them any other way. */
   public static final int INLINE_MAX = 32 * 1024;
 

@@ -13,17 +13,13 @@ import io.thallus.rdma.verbs.RegisteredBufferPool;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.BatchHeader;
 import io.thallus.spi.BatchLayouts;
-import io.thallus.spi.BatchPart;
-import io.thallus.spi.BufferDescriptor;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.ReleasedBatches;
 import io.thallus.spi.Transport;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
@@ -136,26 +132,15 @@ final class RdmaClientSession implements ClientSession {
   }
 
   private void post(BatchHeader header) {
-    List<BufferDescriptor> all = new ArrayList<>();
-    for (BatchPart part : header.parts()) {
-      all.addAll(part.buffers());
-    }
-    if (all.isEmpty() || all.stream().allMatch(d -> d.length() == 0)) {
+    BatchLayouts.Span span = BatchLayouts.span(header);
+    if (span == null) {
       enqueue(new Pending(-1, header, null, 0, 0, -1,
           BatchLayouts.assemble(header, d -> allocator.getEmpty()), null, System.nanoTime()));
       return;
     }
-    long start = Long.MAX_VALUE;
-    long end = 0;
-    int key = all.getFirst().key();
-    for (BufferDescriptor d : all) {
-      if (d.key() != key) {
-        throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " spans remote keys");
-      }
-      start = Math.min(start, d.address());
-      end = Math.max(end, d.address() + d.length());
-    }
-    long length = end - start;
+    long start = span.start();
+    int key = span.key();
+    long length = span.length();
     if (length > Integer.MAX_VALUE) {
       throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " body of " + length
           + " bytes is larger than one read");

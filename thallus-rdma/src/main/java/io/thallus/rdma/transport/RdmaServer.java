@@ -12,18 +12,14 @@ import io.thallus.rdma.verbs.RegisteredBufferPool;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.BatchHeader;
 import io.thallus.spi.BatchLayouts;
-import io.thallus.spi.BatchPart;
-import io.thallus.spi.BufferDescriptor;
 import io.thallus.spi.ControlWriter;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.ServerSession;
 import io.thallus.spi.ServerTransport;
 import io.thallus.spi.Transport;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.ForeignAllocation;
@@ -130,15 +126,8 @@ final class RdmaServer implements ServerTransport {
               MemoryUtil.copyMemory(source.memoryAddress(), buffer.address() + body.offsets().get(i), length);
             }
           }
-          List<BatchPart> parts = new ArrayList<>(body.parts().size());
-          for (BatchPart part : body.parts()) {
-            List<BufferDescriptor> buffers = new ArrayList<>(part.buffers().size());
-            for (BufferDescriptor d : part.buffers()) {
-              buffers.add(new BufferDescriptor(buffer.address() + d.address(), d.length(), buffer.remoteKey()));
-            }
-            parts.add(new BatchPart(part.dictionaryId(), part.delta(), part.length(), part.nodes(), buffers));
-          }
-          header = new BatchHeader(streamId, batchId, parts);
+          header = new BatchHeader(streamId, batchId,
+              BatchLayouts.relocate(body.parts(), buffer.address(), buffer.remoteKey()));
           hold(new BatchKey(streamId, batchId), buffer);
         } catch (RuntimeException e) {
           buffer.close();

@@ -6,8 +6,6 @@ import io.thallus.ThallusException;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.BatchHeader;
 import io.thallus.spi.BatchLayouts;
-import io.thallus.spi.BatchPart;
-import io.thallus.spi.BufferDescriptor;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.ReleasedBatches;
@@ -19,8 +17,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.arrow.memory.ArrowBuf;
@@ -122,25 +118,15 @@ final class ShmClientSession implements ClientSession {
   }
 
   private BatchContents borrow(BatchHeader header, BatchSink sink) {
-    List<BufferDescriptor> all = new ArrayList<>();
-    for (BatchPart part : header.parts()) {
-      all.addAll(part.buffers());
-    }
-    if (all.isEmpty() || all.stream().allMatch(d -> d.length() == 0)) {
+    BatchLayouts.Span span = BatchLayouts.span(header);
+    if (span == null) {
       // Nothing to map: the batch needs no server memory, so it is released at once.
       release(header.streamId(), header.batchId(), sink);
       return BatchLayouts.assemble(header, d -> allocator.getEmpty());
     }
-    int key = all.getFirst().key();
-    long start = Long.MAX_VALUE;
-    long end = 0;
-    for (BufferDescriptor d : all) {
-      if (d.key() != key) {
-        throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " spans segments");
-      }
-      start = Math.min(start, d.address());
-      end = Math.max(end, d.address() + d.length());
-    }
+    int key = span.key();
+    long start = span.start();
+    long end = span.end();
     Mapped segment = segment(key);
     if (start < 0 || end < start || end > segment.memory.byteSize()) {
       throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " lies outside segment "

@@ -6,8 +6,6 @@ import io.thallus.internal.transport.Hosts;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.BatchHeader;
 import io.thallus.spi.BatchLayouts;
-import io.thallus.spi.BatchPart;
-import io.thallus.spi.BufferDescriptor;
 import io.thallus.spi.ControlWriter;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.ServerSession;
@@ -204,15 +202,8 @@ final class ShmServer implements ServerTransport {
             MemoryUtil.copyMemory(buffer.memoryAddress(), base + body.offsets().get(i), length);
           }
         }
-        List<BatchPart> parts = new ArrayList<>(body.parts().size());
-        for (BatchPart part : body.parts()) {
-          List<BufferDescriptor> buffers = new ArrayList<>(part.buffers().size());
-          for (BufferDescriptor buffer : part.buffers()) {
-            buffers.add(new BufferDescriptor(place.offset() + buffer.address(), buffer.length(), place.segment().id));
-          }
-          parts.add(new BatchPart(part.dictionaryId(), part.delta(), part.length(), part.nodes(), buffers));
-        }
-        header = new BatchHeader(streamId, batchId, parts);
+        header = new BatchHeader(streamId, batchId,
+            BatchLayouts.relocate(body.parts(), place.offset(), place.segment().id));
       }
       control.writeBatch(header, Unpooled.EMPTY_BUFFER, () -> {});
     }
