@@ -196,10 +196,6 @@ public final class ClientConnection implements AutoCloseable {
     return transport;
   }
 
-  public BufferAllocator allocator() {
-    return allocator;
-  }
-
   /** Sends OPEN; the returned state yields OPENED (or the error), then the batches. */
   public StreamState open(String sql, String dataset, int batchRows, int credits, long timeoutMillis,
       Map<String, String> options) {

@@ -38,7 +38,6 @@ public final class RdmaDevice implements AutoCloseable {
   final MemorySegment pollCq;
   final MemorySegment reqNotifyCq;
   final MemorySegment postSend;
-  private final Arena arena = Arena.ofShared();
   private boolean closed;
 
   private RdmaDevice(String name, MemorySegment context) {
@@ -213,6 +212,5 @@ public final class RdmaDevice implements AutoCloseable {
     }
     closed = true;
     Verbs.call(Verbs.CLOSE_DEVICE, context);
-    arena.close();
   }
 }

@@ -3,7 +3,6 @@ package io.thallus.rdma.verbs;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
-import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
@@ -106,8 +105,6 @@ final class Verbs {
   static final short POLLIN = 1;
   static final long POLLFD_SIZE = 8;
   static final long POLLFD_EVENTS = 4;
-  static final long POLLFD_REVENTS = 6;
-  static final MemoryLayout POLLFD_SHORT = JAVA_SHORT;
 
   static int errno(MemorySegment callState) {
     return (int) ERRNO.get(callState, 0L);

@@ -53,10 +53,6 @@ final class ProcessVm implements AutoCloseable {
     return count == MAX_IOVECS;
   }
 
-  int size() {
-    return count;
-  }
-
   /** Adds one pair: {@code length} bytes from {@code remoteAddress} to {@code localAddress}. */
   void add(long localAddress, long remoteAddress, long length) {
     long offset = count * IOVEC_BYTES;
