@@ -1,9 +1,9 @@
 package io.thallus.testing;
 
+import io.thallus.rdma.testing.JvmFlags;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,12 +35,7 @@ public final class ChildJvm implements AutoCloseable {
   public static ChildJvm start(Class<?> main, String... args) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(ProcessHandle.current().info().command().orElse("java"));
-    for (String flag : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-      if (flag.startsWith("--add-opens") || flag.startsWith("--enable-native-access")
-          || flag.startsWith("--sun-misc")) {
-        command.add(flag);
-      }
-    }
+    command.addAll(JvmFlags.forChild());
     command.add("-Xmx512m");
     command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
     command.add("-cp");

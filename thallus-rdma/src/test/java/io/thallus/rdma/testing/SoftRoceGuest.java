@@ -35,12 +35,9 @@ public final class SoftRoceGuest {
     List<String> command = new ArrayList<>();
     command.add(harness.toString());
     command.add(ProcessHandle.current().info().command().orElse("java"));
-    for (String flag : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-      if (flag.startsWith("--add-opens") || flag.startsWith("--enable-native-access") || flag.startsWith("--sun-misc")
-          || flag.startsWith("-Xmx")) {
-        command.add(flag);
-      }
-    }
+    command.addAll(JvmFlags.forChild());
+    ManagementFactory.getRuntimeMXBean().getInputArguments().stream().filter(f -> f.startsWith("-Xmx"))
+        .forEach(command::add);
     command.addAll(List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
         "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
         "org.junit.platform.console.ConsoleLauncher", "execute", "--include-tag=rdma-device"));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.thallus.StatusCode;
+import io.thallus.rdma.testing.JvmFlags;
 import io.thallus.ThallusException;
 import io.thallus.spi.Deadline;
 import java.io.BufferedReader;
@@ -12,7 +13,6 @@ import java.io.PrintWriter;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -264,11 +264,7 @@ class VerbsDeviceTest {
   void twoProcessesConnectAndOneReadsTheOthersMemory() throws Exception {
     List<String> command = new ArrayList<>();
     command.add(ProcessHandle.current().info().command().orElse("java"));
-    for (String flag : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-      if (flag.startsWith("--add-opens") || flag.startsWith("--enable-native-access") || flag.startsWith("--sun-misc")) {
-        command.add(flag);
-      }
-    }
+    command.addAll(JvmFlags.forChild());
     command.addAll(List.of("-cp", System.getProperty("java.class.path"), ExposingPeerMain.class.getName()));
     Process peer = new ProcessBuilder(command).redirectErrorStream(true).start();
     try (BufferedReader out = new BufferedReader(new InputStreamReader(peer.getInputStream(), StandardCharsets.UTF_8));
