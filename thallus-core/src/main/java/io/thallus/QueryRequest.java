@@ -1,7 +1,10 @@
 package io.thallus;
 
+import io.thallus.internal.protocol.QueryParameters;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -14,8 +17,10 @@ public final class QueryRequest {
   private final Integer batchRows;
   private final Duration timeout;
   private final Map<String, String> options;
+  private final List<Object> parameters;
 
   private QueryRequest(Builder b) {
+    this.parameters = QueryParameters.normalizeAll(b.parameters);
     this.sql = b.sql;
     this.dataset = b.dataset;
     this.batchRows = b.batchRows;
@@ -52,12 +57,23 @@ public final class QueryRequest {
     return options;
   }
 
+  /** The values for the SQL's {@code ?} placeholders, in order, in their wire form (SQL NULL as a marker). */
+  List<Object> wireParameters() {
+    return parameters;
+  }
+
+  /** How many {@code ?} values the request carries. */
+  public int parameterCount() {
+    return parameters.size();
+  }
+
   public static final class Builder {
     private final String sql;
     private String dataset;
     private Integer batchRows;
     private Duration timeout;
     private final Map<String, String> options = new LinkedHashMap<>();
+    private final List<Object> parameters = new ArrayList<>();
 
     private Builder(String sql) {
       this.sql = Objects.requireNonNull(sql, "sql");
@@ -82,6 +98,22 @@ public final class QueryRequest {
       }
       this.timeout = value;
       return this;
+    }
+
+    /**
+     * Values for the SQL's {@code ?} placeholders, bound on the server through a prepared statement. Each is
+     * {@code null}, a boolean, a number (including BigDecimal and BigInteger), a String, a byte[], a UUID, or a
+     * {@code java.time} / {@code java.sql} date or time; anything else is an IllegalArgumentException here.
+     */
+    public Builder parameters(List<?> values) {
+      QueryParameters.normalizeAll(values);
+      parameters.clear();
+      parameters.addAll(values);
+      return this;
+    }
+
+    public Builder parameters(Object... values) {
+      return parameters(java.util.Arrays.asList(values));
     }
 
     public Builder option(String key, String value) {

@@ -2,11 +2,13 @@ package io.thallus;
 
 import io.thallus.internal.client.ClientConnection;
 import io.thallus.internal.client.StreamState;
+import io.thallus.internal.protocol.Message;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * A connection to a Thallus server. Thread-safe: several threads may run streams on one client at once.
@@ -69,14 +71,7 @@ public final class ThallusClient implements AutoCloseable {
 
   /** Opens a stream and returns once its schema is known (the server has compiled and started the query). */
   public ThallusStream query(QueryRequest request) {
-    synchronized (this) {
-      if (closed) {
-        throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "the client is closed");
-      }
-    }
-    StreamState state = connection.open(request.sql(), request.dataset().orElse(""),
-        request.batchRows().orElse(options.batchRows()), options.credits(),
-        request.timeout().map(java.time.Duration::toMillis).orElse(0L), request.options());
+    StreamState state = open(request, 0);
     try {
       ThallusStream stream = new ThallusStream(state, state.awaitSchema(), allocator, openStreams::remove);
       openStreams.add(stream);
@@ -85,6 +80,31 @@ public final class ThallusClient implements AutoCloseable {
       state.close();
       throw e;
     }
+  }
+
+  /**
+   * The schema {@code request}'s result would have, without running it to the end: the server compiles the query
+   * and sends no row (a query is planned under {@code LIMIT 0}).
+   */
+  public Schema schema(QueryRequest request) {
+    StreamState state = open(request, Message.Open.SCHEMA_ONLY);
+    try {
+      return state.awaitSchema();
+    } finally {
+      state.close();
+    }
+  }
+
+  private StreamState open(QueryRequest request, int flags) {
+    synchronized (this) {
+      if (closed) {
+        throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "the client is closed");
+      }
+    }
+    return connection.open(new Message.Open(0, request.sql(), request.dataset().orElse(""),
+        request.batchRows().orElse(options.batchRows()), options.credits(),
+        request.timeout().map(java.time.Duration::toMillis).orElse(0L), flags, request.wireParameters(),
+        request.options()));
   }
 
   /** The memory this client's batches hold right now. */

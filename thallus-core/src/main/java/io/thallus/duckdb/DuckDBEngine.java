@@ -9,6 +9,7 @@ import io.thallus.spi.QuerySpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -125,8 +126,17 @@ public final class DuckDBEngine implements QueryEngine {
       if (spec.dataset().isPresent()) {
         bindDataset(connection, spec.dataset().get());
       }
-      statement = connection.createStatement();
-      DuckDBResultSet resultSet = (DuckDBResultSet) statement.executeQuery(spec.sql());
+      String sql = spec.schemaOnly() ? withoutRows(spec.sql()) : spec.sql();
+      DuckDBResultSet resultSet;
+      if (spec.parameters().isEmpty()) {
+        statement = connection.createStatement();
+        resultSet = (DuckDBResultSet) statement.executeQuery(sql);
+      } else {
+        PreparedStatement prepared = connection.prepareStatement(sql);
+        statement = prepared;
+        bind(prepared, spec.parameters());
+        resultSet = (DuckDBResultSet) prepared.executeQuery();
+      }
       ArrowReader reader = (ArrowReader) resultSet.arrowExportStream(allocator, spec.batchRows());
       return new DuckDBResult(connection, statement, resultSet, reader);
     } catch (SQLException e) {
@@ -141,6 +151,40 @@ public final class DuckDBEngine implements QueryEngine {
       closeQuietly(statement);
       closeQuietly(connection);
       throw e;
+    }
+  }
+
+  /**
+   * A query that yields the same columns and no row: DuckDB plans {@code LIMIT 0} without reading its input. Only a
+   * query can be wrapped; anything else (PRAGMA, SHOW, ...) runs as it is, and the server reads none of its rows.
+   */
+  private static String withoutRows(String sql) {
+    String body = sql.strip();
+    while (body.endsWith(";")) {
+      body = body.substring(0, body.length() - 1).stripTrailing();
+    }
+    String head = body.length() < 8 ? body : body.substring(0, 8);
+    head = head.toUpperCase(Locale.ROOT);
+    if (head.startsWith("SELECT") || head.startsWith("WITH") || head.startsWith("FROM") || head.startsWith("VALUES")
+        || head.startsWith("(")) {
+      return "SELECT * FROM (" + body + "\n) AS thallus_schema LIMIT 0";
+    }
+    return sql;
+  }
+
+  private static void bind(PreparedStatement statement, List<Object> parameters) throws SQLException {
+    int expected = statement.getParameterMetaData().getParameterCount();
+    if (expected != parameters.size()) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT,
+          "the SQL has " + expected + " parameter(s) (?), the request gave " + parameters.size());
+    }
+    for (int i = 0; i < parameters.size(); i++) {
+      Object value = parameters.get(i);
+      switch (value) {
+        case null -> statement.setObject(i + 1, null);
+        case byte[] bytes -> statement.setBytes(i + 1, bytes);
+        default -> statement.setObject(i + 1, value);
+      }
     }
   }
 
@@ -160,9 +204,11 @@ public final class DuckDBEngine implements QueryEngine {
       if (spec.dataset().isPresent()) {
         bindDataset(connection, spec.dataset().get());
       }
-      try (Statement statement = connection.createStatement();
-           java.sql.ResultSet ignored = statement.executeQuery(spec.sql())) {
-        return Optional.empty();
+      try (PreparedStatement statement = connection.prepareStatement(spec.sql())) {
+        bind(statement, spec.parameters());
+        try (java.sql.ResultSet ignored = statement.executeQuery()) {
+          return Optional.empty();
+        }
       }
     } catch (SQLException e) {
       return Optional.ofNullable(e.getMessage());

@@ -1,15 +1,26 @@
 package io.thallus.spi;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 /**
  * One query as the engine receives it. {@code dataset} is already resolved inside the server's data root and
- * known to exist.
+ * known to exist. {@code parameters} are the values of the SQL's {@code ?}s in order ({@code null} is SQL NULL;
+ * numbers, String, byte[], Boolean, UUID, BigInteger, and java.time dates and times). With {@code schemaOnly}
+ * the engine need only produce the schema: the server asks for no batch.
  */
-public record QuerySpec(String sql, Optional<Path> dataset, int batchRows, Map<String, String> options) {
+public record QuerySpec(String sql, Optional<Path> dataset, int batchRows, List<Object> parameters,
+    boolean schemaOnly, Map<String, String> options) {
   public QuerySpec {
+    parameters = Collections.unmodifiableList(new ArrayList<>(parameters));
     options = Map.copyOf(options);
+  }
+
+  public QuerySpec(String sql, Optional<Path> dataset, int batchRows, Map<String, String> options) {
+    this(sql, dataset, batchRows, List.of(), false, options);
   }
 }

@@ -196,9 +196,8 @@ public final class ClientConnection implements AutoCloseable {
     return transport;
   }
 
-  /** Sends OPEN; the returned state yields OPENED (or the error), then the batches. */
-  public StreamState open(String sql, String dataset, int batchRows, int credits, long timeoutMillis,
-      Map<String, String> options) {
+  /** Sends OPEN ({@code request} with its stream id replaced by the next free one); the returned state yields OPENED (or the error), then the batches. */
+  public StreamState open(Message.Open request) {
     ThallusException failure = broken;
     if (failure != null) {
       throw failure;
@@ -206,7 +205,8 @@ public final class ClientConnection implements AutoCloseable {
     int id = nextStreamId.getAndIncrement();
     StreamState state = new StreamState(this, id, settings.timeout());
     streams.put(id, state);
-    send(new Message.Open(id, sql, dataset, batchRows, credits, timeoutMillis, options));
+    send(new Message.Open(id, request.sql(), request.dataset(), request.batchRows(), request.credits(),
+        request.timeoutMillis(), request.flags(), request.parameters(), request.options()));
     return state;
   }
 

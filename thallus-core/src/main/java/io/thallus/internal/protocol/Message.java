@@ -40,11 +40,27 @@ public sealed interface Message {
     }
   }
 
-  /** Client → server: start a stream. {@code dataset} is empty for none; {@code timeoutMillis} 0 for none. */
-  record Open(int streamId, String sql, String dataset, int batchRows, int credits, long timeoutMillis,
-      Map<String, String> options) implements Message {
+  /**
+   * Client → server: start a stream. {@code dataset} is empty for none; {@code timeoutMillis} 0 for none;
+   * {@code parameters} are {@link QueryParameters#normalize normalized} values for the SQL's {@code ?}s.
+   */
+  record Open(int streamId, String sql, String dataset, int batchRows, int credits, long timeoutMillis, int flags,
+      List<Object> parameters, Map<String, String> options) implements Message {
+    /** Flag: answer OPENED (the schema) and END without producing any row. */
+    public static final int SCHEMA_ONLY = 1;
+
     public Open {
+      parameters = List.copyOf(parameters);
       options = Map.copyOf(options);
+    }
+
+    public Open(int streamId, String sql, String dataset, int batchRows, int credits, long timeoutMillis,
+        Map<String, String> options) {
+      this(streamId, sql, dataset, batchRows, credits, timeoutMillis, 0, List.of(), options);
+    }
+
+    public boolean schemaOnly() {
+      return (flags & SCHEMA_ONLY) != 0;
     }
 
     @Override

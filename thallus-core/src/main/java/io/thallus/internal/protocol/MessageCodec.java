@@ -25,7 +25,13 @@ import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
  * <pre>
  * HELLO    magic u32 "THAL", version u16, clientName string, transports list, parameters map, credentials map
  * WELCOME  version u16, transport string, parameters map, serverName string
- * OPEN     streamId i32, sql string, dataset string, batchRows i32, credits i32, timeoutMillis i64, options map
+ * OPEN     streamId i32, sql string, dataset string, batchRows i32, credits i32, timeoutMillis i64, flags u8
+ *            (1: schema only), parameterCount u16, parameter * parameterCount, options map
+ *            parameter = tag u8, then by tag: 0 null; 1 boolean u8; 2 int8; 3 int16; 4 int32; 5 int64; 6 float32;
+ *                        7 float64; 8 decimal string; 9 string; 10 bytes (u32 count + bytes); 11 date (epoch
+ *                        day i64); 12 time (nano of day i64); 13 timestamp (epoch second i64, nano i32);
+ *                        14 timestamp with time zone (epoch second i64, nano i32, offset seconds i32);
+ *                        15 uuid (most i64, least i64); 16 big integer string
  * OPENED   streamId i32, schema: u32 count + bytes (an Arrow IPC Schema message)
  * NEXT     streamId i32, credits i32, releaseCount u32, releases i64 * releaseCount
  * BATCH    streamId i32, batchId i64, partCount u16, part * partCount, inline bytes: the rest of the frame
@@ -65,7 +71,7 @@ public final class MessageCodec {
         case HELLO -> readHello(frame);
         case WELCOME -> new Message.Welcome(readU16(frame), readString(frame), readMap(frame), readString(frame));
         case OPEN -> new Message.Open(readInt(frame), readString(frame), readString(frame), readInt(frame),
-            readInt(frame), readLong(frame), readMap(frame));
+            readInt(frame), readLong(frame), readU8(frame), readParameters(frame), readMap(frame));
         case OPENED -> new Message.Opened(readInt(frame), readBytes(frame));
         case NEXT -> readNext(frame);
         case BATCH -> readBatch(frame);
@@ -200,6 +206,58 @@ public final class MessageCodec {
       return list;
     }
 
+    private static List<Object> readParameters(ByteBuf in) {
+      int count = readU16(in);
+      List<Object> values = new ArrayList<>(Math.min(count, in.readableBytes()));
+      for (int i = 0; i < count; i++) {
+        values.add(readParameter(in));
+      }
+      return values;
+    }
+
+    private static Object readParameter(ByteBuf in) {
+      int tag = readU8(in);
+      return switch (tag) {
+        case 0 -> QueryParameters.NULL;
+        case 1 -> readU8(in) != 0;
+        case 2 -> (byte) readU8(in);
+        case 3 -> (short) readU16(in);
+        case 4 -> readInt(in);
+        case 5 -> readLong(in);
+        case 6 -> Float.intBitsToFloat(readInt(in));
+        case 7 -> Double.longBitsToDouble(readLong(in));
+        case 8 -> parse(readString(in), java.math.BigDecimal::new, "decimal");
+        case 9 -> readString(in);
+        case 10 -> readBytes(in);
+        case 11 -> parse(readLong(in), java.time.LocalDate::ofEpochDay, "date");
+        case 12 -> parse(readLong(in), java.time.LocalTime::ofNanoOfDay, "time");
+        case 13 -> {
+          long seconds = readLong(in);
+          int nanos = readInt(in);
+          yield parse(seconds, s -> java.time.LocalDateTime.ofEpochSecond(s, nanos, java.time.ZoneOffset.UTC),
+              "timestamp");
+        }
+        case 14 -> {
+          long seconds = readLong(in);
+          int nanos = readInt(in);
+          int offset = readInt(in);
+          yield parse(seconds, s -> java.time.OffsetDateTime.ofInstant(java.time.Instant.ofEpochSecond(s, nanos),
+              java.time.ZoneOffset.ofTotalSeconds(offset)), "timestamp with time zone");
+        }
+        case 15 -> new java.util.UUID(readLong(in), readLong(in));
+        case 16 -> parse(readString(in), java.math.BigInteger::new, "big integer");
+        default -> throw new CorruptedFrameException("unknown parameter tag " + tag);
+      };
+    }
+
+    private static <T, R> R parse(T raw, java.util.function.Function<T, R> parser, String what) {
+      try {
+        return parser.apply(raw);
+      } catch (RuntimeException e) {
+        throw new CorruptedFrameException("not a " + what + " parameter: " + raw);
+      }
+    }
+
     private static Map<String, String> readMap(ByteBuf in) {
       int count = readU16(in);
       Map<String, String> map = new LinkedHashMap<>();
@@ -271,6 +329,8 @@ public final class MessageCodec {
           out.writeInt(m.batchRows());
           out.writeInt(m.credits());
           out.writeLong(m.timeoutMillis());
+          out.writeByte(m.flags());
+          writeParameters(out, m.parameters());
           writeMap(out, m.options());
         }
         case Message.Opened m -> {
@@ -356,6 +416,90 @@ public final class MessageCodec {
       out.writeShort(values.size());
       for (String value : values) {
         writeString(out, value);
+      }
+    }
+
+    private static void writeParameters(ByteBuf out, List<Object> values) {
+      checkCount(values.size());
+      out.writeShort(values.size());
+      for (Object value : values) {
+        writeParameter(out, value);
+      }
+    }
+
+    private static void writeParameter(ByteBuf out, Object value) {
+      switch (value) {
+        case QueryParameters.Null ignored -> out.writeByte(0);
+        case Boolean v -> {
+          out.writeByte(1);
+          out.writeByte(v ? 1 : 0);
+        }
+        case Byte v -> {
+          out.writeByte(2);
+          out.writeByte(v);
+        }
+        case Short v -> {
+          out.writeByte(3);
+          out.writeShort(v);
+        }
+        case Integer v -> {
+          out.writeByte(4);
+          out.writeInt(v);
+        }
+        case Long v -> {
+          out.writeByte(5);
+          out.writeLong(v);
+        }
+        case Float v -> {
+          out.writeByte(6);
+          out.writeInt(Float.floatToRawIntBits(v));
+        }
+        case Double v -> {
+          out.writeByte(7);
+          out.writeLong(Double.doubleToRawLongBits(v));
+        }
+        case java.math.BigDecimal v -> {
+          out.writeByte(8);
+          writeString(out, v.toString());
+        }
+        case String v -> {
+          out.writeByte(9);
+          writeString(out, v);
+        }
+        case byte[] v -> {
+          out.writeByte(10);
+          out.writeInt(v.length);
+          out.writeBytes(v);
+        }
+        case java.time.LocalDate v -> {
+          out.writeByte(11);
+          out.writeLong(v.toEpochDay());
+        }
+        case java.time.LocalTime v -> {
+          out.writeByte(12);
+          out.writeLong(v.toNanoOfDay());
+        }
+        case java.time.LocalDateTime v -> {
+          out.writeByte(13);
+          out.writeLong(v.toEpochSecond(java.time.ZoneOffset.UTC));
+          out.writeInt(v.getNano());
+        }
+        case java.time.OffsetDateTime v -> {
+          out.writeByte(14);
+          out.writeLong(v.toEpochSecond());
+          out.writeInt(v.getNano());
+          out.writeInt(v.getOffset().getTotalSeconds());
+        }
+        case java.util.UUID v -> {
+          out.writeByte(15);
+          out.writeLong(v.getMostSignificantBits());
+          out.writeLong(v.getLeastSignificantBits());
+        }
+        case java.math.BigInteger v -> {
+          out.writeByte(16);
+          writeString(out, v.toString());
+        }
+        default -> throw new IllegalArgumentException("no wire form for a parameter of " + value.getClass());
       }
     }
 

@@ -10,6 +10,7 @@ import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.Protocol;
+import io.thallus.internal.protocol.QueryParameters;
 import io.thallus.spi.ControlWriter;
 import io.thallus.spi.QuerySpec;
 import io.thallus.spi.ServerSession;
@@ -152,7 +153,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       if (context.registry().isShuttingDown()) {
         throw ThallusException.of(StatusCode.UNAVAILABLE, "the server is shutting down");
       }
-      QuerySpec spec = new QuerySpec(open.sql(), dataset, open.batchRows(), open.options());
+      QuerySpec spec = new QuerySpec(open.sql(), dataset, open.batchRows(),
+          QueryParameters.forEngine(open.parameters()), open.schemaOnly(), open.options());
       ServerStream stream = new ServerStream(this, context, session, streamId, spec, open.credits());
       streams.put(streamId, stream);
       context.registry().add(stream);

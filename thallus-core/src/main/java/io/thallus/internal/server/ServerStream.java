@@ -94,6 +94,11 @@ final class ServerStream implements Runnable {
       result = context.engine().execute(spec, connection.allocator());
       throwIfAborted();
       connection.send(new Message.Opened(id, result.schema().serializeAsMessage()));
+      if (spec.schemaOnly()) {
+        connection.send(new Message.End(id, 0, 0, 0, System.nanoTime() - start,
+            THREADS.getCurrentThreadCpuTime() - cpuStart));
+        return;
+      }
       while (true) {
         awaitCredit();
         BatchContents batch = result.next();

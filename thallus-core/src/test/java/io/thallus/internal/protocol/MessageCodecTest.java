@@ -65,6 +65,40 @@ class MessageCodecTest {
   }
 
   @Test
+  void everyParameterTypeRoundTrips() {
+    List<Object> values = QueryParameters.normalizeAll(java.util.Arrays.asList(null, true, (byte) -7, (short) 300,
+        -5, Long.MIN_VALUE, 1.5f, -2.25e300, new java.math.BigDecimal("-12345678901234567890.123"),
+        new java.math.BigInteger("170141183460469231731687303715884105727"), "ü ✓", new byte[] {0, -1, 2},
+        java.time.LocalDate.of(1969, 12, 31), java.time.LocalTime.of(23, 59, 59, 999_999_000),
+        java.time.LocalDateTime.of(2024, 2, 29, 12, 0, 0, 123_456_000),
+        java.time.OffsetDateTime.of(2024, 2, 29, 12, 0, 0, 5, java.time.ZoneOffset.ofHours(-5)),
+        java.util.UUID.fromString("123e4567-e89b-12d3-a456-426614174000")));
+    Message.Open open = new Message.Open(1, "SELECT ?", "", 10, 1, 0, Message.Open.SCHEMA_ONLY, values, Map.of());
+    Message.Open decoded = (Message.Open) roundTrip(open);
+    assertThat(decoded.schemaOnly()).isTrue();
+    assertThat(decoded.parameters()).usingRecursiveFieldByFieldElementComparator().isEqualTo(values);
+    assertThat(QueryParameters.forEngine(decoded.parameters()).get(0)).isNull();
+  }
+
+  @Test
+  void anUnknownParameterTagIsACorruptFrame() {
+    ByteBuf body = Unpooled.buffer().writeByte(MessageType.OPEN.wireValue()).writeInt(1);
+    body.writeInt(1).writeByte('x').writeInt(0).writeInt(10).writeInt(1).writeLong(0).writeByte(0);
+    body.writeShort(1).writeByte(99).writeShort(0);
+    assertThatThrownBy(() -> MessageCodec.Decoder.decode(body))
+        .isInstanceOf(io.netty.handler.codec.CorruptedFrameException.class)
+        .hasMessageContaining("unknown parameter tag 99");
+    body.release();
+  }
+
+  @Test
+  void aParameterOfAnUnsupportedTypeIsRefusedWhereItIsGiven() {
+    assertThatThrownBy(() -> io.thallus.QueryRequest.builder("SELECT ?").parameters(new Object()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("cannot be a java.lang.Object");
+  }
+
+  @Test
   void arraysAndBatchesRoundTrip() {
     Message.Opened opened = (Message.Opened) roundTrip(new Message.Opened(3, new byte[] {1, 2, 3, 4}));
     assertThat(opened.streamId()).isEqualTo(3);
