@@ -3,6 +3,7 @@ package io.thallus.duckdb;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.spi.BatchContents;
+import io.thallus.spi.CancelSignal;
 import io.thallus.spi.QueryEngine;
 import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
@@ -115,6 +116,11 @@ public final class DuckDBEngine implements QueryEngine {
 
   @Override
   public QueryResult execute(QuerySpec spec, BufferAllocator allocator) {
+    return execute(spec, allocator, new CancelSignal());
+  }
+
+  @Override
+  public QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
     DuckDBConnection connection;
     try {
       connection = (DuckDBConnection) database.duplicate();
@@ -130,10 +136,12 @@ public final class DuckDBEngine implements QueryEngine {
       DuckDBResultSet resultSet;
       if (spec.parameters().isEmpty()) {
         statement = connection.createStatement();
+        cancel.onCancel(cancelling(statement));
         resultSet = (DuckDBResultSet) statement.executeQuery(sql);
       } else {
         PreparedStatement prepared = connection.prepareStatement(sql);
         statement = prepared;
+        cancel.onCancel(cancelling(statement));
         bind(prepared, spec.parameters());
         resultSet = (DuckDBResultSet) prepared.executeQuery();
       }
@@ -143,6 +151,10 @@ public final class DuckDBEngine implements QueryEngine {
       closeQuietly(statement);
       closeQuietly(connection);
       String message = e.getMessage();
+      if (cancel.isCancelled()) {
+        // Re-running a cancelled query to learn why it stopped would run it to the end.
+        throw ThallusException.of(StatusCode.CANCELLED, "the query was cancelled", e);
+      }
       if (message != null && message.contains(HIDDEN_ERROR)) {
         message = diagnose(spec).orElse(message);
       }
@@ -152,6 +164,17 @@ public final class DuckDBEngine implements QueryEngine {
       closeQuietly(connection);
       throw e;
     }
+  }
+
+  /** Interrupts DuckDB mid-query (from the thread that cancels), so even an aggregate stops before it ends. */
+  private static Runnable cancelling(Statement statement) {
+    return () -> {
+      try {
+        statement.cancel();
+      } catch (SQLException | RuntimeException ignored) {
+        // Finished or closed already: nothing is left to stop.
+      }
+    };
   }
 
   /**
