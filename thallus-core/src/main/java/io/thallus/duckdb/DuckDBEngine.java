@@ -134,17 +134,28 @@ public final class DuckDBEngine implements QueryEngine {
       }
       String sql = spec.schemaOnly() ? withoutRows(spec.sql()) : spec.sql();
       DuckDBResultSet resultSet;
+      boolean hasRows;
       if (spec.parameters().isEmpty()) {
         statement = connection.createStatement();
         cancel.onCancel(cancelling(statement));
-        resultSet = (DuckDBResultSet) statement.executeQuery(sql);
+        hasRows = statement.execute(sql);
       } else {
         PreparedStatement prepared = connection.prepareStatement(sql);
         statement = prepared;
         cancel.onCancel(cancelling(statement));
         bind(prepared, spec.parameters());
-        resultSet = (DuckDBResultSet) prepared.executeQuery();
+        hasRows = prepared.execute();
       }
+      if (!hasRows) {
+        // A statement without rows (DDL, SET, ...) answers with its update count, as DuckDB's INSERT does.
+        long count = Math.max(0, statement.getUpdateCount());
+        statement.close();
+        PreparedStatement counted = connection.prepareStatement("SELECT ?::BIGINT AS \"Count\"");
+        statement = counted;
+        counted.setLong(1, count);
+        counted.execute();
+      }
+      resultSet = (DuckDBResultSet) statement.getResultSet();
       ArrowReader reader = (ArrowReader) resultSet.arrowExportStream(allocator, spec.batchRows());
       return new DuckDBResult(connection, statement, resultSet, reader);
     } catch (SQLException e) {
