@@ -1,5 +1,6 @@
 package io.thallus.e2e;
 
+import static io.thallus.testing.Memory.awaitAtMost;
 import static io.thallus.testing.Memory.awaitZero;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -130,7 +131,8 @@ class SameHostTest {
         for (int b = 0; b < kept.size(); b++) {
           assertThat(((BigIntVector) kept.get(b).getVector(0)).get(1023)).isEqualTo(b * 1024L + 1023);
         }
-        assertThat(server.allocator().getAllocatedMemory()).isLessThanOrEqualTo(4 << 20);
+        // The stream thread may still hold DuckDB's last batch (engine memory, not shared memory) for a moment.
+        awaitAtMost(() -> server.allocator().getAllocatedMemory(), 4 << 20, "server memory after the error");
       } finally {
         kept.forEach(VectorSchemaRoot::close);
       }

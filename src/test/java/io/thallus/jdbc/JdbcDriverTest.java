@@ -447,8 +447,11 @@ class JdbcDriverTest {
     assertThatThrownBy(() -> DriverManager.getConnection("jdbc:thallus://127.0.0.1:1?connectTimeout=2"))
         .isInstanceOf(SQLException.class)
         .satisfies(e -> assertThat(((SQLException) e).getSQLState()).startsWith("08"));
-    assertThatThrownBy(() -> DriverManager.getConnection(url + "/../outside.parquet").createStatement()
-        .executeQuery("SELECT 1")).isInstanceOf(SQLException.class).hasMessageContaining("outside");
+    try (Connection outside = DriverManager.getConnection(url + "/../outside.parquet");
+         Statement statement = outside.createStatement()) {
+      assertThatThrownBy(() -> statement.executeQuery("SELECT 1")).isInstanceOf(SQLException.class)
+          .hasMessageContaining("outside");
+    }
 
     Properties properties = new Properties();
     properties.setProperty("transport", "ipc");

@@ -4,6 +4,7 @@ import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.CancelSignal;
+import io.thallus.spi.Deadline;
 import io.thallus.spi.QueryEngine;
 import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
@@ -21,6 +22,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -48,6 +50,9 @@ import org.duckdb.DuckDBResultSet;
 public final class DuckDBEngine implements QueryEngine {
   /** What DuckDB's JDBC driver says, in streaming mode, instead of the error that stopped a query. */
   private static final String HIDDEN_ERROR = "Invalid result set";
+  /** How long, and how often, a cancellation is repeated while DuckDB has not started the query yet. */
+  private static final java.time.Duration CANCEL_PERSISTENCE = java.time.Duration.ofSeconds(30);
+  private static final java.time.Duration CANCEL_RETRY = java.time.Duration.ofMillis(20);
 
   private final DuckDBConnection database;
   private final Properties settings;
@@ -135,16 +140,21 @@ public final class DuckDBEngine implements QueryEngine {
       String sql = spec.schemaOnly() ? withoutRows(spec.sql()) : spec.sql();
       DuckDBResultSet resultSet;
       boolean hasRows;
-      if (spec.parameters().isEmpty()) {
-        statement = connection.createStatement();
-        cancel.onCancel(cancelling(statement));
-        hasRows = statement.execute(sql);
-      } else {
-        PreparedStatement prepared = connection.prepareStatement(sql);
-        statement = prepared;
-        cancel.onCancel(cancelling(statement));
-        bind(prepared, spec.parameters());
-        hasRows = prepared.execute();
+      AtomicBoolean executing = new AtomicBoolean(true);
+      try {
+        if (spec.parameters().isEmpty()) {
+          statement = connection.createStatement();
+          cancel.onCancel(cancelling(statement, executing));
+          hasRows = statement.execute(sql);
+        } else {
+          PreparedStatement prepared = connection.prepareStatement(sql);
+          statement = prepared;
+          cancel.onCancel(cancelling(statement, executing));
+          bind(prepared, spec.parameters());
+          hasRows = prepared.execute();
+        }
+      } finally {
+        executing.set(false);
       }
       if (!hasRows) {
         // A statement without rows (DDL, SET, ...) answers with its update count, as DuckDB's INSERT does.
@@ -177,15 +187,33 @@ public final class DuckDBEngine implements QueryEngine {
     }
   }
 
-  /** Interrupts DuckDB mid-query (from the thread that cancels), so even an aggregate stops before it ends. */
-  private static Runnable cancelling(Statement statement) {
-    return () -> {
-      try {
-        statement.cancel();
-      } catch (SQLException | RuntimeException ignored) {
-        // Finished or closed already: nothing is left to stop.
-      }
-    };
+  /**
+   * Interrupts DuckDB mid-query, so even an aggregate stops before it ends. DuckDB forgets an interrupt that comes
+   * before its query has started, so a virtual thread keeps asking until {@code executing} turns false (the
+   * statement returned) or a deadline passes; the thread that cancels never blocks.
+   */
+  private static Runnable cancelling(Statement statement, AtomicBoolean executing) {
+    return () -> Thread.ofVirtual().name("thallus-duckdb-cancel").start(() -> {
+      Deadline deadline = Deadline.after(CANCEL_PERSISTENCE);
+      do {
+        try {
+          statement.cancel();
+        } catch (SQLException | RuntimeException ignored) {
+          // Finished or closed already: nothing is left to stop.
+          return;
+        }
+      } while (executing.get() && !deadline.isExpired() && pause());
+    });
+  }
+
+  private static boolean pause() {
+    try {
+      Thread.sleep(CANCEL_RETRY.toMillis());
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   /**
