@@ -147,6 +147,17 @@ public final class ClientOptions {
       return this;
     }
 
+    /** Sends a shared secret or bearer token at the handshake ({@link Authentication#token}). */
+    public Builder token(String secret) {
+      return credential(Authentication.TOKEN, secret);
+    }
+
+    /** Sends a user name and password at the handshake ({@link Authentication#users}). */
+    public Builder user(String name, String password) {
+      credential(Authentication.USER, name);
+      return credential(Authentication.PASSWORD, password);
+    }
+
     public Builder clientName(String value) {
       this.clientName = Objects.requireNonNull(value);
       return this;

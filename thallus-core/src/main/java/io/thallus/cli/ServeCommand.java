@@ -36,7 +36,7 @@ final class ServeCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
-    DuckDBEngine.Builder engine = DuckDBEngine.builder();
+    DuckDBEngine.Builder engine = DuckDBEngine.builder().filesUnder(dataRoot);
     if (threads != null) {
       engine.threads(threads);
     }
@@ -44,9 +44,10 @@ final class ServeCommand implements Callable<Integer> {
       engine.memoryLimit(memoryLimit);
     }
     CountDownLatch stopped = new CountDownLatch(1);
-    try (BufferAllocator allocator = new RootAllocator();
+    try (DuckDBEngine duckdb = engine.build();
+         BufferAllocator allocator = new RootAllocator();
          ThallusServer server = ThallusServer.builder(allocator, Location.of(host, port))
-             .dataRoot(dataRoot).engine(engine.build()).transports(transports).build().start()) {
+             .dataRoot(dataRoot).engine(duckdb).transports(transports).build().start()) {
       System.out.println("thallus serving " + dataRoot.toAbsolutePath() + " at " + server.getLocation()
           + " over " + server.transports());
       Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown));

@@ -56,13 +56,15 @@ public final class DuckDBEngine implements QueryEngine {
 
   private final DuckDBConnection database;
   private final Properties settings;
+  private final Path filesRoot;
   private final Map<Path, String> attached = new ConcurrentHashMap<>();
   private final AtomicInteger attachCount = new AtomicInteger();
   private DuckDBConnection diagnostics;
 
-  private DuckDBEngine(DuckDBConnection database, Properties settings) {
+  private DuckDBEngine(DuckDBConnection database, Properties settings, Path filesRoot) {
     this.database = database;
     this.settings = settings;
+    this.filesRoot = filesRoot;
   }
 
   /** An engine with DuckDB's defaults for threads and memory. */
@@ -78,6 +80,7 @@ public final class DuckDBEngine implements QueryEngine {
   public static final class Builder {
     private Integer threads;
     private String memoryLimit;
+    private Path filesRoot;
 
     private Builder() {}
 
@@ -99,6 +102,20 @@ public final class DuckDBEngine implements QueryEngine {
       return this;
     }
 
+    /**
+     * The one directory whose files SQL may read (the server's data root). Without it SQL reads and writes no file
+     * at all. Either way DuckDB is locked down: no external access elsewhere, no extension installs or autoloads,
+     * and SQL cannot change those settings back.
+     */
+    public Builder filesUnder(Path root) {
+      try {
+        this.filesRoot = root.toRealPath();
+      } catch (java.io.IOException e) {
+        throw ThallusException.of(StatusCode.NOT_FOUND, "data root " + root + " does not exist: " + e.getMessage(), e);
+      }
+      return this;
+    }
+
     public DuckDBEngine build() {
       Properties settings = new Properties();
       if (threads != null) {
@@ -112,10 +129,33 @@ public final class DuckDBEngine implements QueryEngine {
       // Streaming results: a result is produced as it is read, so OPEN returns before the query has finished.
       properties.setProperty(DuckDBDriver.JDBC_STREAM_RESULTS, "true");
       try {
-        return new DuckDBEngine((DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", properties), settings);
+        DuckDBConnection database = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", properties);
+        try {
+          lockDown(database, filesRoot);
+        } catch (SQLException e) {
+          database.close();
+          throw e;
+        }
+        return new DuckDBEngine(database, settings, filesRoot);
       } catch (SQLException e) {
         throw ThallusException.of(StatusCode.INTERNAL, "cannot start DuckDB: " + e.getMessage(), e);
       }
+    }
+  }
+
+  /**
+   * What keeps remote SQL inside the data root: DuckDB's own file-system switch, with the data root as its one
+   * exception, no extension downloads or autoloads, and the configuration locked so SQL cannot undo any of it.
+   */
+  private static void lockDown(DuckDBConnection database, Path filesRoot) throws SQLException {
+    try (Statement statement = database.createStatement()) {
+      if (filesRoot != null) {
+        statement.execute("SET allowed_directories = [" + literal(filesRoot + "/") + "]");
+      }
+      statement.execute("SET enable_external_access = false");
+      statement.execute("SET autoinstall_known_extensions = false");
+      statement.execute("SET autoload_known_extensions = false");
+      statement.execute("SET lock_configuration = true");
     }
   }
 
@@ -260,6 +300,7 @@ public final class DuckDBEngine implements QueryEngine {
       synchronized (this) {
         if (diagnostics == null) {
           diagnostics = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", settings);
+          lockDown(diagnostics, filesRoot);
         }
         connection = (DuckDBConnection) diagnostics.duplicate();
       }

@@ -70,6 +70,9 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     context.registry().add(this);
     if (context.registry().isShuttingDown()) {
       failConnection(Status.of(StatusCode.UNAVAILABLE, "the server is shutting down"));
+    } else if (context.registry().connections().size() > context.limits().maxConnections()) {
+      failConnection(Status.of(StatusCode.RESOURCE_EXHAUSTED, "the server has its maximum of "
+          + context.limits().maxConnections() + " clients connected; try again later"));
     }
   }
 
@@ -104,6 +107,13 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     if (hello.version() != Protocol.VERSION) {
       failConnection(Status.of(StatusCode.UNIMPLEMENTED, "protocol version " + hello.version()
           + " is not supported; this server speaks version " + Protocol.VERSION));
+      return;
+    }
+    if (!context.authentication().accepts(hello.credentials())) {
+      LOG.warn("connection {} from {} failed authentication", id, channel.remoteAddress());
+      // Which part was wrong is not said: that would help a guesser.
+      failConnection(Status.of(StatusCode.UNAUTHENTICATED,
+          "authentication failed: this server needs a valid token, or a user name and password"));
       return;
     }
     InetSocketAddress remote = (InetSocketAddress) channel.remoteAddress();
@@ -143,6 +153,15 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       }
       if (open.sql().isBlank()) {
         throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "empty SQL");
+      }
+      int sqlBytes = io.netty.buffer.ByteBufUtil.utf8Bytes(open.sql());
+      if (sqlBytes > context.limits().maxSqlBytes()) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "SQL text of " + sqlBytes
+            + " bytes is over this server's limit of " + context.limits().maxSqlBytes());
+      }
+      if (streams.size() >= context.limits().maxStreamsPerConnection()) {
+        throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "this client already has "
+            + streams.size() + " streams open, the most this server allows; close one first");
       }
       Optional<Path> dataset = Optional.empty();
       if (!open.dataset().isEmpty()) {
