@@ -39,6 +39,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   private final ServerContext context;
   private final long id = IDS.incrementAndGet();
   private final Map<Integer, ServerStream> streams = new ConcurrentHashMap<>();
+  /** Streams the client has closed whose threads are still winding down: they no longer count against its limit. */
+  private final java.util.Set<Integer> closing = ConcurrentHashMap.newKeySet();
   private final ControlWriter controlWriter = this::writeBatch;
   private volatile Channel channel;
   private volatile ServerSession session;
@@ -92,8 +94,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       case Message.Next next -> onNext(next);
       case Message.Cancel cancel -> abortStream(cancel.streamId(),
           Status.of(StatusCode.CANCELLED, "stream " + cancel.streamId() + " cancelled by the client"), true);
-      case Message.Close close -> abortStream(close.streamId(),
-          Status.of(StatusCode.CANCELLED, "stream " + close.streamId() + " closed by the client"), false);
+      case Message.Close close -> closeStream(close.streamId());
       default -> failConnection(Status.of(StatusCode.PROTOCOL_ERROR,
           "a client does not send " + message.type()));
     }
@@ -159,9 +160,10 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
         throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "SQL text of " + sqlBytes
             + " bytes is over this server's limit of " + context.limits().maxSqlBytes());
       }
-      if (streams.size() >= context.limits().maxStreamsPerConnection()) {
+      int openStreams = streams.size() - closing.size();
+      if (openStreams >= context.limits().maxStreamsPerConnection()) {
         throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "this client already has "
-            + streams.size() + " streams open, the most this server allows; close one first");
+            + openStreams + " streams open, the most this server allows; close one first");
       }
       Optional<Path> dataset = Optional.empty();
       if (!open.dataset().isEmpty()) {
@@ -209,8 +211,16 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   }
 
   /** Called by a stream's thread when it has finished and released what it held. */
+  private void closeStream(int streamId) {
+    if (streams.containsKey(streamId)) {
+      closing.add(streamId);
+    }
+    abortStream(streamId, Status.of(StatusCode.CANCELLED, "stream " + streamId + " closed by the client"), false);
+  }
+
   void streamDone(ServerStream stream) {
     streams.remove(stream.id(), stream);
+    closing.remove(stream.id());
     context.registry().remove(stream);
     closeSessionIfIdle();
   }
