@@ -106,7 +106,7 @@ public final class ThallusServer implements AutoCloseable {
       ServerContext context = new ServerContext(settings.serverName, allocator, engine, dataRoot, transports,
           streamThreads, timers, settings.ioTimeout, settings.idleTimeout, settings.maxBatchRows, registry,
           settings.authentication, new ServerContext.Limits(settings.maxConnections,
-              settings.maxStreamsPerConnection, settings.maxSqlBytes));
+              settings.maxStreamsPerConnection, settings.maxSqlBytes), settings.tls != null);
       ServerBootstrap bootstrap = new ServerBootstrap()
           .group(acceptLoop, ioLoop)
           .channel(NioServerSocketChannel.class)
@@ -114,6 +114,9 @@ public final class ThallusServer implements AutoCloseable {
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
+              if (settings.tls != null) {
+                ch.pipeline().addLast("tls", settings.tls.context().newHandler(ch.alloc()));
+              }
               ch.pipeline()
                   .addLast("frames", new FrameDecoder(settings.maxFrameBytes))
                   .addLast("decoder", new MessageCodec.Decoder())
@@ -241,6 +244,7 @@ public final class ThallusServer implements AutoCloseable {
     private Duration shutdownTimeout = Duration.ofSeconds(10);
     private String serverName = "thallus";
     private Authentication authentication = Authentication.none();
+    private Tls tls;
     private int maxConnections = 1024;
     private int maxStreamsPerConnection = 64;
     private int maxSqlBytes = 1 << 20;
@@ -322,6 +326,12 @@ public final class ThallusServer implements AutoCloseable {
     /** Who may connect (default: anyone); checked at HELLO, before a client can open a stream. */
     public Builder authentication(Authentication value) {
       this.authentication = Objects.requireNonNull(value);
+      return this;
+    }
+
+    /** TLS on the control connection ({@link Tls#server}); the server then offers only ipc, shm and cma. */
+    public Builder tls(Tls server) {
+      this.tls = Objects.requireNonNull(server);
       return this;
     }
 

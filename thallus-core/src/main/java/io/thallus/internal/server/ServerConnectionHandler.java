@@ -124,6 +124,10 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       if (started.isEmpty()) {
         continue;
       }
+      if (context.tls() && !started.get().transport().confidentialUnderTls()) {
+        unavailable.add(name + " (its batch bodies would travel outside TLS)");
+        continue;
+      }
       try {
         ServerSession accepted = started.get().server().accept(remote, hello.parameters());
         session = accepted;

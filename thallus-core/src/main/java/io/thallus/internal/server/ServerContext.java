@@ -25,7 +25,8 @@ public record ServerContext(
     int maxBatchRows,
     StreamRegistry registry,
     Authentication authentication,
-    Limits limits) {
+    Limits limits,
+    boolean tls) {
 
   /** What one server lets its clients use. */
   public record Limits(int maxConnections, int maxStreamsPerConnection, int maxSqlBytes) {}
