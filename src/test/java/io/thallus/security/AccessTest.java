@@ -71,6 +71,17 @@ class AccessTest {
           assertThat(single(client, "SELECT 7")).isEqualTo(7);
         }
       }
+      String url = "jdbc:thallus://127.0.0.1:" + location.port();
+      java.util.Properties alice = new java.util.Properties();
+      alice.setProperty("user", "alice");
+      alice.setProperty("password", "wonderland");
+      try (java.sql.Connection connection = java.sql.DriverManager.getConnection(url, alice)) {
+        assertThat(connection.isValid(5)).isTrue();
+      }
+      alice.setProperty("password", "guess");
+      assertThatThrownBy(() -> java.sql.DriverManager.getConnection(url, alice))
+          .isInstanceOfSatisfying(java.sql.SQLException.class,
+              e -> assertThat(e.getSQLState()).isEqualTo("28000"));
       Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
     }
   }

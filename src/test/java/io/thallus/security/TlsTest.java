@@ -133,6 +133,20 @@ class TlsTest {
   }
 
   @Test
+  void theJdbcDriverSpeaksTls() throws Exception {
+    String url = "jdbc:thallus://127.0.0.1:" + server.getLocation().port() + "?tls=true&tlsTrust="
+        + serverCertificate.certificate();
+    try (java.sql.Connection connection = java.sql.DriverManager.getConnection(url);
+         java.sql.Statement statement = connection.createStatement();
+         java.sql.ResultSet result = statement.executeQuery("SELECT sum(i) FROM range(1000) t(i)")) {
+      assertThat(result.next()).isTrue();
+      assertThat(result.getLong(1)).isEqualTo(999L * 1000 / 2);
+    }
+    assertThatThrownBy(() -> java.sql.DriverManager.getConnection(url.replace("?tls=true&", "?tls=maybe&")))
+        .isInstanceOf(java.sql.SQLException.class).hasMessageContaining("tls must be true or false");
+  }
+
+  @Test
   void missingFilesAreNamed() {
     assertThatThrownBy(() -> Tls.server(folder.resolve("nope.pem"), serverCertificate.privateKey()))
         .isInstanceOf(ThallusException.class).hasMessageContaining("nope.pem");

@@ -99,6 +99,8 @@ final class JdbcUrl {
     for (Map.Entry<ThallusProperty, String> entry : values.entrySet()) {
       if (entry.getKey().type() == ThallusProperty.Type.INTEGER) {
         integer(entry.getKey(), entry.getValue());
+      } else if (entry.getKey().type() == ThallusProperty.Type.BOOLEAN) {
+        bool(entry.getKey(), entry.getValue());
       }
     }
     return new JdbcUrl(host, port, values);
@@ -139,6 +141,20 @@ final class JdbcUrl {
     } catch (NumberFormatException e) {
       throw Errors.invalid(property.key() + " must be a whole number, got '" + text + "'");
     }
+  }
+
+  private static boolean bool(ThallusProperty property, String text) throws SQLException {
+    return switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
+      case "true", "yes", "1", "on" -> true;
+      case "false", "no", "0", "off" -> false;
+      default -> throw Errors.invalid(property.key() + " must be true or false, got '" + text + "'");
+    };
+  }
+
+  boolean bool(ThallusProperty property) {
+    String text = values.getOrDefault(property, property.defaultValue()).trim().toLowerCase(java.util.Locale.ROOT);
+    // Validated in parse.
+    return text.equals("true") || text.equals("yes") || text.equals("1") || text.equals("on");
   }
 
   String string(ThallusProperty property) {

@@ -3,6 +3,7 @@ package io.thallus.jdbc;
 import io.thallus.ClientOptions;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
+import io.thallus.Tls;
 import java.sql.Array;
 import java.sql.Blob;
 import java.sql.CallableStatement;
@@ -64,6 +65,15 @@ final class ThallusConnection implements Connection {
       String value = url.string(credential);
       if (!value.isEmpty()) {
         options.credential(credential.key(), value);
+      }
+    }
+    if (url.bool(ThallusProperty.TLS)) {
+      String trust = url.string(ThallusProperty.TLS_TRUST);
+      try {
+        Tls tls = trust.isEmpty() ? Tls.client() : Tls.client(java.nio.file.Path.of(trust));
+        options.tls(url.bool(ThallusProperty.TLS_VERIFY_HOSTNAME) ? tls : tls.withoutHostnameVerification());
+      } catch (ThallusException e) {
+        throw Errors.from(e);
       }
     }
     BufferAllocator allocator = new RootAllocator();

@@ -17,6 +17,11 @@ public enum ThallusProperty {
   USER("user", "", Type.STRING, "User name sent at the handshake"),
   PASSWORD("password", "", Type.STRING, "Password sent at the handshake"),
   TOKEN("token", "", Type.STRING, "Bearer token or shared secret sent at the handshake"),
+  TLS("tls", "false", Type.BOOLEAN, "Speak TLS on the control connection (the server then offers ipc, shm, cma)"),
+  TLS_TRUST("tlsTrust", "", Type.STRING,
+      "PEM file of the certificates to trust for TLS; empty: the JDK's certificate authorities"),
+  TLS_VERIFY_HOSTNAME("tlsVerifyHostname", "true", Type.BOOLEAN,
+      "Check that the server's certificate names the host in the URL"),
   BATCH_ROWS("batchRows", "65536", Type.INTEGER,
       "Rows per Arrow batch; Statement.setFetchSize overrides it per statement"),
   CREDITS("credits", "4", Type.INTEGER, "Batches the server may send ahead of the reader"),
@@ -28,7 +33,8 @@ public enum ThallusProperty {
   /** How a property's text is read. */
   public enum Type {
     STRING,
-    INTEGER
+    INTEGER,
+    BOOLEAN
   }
 
   private final String key;
@@ -76,6 +82,8 @@ public enum ThallusProperty {
     info.required = false;
     if (this == TRANSPORT) {
       info.choices = new String[] {"", "rdma", "shm", "cma", "tcp", "ipc"};
+    } else if (type == Type.BOOLEAN) {
+      info.choices = new String[] {"true", "false"};
     }
     return info;
   }
