@@ -37,10 +37,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /** What same-host transports must survive: peers killed mid-stream, hoarding consumers, other users. */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
-class SameHostTest {
+public class SameHostTest {
   private static final Path SHM = Path.of("/dev/shm");
 
-  private static List<Path> segmentFolders(long serverPid) throws IOException {
+  public static List<Path> segmentFolders(long serverPid) throws IOException {
     try (Stream<Path> folders = Files.list(SHM)) {
       return folders.filter(f -> f.getFileName().toString().startsWith("thallus-" + serverPid + "-")).toList();
     }
@@ -80,7 +80,7 @@ class SameHostTest {
   }
 
   /** The server process dies mid-stream: the client gets an error in time and keeps readable batches. */
-  static void serverKilledMidStream(String transport) throws Exception {
+  public static void serverKilledMidStream(String transport) throws Exception {
     try (ChildJvm serverProcess = ChildJvm.start(ServerMain.class);
          BufferAllocator allocator = new RootAllocator()) {
       int port = Integer.parseInt(serverProcess.awaitLine("LISTENING", 60).split(" ")[1]);
