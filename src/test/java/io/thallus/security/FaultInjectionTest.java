@@ -122,6 +122,32 @@ class FaultInjectionTest {
     }
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"tcp", "ipc", "shm", "cma"})
+  void aServerShutDownWithStreamsOpenEndsThemAndFreesEverything(String transport) throws Exception {
+    try (BufferAllocator clientMemory = new RootAllocator()) {
+      BufferAllocator serverMemory = new RootAllocator();
+      ThallusServer server = ThallusServer.builder(serverMemory, Location.of("127.0.0.1", 0))
+          .shutdownTimeout(Duration.ofSeconds(10)).build().start();
+      ClientOptions options = ClientOptions.builder().timeout(Duration.ofSeconds(20)).build();
+      try (ThallusClient client = ThallusClient.connect(clientMemory, server.getLocation().withTransport(transport),
+          options);
+           ThallusStream stream = client.query(QueryRequest.builder("SELECT i FROM range(100000000000) t(i)")
+               .batchRows(65536).build())) {
+        stream.next().close();
+        // Closing fails if any server memory is still held: streams, batches, shared memory.
+        server.close();
+        serverMemory.close();
+        assertThatThrownBy(() -> {
+          while (stream.hasNext()) {
+            stream.next().close();
+          }
+        }).isInstanceOfSatisfying(ThallusException.class,
+            e -> assertThat(e.code()).isIn(StatusCode.UNAVAILABLE, StatusCode.CANCELLED));
+      }
+    }
+  }
+
   @Test
   void thirtyTwoClientsPullLargeResultsWithinAMemoryBudget() throws Exception {
     long budget = 512L << 20;
