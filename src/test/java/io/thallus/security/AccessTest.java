@@ -152,6 +152,32 @@ class AccessTest {
   }
 
   @ParameterizedTest
+  @ValueSource(strings = {"tcp", "ipc", "shm", "cma"})
+  void aQueryBeyondTheServersMemoryBudgetGetsResourceExhaustedNotAnOutOfMemoryError(String transport)
+      throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+             .memoryLimit(2 << 20).build().start()) {
+      try (ThallusClient client = ThallusClient.connect(allocator, server.getLocation().withTransport(transport))) {
+        assertThatThrownBy(() -> {
+          try (ThallusStream stream = client.query(QueryRequest.builder(
+              "SELECT i, i + 1, i + 2, i + 3, i + 4, i + 5, i + 6, i + 7 FROM range(1000000) t(i)")
+              .batchRows(65536).build())) {
+            while (stream.hasNext()) {
+              stream.next().close();
+            }
+          }
+        }).isInstanceOfSatisfying(ThallusException.class,
+            e -> assertThat(e.code()).isEqualTo(StatusCode.RESOURCE_EXHAUSTED))
+            .hasMessageContaining("memory budget");
+        assertThat(single(client, "SELECT 11")).as("the server goes on").isEqualTo(11);
+      }
+      // Pooled transport memory (shm segments) goes with the client; nothing else may stay.
+      Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
+    }
+  }
+
+  @ParameterizedTest
   @ValueSource(strings = {
       "SELECT count(*) FROM read_csv('{outside}/secret.csv')",
       "SELECT count(*) FROM read_csv('{root}/../secret.csv')",

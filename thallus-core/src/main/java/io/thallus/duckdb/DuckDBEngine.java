@@ -414,6 +414,12 @@ public final class DuckDBEngine implements QueryEngine {
         }
         return new BatchContents(dictionaries, records);
       } catch (java.io.IOException | RuntimeException e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+          if (cause instanceof org.apache.arrow.memory.OutOfMemoryException && e instanceof RuntimeException runtime) {
+            // The server's memory budget, not the query, stopped this: the server says so.
+            throw runtime;
+          }
+        }
         String message = e.getMessage() == null ? e.toString() : e.getMessage();
         throw ThallusException.of(StatusCode.INVALID_ARGUMENT, message, e);
       }

@@ -16,6 +16,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.apache.arrow.memory.BufferAllocator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -102,8 +103,10 @@ final class ServerStream implements Runnable {
             THREADS.getCurrentThreadCpuTime() - cpuStart));
         return;
       }
+      long nextBatchBytes = fixedWidthBytes(result.schema(), spec.batchRows());
       while (true) {
         awaitCredit();
+        awaitHeadroom(nextBatchBytes);
         BatchContents batch = result.next();
         if (batch == null) {
           connection.send(new Message.End(id, rows, batches, bytes, System.nanoTime() - start,
@@ -112,17 +115,96 @@ final class ServerStream implements Runnable {
         }
         rows += batch.rowCount();
         bytes += batch.bufferBytes();
+        nextBatchBytes = Math.max(nextBatchBytes, batch.bufferBytes());
         takeCredit();
         session.send(id, batches++, batch, connection.controlWriter(), Deadline.after(context.ioTimeout()));
       }
     } catch (ThallusException e) {
       failure = e.status();
     } catch (RuntimeException | Error e) {
+      failure = budgetExhausted(e);
+      if (failure != null) {
+        return;
+      }
       LOG.error("stream {} failed", id, e);
       failure = Status.of(StatusCode.INTERNAL, "server error: " + e).withCause(e);
     } finally {
       failure = finish(failure);
     }
+  }
+
+  /**
+   * Waits until the server's memory budget has room for the next batch. Importing a batch that does not fit fails
+   * halfway through, inside Arrow's C data import, and leaks what it had imported; so a batch is only asked for
+   * when it fits. One that could never fit fails at once; otherwise the wait ends at the I/O deadline.
+   */
+  private void awaitHeadroom(long needed) {
+    BufferAllocator memory = connection.allocator();
+    if (memory.getHeadroom() >= needed) {
+      return;
+    }
+    long budget = memory.getParentAllocator() == null ? memory.getLimit()
+        : Math.min(memory.getLimit(), memory.getParentAllocator().getLimit());
+    if (needed > budget) {
+      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "the server's memory budget is used up: a batch of "
+          + spec.batchRows() + " rows needs about " + needed + " bytes and the budget is " + budget
+          + "; ask for smaller batches");
+    }
+    Deadline deadline = Deadline.after(context.ioTimeout());
+    while (memory.getHeadroom() < needed) {
+      throwIfAborted();
+      if (deadline.isExpired()) {
+        throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "the server's memory budget is used up: the next "
+            + "batch needs about " + needed + " bytes, " + memory.getHeadroom() + " are free after waiting "
+            + context.ioTimeout().toSeconds() + " s for other streams to release theirs");
+      }
+      lock.lock();
+      try {
+        // Released batches free memory without signalling this stream: look again shortly.
+        changed.await(5, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw ThallusException.of(StatusCode.CANCELLED, "stream thread interrupted");
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
+  /** The bytes a batch's fixed-width buffers take (variable-width data comes on top): a floor for the estimate. */
+  private static long fixedWidthBytes(org.apache.arrow.vector.types.pojo.Schema schema, int rows) {
+    long bytes = 0;
+    for (org.apache.arrow.vector.types.pojo.Field field : schema.getFields()) {
+      bytes += fixedWidthBytes(field, rows);
+    }
+    return bytes;
+  }
+
+  private static long fixedWidthBytes(org.apache.arrow.vector.types.pojo.Field field, int rows) {
+    long validity = (rows + 7L) / 8;
+    long values = switch (field.getType()) {
+      case org.apache.arrow.vector.types.pojo.ArrowType.Int t -> (long) rows * t.getBitWidth() / 8;
+      case org.apache.arrow.vector.types.pojo.ArrowType.FloatingPoint t -> rows * 8L;
+      case org.apache.arrow.vector.types.pojo.ArrowType.Decimal t -> rows * (long) t.getBitWidth() / 8;
+      case org.apache.arrow.vector.types.pojo.ArrowType.Date t -> rows * 8L;
+      case org.apache.arrow.vector.types.pojo.ArrowType.Time t -> rows * 8L;
+      case org.apache.arrow.vector.types.pojo.ArrowType.Timestamp t -> rows * 8L;
+      case org.apache.arrow.vector.types.pojo.ArrowType.Utf8 t -> rows * 4L;
+      case org.apache.arrow.vector.types.pojo.ArrowType.Binary t -> rows * 4L;
+      default -> 0;
+    };
+    return validity + values;
+  }
+
+  /** An allocation refused by the server's memory budget, anywhere below: a clear error, not an internal one. */
+  private static Status budgetExhausted(Throwable error) {
+    for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+      if (cause instanceof org.apache.arrow.memory.OutOfMemoryException) {
+        return Status.of(StatusCode.RESOURCE_EXHAUSTED,
+            "the server's memory budget is used up (" + cause.getMessage() + "); try smaller batches or later");
+      }
+    }
+    return null;
   }
 
   private Status finish(Status failure) {
