@@ -73,6 +73,14 @@ final class Errors {
     return new SQLNonTransientConnectionException(what + " is closed", what.equals("connection") ? "08003" : "HY010");
   }
 
+  /** {@code Wrapper.unwrap} for every driver object: itself, if it is one, or an error naming both types. */
+  static <T> T unwrap(Object self, Class<T> type) throws SQLException {
+    if (type.isInstance(self)) {
+      return type.cast(self);
+    }
+    throw invalid("a " + self.getClass().getSimpleName() + " is not a " + type.getName());
+  }
+
   static SQLFeatureNotSupportedException unsupported(String what) {
     return new SQLFeatureNotSupportedException(what + " is not supported: Thallus result sets are forward-only and "
         + "read-only", "0A000");

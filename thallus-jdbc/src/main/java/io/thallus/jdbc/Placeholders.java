@@ -117,10 +117,7 @@ final class Placeholders {
 
     @Override
     public <T> T unwrap(Class<T> type) throws SQLException {
-      if (type.isInstance(this)) {
-        return type.cast(this);
-      }
-      throw Errors.invalid("not a " + type.getName());
+      return Errors.unwrap(this, type);
     }
 
     @Override

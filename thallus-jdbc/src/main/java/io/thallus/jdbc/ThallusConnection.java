@@ -482,10 +482,7 @@ final class ThallusConnection implements Connection {
 
   @Override
   public <T> T unwrap(Class<T> type) throws SQLException {
-    if (type.isInstance(this)) {
-      return type.cast(this);
-    }
-    throw Errors.invalid("a Thallus connection is not a " + type.getName());
+    return Errors.unwrap(this, type);
   }
 
   @Override

@@ -570,10 +570,7 @@ final class ThallusDatabaseMetaData implements DatabaseMetaData {
 
   @Override
   public <T> T unwrap(Class<T> type) throws SQLException {
-    if (type.isInstance(this)) {
-      return type.cast(this);
-    }
-    throw Errors.invalid("not a " + type.getName());
+    return Errors.unwrap(this, type);
   }
 
   @Override

@@ -620,10 +620,7 @@ final class ThallusResultSet extends ReadOnlyResultSet {
 
   @Override
   public <T> T unwrap(Class<T> type) throws SQLException {
-    if (type.isInstance(this)) {
-      return type.cast(this);
-    }
-    throw Errors.invalid("a Thallus result set is not a " + type.getName());
+    return Errors.unwrap(this, type);
   }
 
   @Override

@@ -401,10 +401,7 @@ class ThallusStatement implements Statement {
 
   @Override
   public <T> T unwrap(Class<T> type) throws SQLException {
-    if (type.isInstance(this)) {
-      return type.cast(this);
-    }
-    throw Errors.invalid("a Thallus statement is not a " + type.getName());
+    return Errors.unwrap(this, type);
   }
 
   @Override
