@@ -17,18 +17,44 @@ import java.util.Optional;
  */
 record ReadConf(
     List<String> urls,
-    Optional<String> query,
-    Optional<String> dataset,
-    Optional<String> table,
-    Optional<String> transport,
+    String queryText,
+    String datasetPath,
+    String tableName,
+    String transportName,
     int batchRows,
     int partitions,
-    Optional<String> partitionColumn,
+    String partitionColumnName,
     Map<String, String> credentials,
-    Optional<Duration> queryTimeout,
+    Duration queryTimeoutOrNull,
     boolean pushDownFilters,
     boolean pushDownAggregate,
     boolean pushDownLimit) implements Serializable {
+
+  // Optional is not Serializable, so the components hold nulls and these accessors wrap them.
+
+  Optional<String> query() {
+    return Optional.ofNullable(queryText);
+  }
+
+  Optional<String> dataset() {
+    return Optional.ofNullable(datasetPath);
+  }
+
+  Optional<String> table() {
+    return Optional.ofNullable(tableName);
+  }
+
+  Optional<String> transport() {
+    return Optional.ofNullable(transportName);
+  }
+
+  Optional<String> partitionColumn() {
+    return Optional.ofNullable(partitionColumnName);
+  }
+
+  Optional<Duration> queryTimeout() {
+    return Optional.ofNullable(queryTimeoutOrNull);
+  }
 
   static final int DEFAULT_BATCH_ROWS = 65_536;
 
@@ -66,12 +92,13 @@ record ReadConf(
       throw new IllegalArgumentException("options 'query' and 'table' exclude each other: query the table in SQL");
     }
     Optional<Integer> timeout = integer(lower, ThallusOptions.QUERY_TIMEOUT, 1);
-    return new ReadConf(List.copyOf(urls), query, dataset, table, text(lower, ThallusOptions.TRANSPORT),
+    return new ReadConf(List.copyOf(urls), query.orElse(null), dataset.orElse(null), table.orElse(null),
+        text(lower, ThallusOptions.TRANSPORT).orElse(null),
         integer(lower, ThallusOptions.BATCH_ROWS, 1).orElse(DEFAULT_BATCH_ROWS),
         integer(lower, ThallusOptions.PARTITIONS, 1).orElse(1),
-        text(lower, ThallusOptions.PARTITION_COLUMN),
+        text(lower, ThallusOptions.PARTITION_COLUMN).orElse(null),
         Map.copyOf(credentials),
-        timeout.map(Duration::ofSeconds),
+        timeout.map(Duration::ofSeconds).orElse(null),
         bool(lower, ThallusOptions.PUSH_DOWN_FILTERS),
         bool(lower, ThallusOptions.PUSH_DOWN_AGGREGATE),
         bool(lower, ThallusOptions.PUSH_DOWN_LIMIT));
@@ -80,7 +107,7 @@ record ReadConf(
   /** The location of server {@code index} (round robin), with the transport option applied. */
   Location location(int index) {
     Location location = Location.parse(urls.get(Math.floorMod(index, urls.size())));
-    return transport.map(location::withTransport).orElse(location);
+    return transportName == null ? location : location.withTransport(transportName);
   }
 
   ClientOptions clientOptions() {
@@ -91,11 +118,11 @@ record ReadConf(
 
   /** What the scan reads before any pushdown: the query, the table, or the whole dataset view. */
   String baseSql() {
-    if (query.isPresent()) {
-      return query.get();
+    if (queryText != null) {
+      return queryText;
     }
-    if (table.isPresent()) {
-      return "SELECT * FROM " + Sql.identifier(table.get());
+    if (tableName != null) {
+      return "SELECT * FROM " + Sql.identifier(tableName);
     }
     return "SELECT * FROM dataset";
   }
