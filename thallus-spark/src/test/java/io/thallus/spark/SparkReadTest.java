@@ -180,6 +180,24 @@ class SparkReadTest {
   }
 
   @Test
+  void aStreamSparkStopsReadingEarlyIsClosedAndReleased() {
+    // No limit in the SQL: the server streams all 1M rows while Spark stops after 5 and ends the task.
+    Dataset<Row> df = spark.read().format("thallus").option("url", server.url()).option("pushDownLimit", "false")
+        .option("batchRows", "1024").option("query", "SELECT i FROM range(1000000) t(i)").load().limit(5);
+    assertThat(df.collectAsList()).hasSize(5);
+    assertThat(sentScanSql()).doesNotContain("LIMIT");
+    // memoryReturned() checks that the connector holds no batch afterwards
+  }
+
+  @Test
+  void aHugeintBeyondDecimal38FailsWithDuckDBsMessage() {
+    Dataset<Row> df = spark.read().format("thallus").option("url", server.url())
+        .option("query", "SELECT 170141183460469231731687303715884105727::HUGEINT AS h").load();
+    assertThat(df.schema().simpleString()).isEqualTo("struct<h:decimal(38,0)>");
+    assertThatThrownBy(df::collectAsList).hasMessageContaining("DECIMAL(38,0)");
+  }
+
+  @Test
   void aQueryTheServerCannotCompileFailsAtLoad() {
     assertThatThrownBy(() -> spark.read().format("thallus").option("url", server.url())
         .option("query", "SELECT no_such_column FROM range(3)").load())
