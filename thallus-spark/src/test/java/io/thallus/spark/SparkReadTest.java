@@ -198,6 +198,17 @@ class SparkReadTest {
   }
 
   @Test
+  void aServerThatIsGoneFailsTheTaskWithTheClientsStatus() throws Exception {
+    Dataset<Row> df;
+    try (TestServer doomed = new TestServer()) {
+      df = spark.read().format("thallus").option("url", doomed.url()).option("query", NUMBERS).load();
+    }
+    assertThatThrownBy(df::collectAsList)
+        .isInstanceOf(org.apache.spark.SparkException.class)
+        .hasMessageContaining("UNAVAILABLE");
+  }
+
+  @Test
   void aQueryTheServerCannotCompileFailsAtLoad() {
     assertThatThrownBy(() -> spark.read().format("thallus").option("url", server.url())
         .option("query", "SELECT no_such_column FROM range(3)").load())
