@@ -45,14 +45,16 @@ final class ExpressionSql {
   private static final Set<String> COMPARISONS = Set.of("=", "<>", "<", "<=", ">", ">=");
 
   /**
-   * Types whose order and equality are the same in DuckDB and Spark: numbers, booleans, dates, timestamps and
-   * strings (both compare UTF-8 bytes). Nested types and intervals are only tested for NULL.
+   * Types whose order and equality are the same in DuckDB and Spark: numbers, booleans, dates, timestamps,
+   * strings (both compare UTF-8 bytes) and binary (unsigned bytes). Nested types and intervals are only tested for
+   * NULL.
    */
   static boolean comparable(DataType type) {
     return type instanceof BooleanType || type instanceof ByteType || type instanceof ShortType
         || type instanceof IntegerType || type instanceof LongType || type instanceof FloatType
         || type instanceof DoubleType || type instanceof DecimalType || type instanceof StringType
-        || type instanceof DateType || type instanceof TimestampType || type instanceof TimestampNTZType;
+        || type instanceof DateType || type instanceof TimestampType || type instanceof TimestampNTZType
+        || type instanceof BinaryType;
   }
 
   static Optional<String> predicate(Predicate predicate, Map<String, DataType> columns) {

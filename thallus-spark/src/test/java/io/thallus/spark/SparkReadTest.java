@@ -122,6 +122,29 @@ class SparkReadTest {
   }
 
   @Test
+  void pushedLiteralsOfEveryScalarTypeSelectWhatDuckDBSelects() throws java.sql.SQLException {
+    String query = "SELECT i AS id, DATE '2024-01-01' + i::INTEGER AS d,"
+        + " TIMESTAMP '2024-01-01 00:00:00' + INTERVAL (i * 90) MINUTES AS ts,"
+        + " TIMESTAMPTZ '2024-01-01 00:00:00+00' + INTERVAL (i * 90) MINUTES AS tz,"
+        + " (i / 4)::DECIMAL(10,2) AS dec, 'it''s ' || i AS s, ('\\x01' || i::VARCHAR)::BLOB AS b,"
+        + " i / 8 AS f, i % 3 = 0 AS flag, i::TINYINT AS tiny FROM range(100) t(i)";
+    Dataset<Row> df = spark.read().format("thallus").option("url", server.url()).option("query", query).load()
+        .filter("d >= DATE '2024-02-01' AND ts < TIMESTAMP_NTZ '2024-01-05 12:00:00'"
+            + " AND tz > TIMESTAMP '2024-01-01 18:00:00+00:00' AND dec <> 20.25 AND s <> 'it''s 50'"
+            + " AND flag = true AND f <= 12.0 AND tiny > 30 AND b <> X'0135'");
+    List<Long> ids = df.collectAsList().stream().map(r -> r.getLong(0)).sorted().toList();
+    List<Long> expected = TypeMappingTest.duckdb("SELECT id FROM (" + query + ") WHERE d >= DATE '2024-02-01'"
+        + " AND ts < TIMESTAMP '2024-01-05 12:00:00' AND tz > TIMESTAMPTZ '2024-01-01 18:00:00+00'"
+        + " AND dec <> 20.25 AND s <> 'it''s 50' AND flag AND f <= 12.0 AND tiny > 30 AND b <> '\\x015'::BLOB"
+        + " ORDER BY id").stream().map(r -> Long.parseLong((String) r.get(0))).toList();
+    assertThat(ids).isNotEmpty().isEqualTo(expected);
+    String sql = sentScanSql();
+    assertThat(sql).contains("DATE '2024-02-01'", "TIMESTAMP '2024-01-05T12:00'", "TIMESTAMPTZ '2024-01-01T18:00+00'",
+        "CAST('20.25' AS DECIMAL(", "'it''s 50'", "\"flag\" = TRUE", "'\\x01\\x35'::BLOB");
+    assertThat(plan(df)).doesNotContain("Filter ("); // nothing left for Spark
+  }
+
+  @Test
   void pushesLimitAndTopN() {
     Dataset<Row> limited = numbers().limit(5);
     assertThat(limited.collectAsList()).hasSize(5);
