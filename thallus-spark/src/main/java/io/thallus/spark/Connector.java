@@ -19,9 +19,28 @@ final class Connector {
   private static final BufferAllocator ALLOCATOR = new RootAllocator();
   private static final int SQL_HISTORY = 256;
   private static final Deque<String> SENT_SQL = new ArrayDeque<>();
+  private static final Deque<String> CONNECTED = new ArrayDeque<>();
 
   static ThallusClient connect(ReadConf conf, int server) {
-    return ThallusClient.connect(ALLOCATOR, conf.location(server), conf.clientOptions());
+    io.thallus.Location location = conf.location(server);
+    remember(CONNECTED, location.toString());
+    return ThallusClient.connect(ALLOCATOR, location, conf.clientOptions());
+  }
+
+  private static void remember(Deque<String> history, String entry) {
+    synchronized (history) {
+      if (history.size() == SQL_HISTORY) {
+        history.removeFirst();
+      }
+      history.addLast(entry);
+    }
+  }
+
+  /** The servers this JVM connected to, oldest first (at most the last 256). */
+  static List<String> connected() {
+    synchronized (CONNECTED) {
+      return new ArrayList<>(CONNECTED);
+    }
   }
 
   /** A request for {@code sql} with the read's dataset, batch size and timeout; recorded as sent. */
@@ -29,12 +48,7 @@ final class Connector {
     QueryRequest.Builder builder = QueryRequest.builder(sql).batchRows(conf.batchRows());
     conf.dataset().ifPresent(builder::dataset);
     conf.queryTimeout().ifPresent(builder::timeout);
-    synchronized (SENT_SQL) {
-      if (SENT_SQL.size() == SQL_HISTORY) {
-        SENT_SQL.removeFirst();
-      }
-      SENT_SQL.addLast(sql);
-    }
+    remember(SENT_SQL, sql);
     return builder.build();
   }
 
@@ -53,6 +67,9 @@ final class Connector {
   static void clearSentSql() {
     synchronized (SENT_SQL) {
       SENT_SQL.clear();
+    }
+    synchronized (CONNECTED) {
+      CONNECTED.clear();
     }
   }
 }

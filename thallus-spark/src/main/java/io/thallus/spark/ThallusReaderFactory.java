@@ -6,7 +6,10 @@ import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
-/** Columnar readers only: Arrow batches become ColumnarBatches without a copy, so rows are never built here. */
+/**
+ * Arrow batches become ColumnarBatches without a copy. Spark reads this source columnar; should a plan ask for rows
+ * anyway, they are served from the same batches.
+ */
 final class ThallusReaderFactory implements PartitionReaderFactory {
   private static final long serialVersionUID = 1L;
 
@@ -16,7 +19,31 @@ final class ThallusReaderFactory implements PartitionReaderFactory {
 
   @Override
   public PartitionReader<InternalRow> createReader(InputPartition partition) {
-    throw new UnsupportedOperationException("the thallus source reads columnar batches only");
+    ColumnarReader batches = ColumnarReader.open((ThallusInputPartition) partition);
+    return new PartitionReader<>() {
+      private java.util.Iterator<InternalRow> rows = java.util.Collections.emptyIterator();
+
+      @Override
+      public boolean next() {
+        while (!rows.hasNext()) {
+          if (!batches.next()) {
+            return false;
+          }
+          rows = batches.get().rowIterator();
+        }
+        return true;
+      }
+
+      @Override
+      public InternalRow get() {
+        return rows.next();
+      }
+
+      @Override
+      public void close() {
+        batches.close();
+      }
+    };
   }
 
   @Override

@@ -143,6 +143,7 @@ class PartitionTest {
     String query = "SELECT i AS id FROM range(" + ROWS + ") t(i)";
     Dataset<Row> df = read(server.url() + "," + second.url(), Map.of("query", query, "partitions", "4"));
     assertCoversEveryRowOnce(df, 4);
+    assertThat(Connector.connected()).contains(server.url(), second.url());
     ThallusScan scan = (ThallusScan) new ThallusScanBuilder(
         ReadConf.from(Map.of("url", server.url() + "," + second.url(), "query", query, "partitions", "4")),
         List.of(new TypeMapping.Column("id", "\"id\"", org.apache.spark.sql.types.DataTypes.LongType))).build();

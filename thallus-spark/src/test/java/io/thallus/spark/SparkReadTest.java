@@ -213,6 +213,28 @@ class SparkReadTest {
   }
 
   @Test
+  void rowsAreServedFromTheSameBatchesWhenAPlanAsksForRows() {
+    ThallusScan scan = (ThallusScan) new ThallusScanBuilder(
+        ReadConf.from(java.util.Map.of("url", server.url(), "query", NUMBERS, "batchRows", "100")),
+        TypeMapping.columns(List.of(
+            org.apache.arrow.vector.types.pojo.Field.nullable("id", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)),
+            org.apache.arrow.vector.types.pojo.Field.nullable("bucket", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)))))
+        .build();
+    long sum = 0;
+    int count = 0;
+    try (var reader = scan.createReaderFactory().createReader(scan.planInputPartitions()[0])) {
+      while (reader.next()) {
+        sum += reader.get().getLong(0);
+        count++;
+      }
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    assertThat(count).isEqualTo(1000);
+    assertThat(sum).isEqualTo(999L * 1000 / 2);
+  }
+
+  @Test
   void aHugeintBeyondDecimal38FailsWithDuckDBsMessage() {
     Dataset<Row> df = spark.read().format("thallus").option("url", server.url())
         .option("query", "SELECT 170141183460469231731687303715884105727::HUGEINT AS h").load();
