@@ -76,9 +76,13 @@ public final class SparkReadBenchmarkMain {
           .config("spark.driver.bindAddress", "127.0.0.1").config("spark.sql.shuffle.partitions", "2")
           .getOrCreate();
       Location location = server.getLocation();
+      String chosen;
+      try (io.thallus.ThallusClient probe = io.thallus.ThallusClient.connect(allocator, location)) {
+        chosen = probe.transport(); // what thallus:// settles on here, for the table's label
+      }
       Map<String, java.util.function.Function<Boolean, Dataset<Row>>> paths = new LinkedHashMap<>();
       paths.put("thallus tcp", push -> thallus(spark, location.withTransport("tcp").toString(), partitions, push));
-      paths.put("thallus default (" + String.join("/", server.transports()) + " offered)",
+      paths.put("thallus default (" + chosen + ")",
           push -> thallus(spark, location.toString(), partitions, push));
       paths.put("spark jdbc (" + jdbcUrl.replaceAll("^(jdbc:[a-z]+):.*", "$1") + ")",
           push -> jdbc(spark, jdbcUrl, jdbcDriver, jdbcTable, rows, partitions, push));
