@@ -64,6 +64,14 @@ final class ThallusScan implements Scan, Batch {
 
   synchronized List<PartitionSpec> partitionSpecs() {
     if (partitions == null) {
+      conf.partitionColumn().ifPresent(key -> {
+        List<String> names = query.columns().stream().map(TypeMapping.Column::name).toList();
+        if (!names.contains(key)) {
+          // Said here, on the driver, rather than as a DuckDB binder error in every task.
+          throw new IllegalArgumentException("option 'partitionColumn' names no column of the result: '" + key
+              + "'; the columns are " + names);
+        }
+      });
       partitions = Partitioner.plan(conf);
     }
     return partitions;

@@ -111,6 +111,14 @@ class PartitionTest {
   }
 
   @Test
+  void anUnknownPartitionColumnIsNamedOnTheDriver() {
+    Dataset<Row> df = read(server.url(), Map.of("query", "SELECT i AS id FROM range(10) t(i)", "partitions", "2",
+        "partitionColumn", "nope"));
+    org.assertj.core.api.Assertions.assertThatThrownBy(df::collectAsList)
+        .hasMessageContaining("'partitionColumn' names no column of the result: 'nope'");
+  }
+
+  @Test
   void aTableSplitsByRowIdRanges() {
     Dataset<Row> df = read(server.url(), Map.of("dataset", "numbers.duckdb", "table", "numbers", "partitions", "4"));
     assertCoversEveryRowOnce(df, 4);
