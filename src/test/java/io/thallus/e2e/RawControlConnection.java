@@ -12,24 +12,24 @@ import java.io.OutputStream;
 import java.net.Socket;
 
 /** A plain socket speaking (or mis-speaking) the control protocol byte by byte, to test what the server does. */
-final class RawControlConnection implements AutoCloseable {
+public final class RawControlConnection implements AutoCloseable {
   private final Socket socket;
   private final DataInputStream in;
   private final OutputStream out;
 
-  RawControlConnection(Location location) throws IOException {
+  public RawControlConnection(Location location) throws IOException {
     socket = new Socket(location.host(), location.port());
     socket.setSoTimeout(10_000);
     in = new DataInputStream(socket.getInputStream());
     out = socket.getOutputStream();
   }
 
-  void sendBytes(byte[] bytes) throws IOException {
+  public void sendBytes(byte[] bytes) throws IOException {
     out.write(bytes);
     out.flush();
   }
 
-  void send(Message message) throws IOException {
+  public void send(Message message) throws IOException {
     ByteBuf buf = Unpooled.buffer();
     MessageCodec.Encoder.encode(message, buf);
     buf.setInt(0, buf.readableBytes() - 4);
@@ -40,7 +40,7 @@ final class RawControlConnection implements AutoCloseable {
   }
 
   /** The next message the server sends. */
-  Message receive() throws IOException {
+  public Message receive() throws IOException {
     int length = in.readInt();
     byte[] body = new byte[length];
     in.readFully(body);
@@ -48,7 +48,7 @@ final class RawControlConnection implements AutoCloseable {
   }
 
   /** True once the server has closed the connection. */
-  boolean closedByServer() throws IOException {
+  public boolean closedByServer() throws IOException {
     try {
       return in.read() < 0;
     } catch (EOFException e) {

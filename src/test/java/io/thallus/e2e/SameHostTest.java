@@ -1,5 +1,6 @@
 package io.thallus.e2e;
 
+import static io.thallus.testing.Memory.awaitAtMost;
 import static io.thallus.testing.Memory.awaitZero;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -36,10 +37,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /** What same-host transports must survive: peers killed mid-stream, hoarding consumers, other users. */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
-class SameHostTest {
+public class SameHostTest {
   private static final Path SHM = Path.of("/dev/shm");
 
-  private static List<Path> segmentFolders(long serverPid) throws IOException {
+  public static List<Path> segmentFolders(long serverPid) throws IOException {
     try (Stream<Path> folders = Files.list(SHM)) {
       return folders.filter(f -> f.getFileName().toString().startsWith("thallus-" + serverPid + "-")).toList();
     }
@@ -79,7 +80,7 @@ class SameHostTest {
   }
 
   /** The server process dies mid-stream: the client gets an error in time and keeps readable batches. */
-  static void serverKilledMidStream(String transport) throws Exception {
+  public static void serverKilledMidStream(String transport) throws Exception {
     try (ChildJvm serverProcess = ChildJvm.start(ServerMain.class);
          BufferAllocator allocator = new RootAllocator()) {
       int port = Integer.parseInt(serverProcess.awaitLine("LISTENING", 60).split(" ")[1]);
@@ -130,7 +131,8 @@ class SameHostTest {
         for (int b = 0; b < kept.size(); b++) {
           assertThat(((BigIntVector) kept.get(b).getVector(0)).get(1023)).isEqualTo(b * 1024L + 1023);
         }
-        assertThat(server.allocator().getAllocatedMemory()).isLessThanOrEqualTo(4 << 20);
+        // The stream thread may still hold DuckDB's last batch (engine memory, not shared memory) for a moment.
+        awaitAtMost(() -> server.allocator().getAllocatedMemory(), 4 << 20, "server memory after the error");
       } finally {
         kept.forEach(VectorSchemaRoot::close);
       }

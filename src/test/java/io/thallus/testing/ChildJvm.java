@@ -61,6 +61,31 @@ public final class ChildJvm implements AutoCloseable {
     throw new AssertionError("the child never printed '" + prefix + "'; it printed:\n" + seen);
   }
 
+  /** Waits for the child to exit; returns its exit code, then everything it printed, one line each. */
+  public List<String> awaitExit(long seconds) throws InterruptedException {
+    if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+      throw new AssertionError("the child did not exit within " + seconds + " s; it printed:\n"
+          + String.join("\n", lines));
+    }
+    // The output thread may still be draining the pipe after exit.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (process.getInputStream() != null && System.nanoTime() < deadline) {
+      try {
+        if (process.getInputStream().available() == 0) {
+          break;
+        }
+      } catch (IOException e) {
+        break;
+      }
+      Thread.sleep(20);
+    }
+    Thread.sleep(100);
+    List<String> all = new ArrayList<>();
+    all.add(Integer.toString(process.exitValue()));
+    lines.drainTo(all);
+    return all;
+  }
+
   public long pid() {
     return process.pid();
   }

@@ -16,8 +16,10 @@ public final class ClientOptions {
   private final int maxFrameBytes;
   private final Map<String, String> credentials;
   private final String clientName;
+  private final Tls tls;
 
   private ClientOptions(Builder b) {
+    this.tls = b.tls;
     this.connectTimeout = b.connectTimeout;
     this.timeout = b.timeout;
     this.credits = b.credits;
@@ -74,8 +76,14 @@ public final class ClientOptions {
     return clientName;
   }
 
+  /** TLS for the control connection, if the server speaks it. */
+  public java.util.Optional<Tls> tls() {
+    return java.util.Optional.ofNullable(tls);
+  }
+
   public Builder toBuilder() {
     Builder b = new Builder();
+    b.tls = tls;
     b.connectTimeout = connectTimeout;
     b.timeout = timeout;
     b.credits = credits;
@@ -96,8 +104,15 @@ public final class ClientOptions {
     private int maxFrameBytes = Protocol.DEFAULT_CLIENT_MAX_FRAME;
     private final Map<String, String> credentials = new LinkedHashMap<>();
     private String clientName = "thallus-java";
+    private Tls tls;
 
     private Builder() {}
+
+    /** Speaks TLS on the control connection ({@link Tls#client}); the server's certificate is verified. */
+    public Builder tls(Tls client) {
+      this.tls = java.util.Objects.requireNonNull(client);
+      return this;
+    }
 
     public Builder connectTimeout(Duration value) {
       this.connectTimeout = positive(value, "connectTimeout");
@@ -145,6 +160,17 @@ public final class ClientOptions {
     public Builder credential(String key, String value) {
       credentials.put(Objects.requireNonNull(key), Objects.requireNonNull(value));
       return this;
+    }
+
+    /** Sends a shared secret or bearer token at the handshake ({@link Authentication#token}). */
+    public Builder token(String secret) {
+      return credential(Authentication.TOKEN, secret);
+    }
+
+    /** Sends a user name and password at the handshake ({@link Authentication#users}). */
+    public Builder user(String name, String password) {
+      credential(Authentication.USER, name);
+      return credential(Authentication.PASSWORD, password);
     }
 
     public Builder clientName(String value) {

@@ -13,6 +13,8 @@ import java.util.Optional;
  */
 public final class Location {
   public static final String SCHEME = "thallus";
+  /** The port {@code thallus serve} listens on unless told otherwise. */
+  public static final int DEFAULT_PORT = 47470;
 
   private final String host;
   private final int port;

@@ -48,7 +48,7 @@ public final class ThallusClient implements AutoCloseable {
     try {
       ClientConnection connection = ClientConnection.connect(allocator, location, new ClientConnection.Settings(
           options.clientName(), options.connectTimeout(), options.timeout(), options.maxFrameBytes(),
-          options.receivePoolBytes(), options.credentials()));
+          options.receivePoolBytes(), options.credentials(), options.tls().orElse(null)));
       return new ThallusClient(allocator, options, connection);
     } catch (RuntimeException e) {
       allocator.close();

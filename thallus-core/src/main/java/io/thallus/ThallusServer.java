@@ -69,7 +69,16 @@ public final class ThallusServer implements AutoCloseable {
     this.settings = settings;
     this.allocator = settings.allocator.newChildAllocator("thallus-server", 0, settings.memoryLimit);
     this.ownsEngine = settings.engine == null;
-    this.engine = ownsEngine ? DuckDBEngine.create() : settings.engine;
+    this.engine = ownsEngine ? ownEngine(settings) : settings.engine;
+  }
+
+  /** An embedded DuckDB that reads files only under the data root (none without one). */
+  private static DuckDBEngine ownEngine(Builder settings) {
+    DuckDBEngine.Builder engine = DuckDBEngine.builder();
+    if (settings.dataRoot != null) {
+      engine.filesUnder(settings.dataRoot);
+    }
+    return engine.build();
   }
 
   public static Builder builder(BufferAllocator allocator, Location location) {
@@ -95,7 +104,9 @@ public final class ThallusServer implements AutoCloseable {
       timers = timerPool;
       InetSocketAddress bindAddress = new InetSocketAddress(settings.location.host(), settings.location.port());
       ServerContext context = new ServerContext(settings.serverName, allocator, engine, dataRoot, transports,
-          streamThreads, timers, settings.ioTimeout, settings.idleTimeout, settings.maxBatchRows, registry);
+          streamThreads, timers, settings.ioTimeout, settings.idleTimeout, settings.maxBatchRows, registry,
+          settings.authentication, new ServerContext.Limits(settings.maxConnections,
+              settings.maxStreamsPerConnection, settings.maxSqlBytes), settings.tls != null);
       ServerBootstrap bootstrap = new ServerBootstrap()
           .group(acceptLoop, ioLoop)
           .channel(NioServerSocketChannel.class)
@@ -103,6 +114,9 @@ public final class ThallusServer implements AutoCloseable {
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
+              if (settings.tls != null) {
+                ch.pipeline().addLast("tls", settings.tls.context().newHandler(ch.alloc()));
+              }
               ch.pipeline()
                   .addLast("frames", new FrameDecoder(settings.maxFrameBytes))
                   .addLast("decoder", new MessageCodec.Decoder())
@@ -229,6 +243,11 @@ public final class ThallusServer implements AutoCloseable {
     private Duration idleTimeout = Duration.ofMinutes(10);
     private Duration shutdownTimeout = Duration.ofSeconds(10);
     private String serverName = "thallus";
+    private Authentication authentication = Authentication.none();
+    private Tls tls;
+    private int maxConnections = 1024;
+    private int maxStreamsPerConnection = 64;
+    private int maxSqlBytes = 1 << 20;
 
     private Builder(BufferAllocator allocator, Location location) {
       this.allocator = Objects.requireNonNull(allocator, "allocator");
@@ -301,6 +320,36 @@ public final class ThallusServer implements AutoCloseable {
     /** How long {@link #close()} waits for streams to finish. */
     public Builder shutdownTimeout(Duration timeout) {
       this.shutdownTimeout = Objects.requireNonNull(timeout);
+      return this;
+    }
+
+    /** Who may connect (default: anyone); checked at HELLO, before a client can open a stream. */
+    public Builder authentication(Authentication value) {
+      this.authentication = Objects.requireNonNull(value);
+      return this;
+    }
+
+    /** TLS on the control connection ({@link Tls#server}); the server then offers only ipc, shm and cma. */
+    public Builder tls(Tls server) {
+      this.tls = Objects.requireNonNull(server);
+      return this;
+    }
+
+    /** Clients connected at once (default 1024); one more is refused with RESOURCE_EXHAUSTED. */
+    public Builder maxConnections(int count) {
+      this.maxConnections = positive(count, "maxConnections");
+      return this;
+    }
+
+    /** Streams one client may have open at once (default 64); one more is refused with RESOURCE_EXHAUSTED. */
+    public Builder maxStreamsPerConnection(int count) {
+      this.maxStreamsPerConnection = positive(count, "maxStreamsPerConnection");
+      return this;
+    }
+
+    /** Longest SQL text a client may send, in UTF-8 bytes (default 1 MiB). */
+    public Builder maxSqlBytes(int bytes) {
+      this.maxSqlBytes = positive(bytes, "maxSqlBytes");
       return this;
     }
 

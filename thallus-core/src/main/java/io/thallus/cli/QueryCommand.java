@@ -1,11 +1,13 @@
 package io.thallus.cli;
 
+import io.thallus.ClientOptions;
 import io.thallus.Location;
 import io.thallus.QueryRequest;
 import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
 import io.thallus.ThallusStream;
+import io.thallus.Tls;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -53,6 +55,12 @@ final class QueryCommand implements Callable<Integer> {
   @Option(names = "--show", defaultValue = "20", description = "Rows to print when not writing a file (default: ${DEFAULT-VALUE}).")
   int show;
 
+  @Option(names = "--token-file", description = "Send the secret in this file (its first line) to the server.")
+  Path tokenFile;
+
+  @Option(names = "--tls-trust", description = "Speak TLS, trusting the certificates in this PEM file.")
+  Path tlsTrust;
+
   @Override
   public Integer call() throws IOException, SQLException {
     QueryRequest.Builder request = QueryRequest.builder(sql).batchRows(batchRows);
@@ -61,7 +69,7 @@ final class QueryCommand implements Callable<Integer> {
     }
     long start = System.nanoTime();
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusClient client = ThallusClient.connect(allocator, Location.parse(url));
+         ThallusClient client = ThallusClient.connect(allocator, Location.parse(url), clientOptions());
          ThallusStream stream = client.query(request.build())) {
       long rows;
       if (out == null) {
@@ -82,6 +90,17 @@ final class QueryCommand implements Callable<Integer> {
           out == null ? "" : ", written to " + out);
     }
     return 0;
+  }
+
+  private ClientOptions clientOptions() throws IOException {
+    ClientOptions.Builder options = ClientOptions.builder();
+    if (tokenFile != null) {
+      options.token(CliSecrets.firstLine(tokenFile));
+    }
+    if (tlsTrust != null) {
+      options.tls(Tls.client(tlsTrust));
+    }
+    return options.build();
   }
 
   private long print(ThallusStream stream) {

@@ -2,6 +2,10 @@ package io.thallus.cli;
 
 import io.thallus.Location;
 import io.thallus.ThallusServer;
+import io.thallus.Authentication;
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
+import io.thallus.Tls;
 import io.thallus.duckdb.DuckDBEngine;
 import java.nio.file.Path;
 import java.util.List;
@@ -34,9 +38,18 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--transports", split = ",", description = "Transports to offer (default: all available).")
   List<String> transports = List.of();
 
+  @Option(names = "--token-file", description = "Require clients to send the secret in this file (its first line).")
+  Path tokenFile;
+
+  @Option(names = "--tls-cert", description = "TLS certificate chain (PEM); needs --tls-key.")
+  Path tlsCertificate;
+
+  @Option(names = "--tls-key", description = "TLS private key (PKCS#8 PEM); needs --tls-cert.")
+  Path tlsKey;
+
   @Override
-  public Integer call() throws InterruptedException {
-    DuckDBEngine.Builder engine = DuckDBEngine.builder();
+  public Integer call() throws InterruptedException, java.io.IOException {
+    DuckDBEngine.Builder engine = DuckDBEngine.builder().filesUnder(dataRoot);
     if (threads != null) {
       engine.threads(threads);
     }
@@ -44,9 +57,10 @@ final class ServeCommand implements Callable<Integer> {
       engine.memoryLimit(memoryLimit);
     }
     CountDownLatch stopped = new CountDownLatch(1);
-    try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of(host, port))
-             .dataRoot(dataRoot).engine(engine.build()).transports(transports).build().start()) {
+    try (DuckDBEngine duckdb = engine.build();
+         BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = security(ThallusServer.builder(allocator, Location.of(host, port)))
+             .dataRoot(dataRoot).engine(duckdb).transports(transports).build().start()) {
       System.out.println("thallus serving " + dataRoot.toAbsolutePath() + " at " + server.getLocation()
           + " over " + server.transports());
       Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown));
@@ -55,5 +69,18 @@ final class ServeCommand implements Callable<Integer> {
       }
     }
     return 0;
+  }
+
+  private ThallusServer.Builder security(ThallusServer.Builder server) throws java.io.IOException {
+    if (tokenFile != null) {
+      server.authentication(Authentication.token(CliSecrets.firstLine(tokenFile)));
+    }
+    if ((tlsCertificate == null) != (tlsKey == null)) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "--tls-cert and --tls-key go together");
+    }
+    if (tlsCertificate != null) {
+      server.tls(Tls.server(tlsCertificate, tlsKey));
+    }
+    return server;
   }
 }

@@ -3,6 +3,8 @@ package io.thallus.duckdb;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.spi.BatchContents;
+import io.thallus.spi.CancelSignal;
+import io.thallus.spi.Deadline;
 import io.thallus.spi.QueryEngine;
 import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
@@ -20,6 +22,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -47,16 +50,21 @@ import org.duckdb.DuckDBResultSet;
 public final class DuckDBEngine implements QueryEngine {
   /** What DuckDB's JDBC driver says, in streaming mode, instead of the error that stopped a query. */
   private static final String HIDDEN_ERROR = "Invalid result set";
+  /** How long, and how often, a cancellation is repeated while DuckDB has not started the query yet. */
+  private static final java.time.Duration CANCEL_PERSISTENCE = java.time.Duration.ofSeconds(30);
+  private static final java.time.Duration CANCEL_RETRY = java.time.Duration.ofMillis(20);
 
   private final DuckDBConnection database;
   private final Properties settings;
+  private final Path filesRoot;
   private final Map<Path, String> attached = new ConcurrentHashMap<>();
   private final AtomicInteger attachCount = new AtomicInteger();
   private DuckDBConnection diagnostics;
 
-  private DuckDBEngine(DuckDBConnection database, Properties settings) {
+  private DuckDBEngine(DuckDBConnection database, Properties settings, Path filesRoot) {
     this.database = database;
     this.settings = settings;
+    this.filesRoot = filesRoot;
   }
 
   /** An engine with DuckDB's defaults for threads and memory. */
@@ -72,6 +80,7 @@ public final class DuckDBEngine implements QueryEngine {
   public static final class Builder {
     private Integer threads;
     private String memoryLimit;
+    private Path filesRoot;
 
     private Builder() {}
 
@@ -93,6 +102,20 @@ public final class DuckDBEngine implements QueryEngine {
       return this;
     }
 
+    /**
+     * The one directory whose files SQL may read (the server's data root). Without it SQL reads and writes no file
+     * at all. Either way DuckDB is locked down: no external access elsewhere, no extension installs or autoloads,
+     * and SQL cannot change those settings back.
+     */
+    public Builder filesUnder(Path root) {
+      try {
+        this.filesRoot = root.toRealPath();
+      } catch (java.io.IOException e) {
+        throw ThallusException.of(StatusCode.NOT_FOUND, "data root " + root + " does not exist: " + e.getMessage(), e);
+      }
+      return this;
+    }
+
     public DuckDBEngine build() {
       Properties settings = new Properties();
       if (threads != null) {
@@ -106,15 +129,43 @@ public final class DuckDBEngine implements QueryEngine {
       // Streaming results: a result is produced as it is read, so OPEN returns before the query has finished.
       properties.setProperty(DuckDBDriver.JDBC_STREAM_RESULTS, "true");
       try {
-        return new DuckDBEngine((DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", properties), settings);
+        DuckDBConnection database = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", properties);
+        try {
+          lockDown(database, filesRoot);
+        } catch (SQLException e) {
+          database.close();
+          throw e;
+        }
+        return new DuckDBEngine(database, settings, filesRoot);
       } catch (SQLException e) {
         throw ThallusException.of(StatusCode.INTERNAL, "cannot start DuckDB: " + e.getMessage(), e);
       }
     }
   }
 
+  /**
+   * What keeps remote SQL inside the data root: DuckDB's own file-system switch, with the data root as its one
+   * exception, no extension downloads or autoloads, and the configuration locked so SQL cannot undo any of it.
+   */
+  private static void lockDown(DuckDBConnection database, Path filesRoot) throws SQLException {
+    try (Statement statement = database.createStatement()) {
+      if (filesRoot != null) {
+        statement.execute("SET allowed_directories = [" + literal(filesRoot + "/") + "]");
+      }
+      statement.execute("SET enable_external_access = false");
+      statement.execute("SET autoinstall_known_extensions = false");
+      statement.execute("SET autoload_known_extensions = false");
+      statement.execute("SET lock_configuration = true");
+    }
+  }
+
   @Override
   public QueryResult execute(QuerySpec spec, BufferAllocator allocator) {
+    return execute(spec, allocator, new CancelSignal());
+  }
+
+  @Override
+  public QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
     DuckDBConnection connection;
     try {
       connection = (DuckDBConnection) database.duplicate();
@@ -128,21 +179,43 @@ public final class DuckDBEngine implements QueryEngine {
       }
       String sql = spec.schemaOnly() ? withoutRows(spec.sql()) : spec.sql();
       DuckDBResultSet resultSet;
-      if (spec.parameters().isEmpty()) {
-        statement = connection.createStatement();
-        resultSet = (DuckDBResultSet) statement.executeQuery(sql);
-      } else {
-        PreparedStatement prepared = connection.prepareStatement(sql);
-        statement = prepared;
-        bind(prepared, spec.parameters());
-        resultSet = (DuckDBResultSet) prepared.executeQuery();
+      boolean hasRows;
+      AtomicBoolean executing = new AtomicBoolean(true);
+      try {
+        if (spec.parameters().isEmpty()) {
+          statement = connection.createStatement();
+          cancel.onCancel(cancelling(statement, executing));
+          hasRows = statement.execute(sql);
+        } else {
+          PreparedStatement prepared = connection.prepareStatement(sql);
+          statement = prepared;
+          cancel.onCancel(cancelling(statement, executing));
+          bind(prepared, spec.parameters());
+          hasRows = prepared.execute();
+        }
+      } finally {
+        executing.set(false);
       }
+      if (!hasRows) {
+        // A statement without rows (DDL, SET, ...) answers with its update count, as DuckDB's INSERT does.
+        long count = Math.max(0, statement.getUpdateCount());
+        statement.close();
+        PreparedStatement counted = connection.prepareStatement("SELECT ?::BIGINT AS \"Count\"");
+        statement = counted;
+        counted.setLong(1, count);
+        counted.execute();
+      }
+      resultSet = (DuckDBResultSet) statement.getResultSet();
       ArrowReader reader = (ArrowReader) resultSet.arrowExportStream(allocator, spec.batchRows());
       return new DuckDBResult(connection, statement, resultSet, reader);
     } catch (SQLException e) {
       closeQuietly(statement);
       closeQuietly(connection);
       String message = e.getMessage();
+      if (cancel.isCancelled()) {
+        // Re-running a cancelled query to learn why it stopped would run it to the end.
+        throw ThallusException.of(StatusCode.CANCELLED, "the query was cancelled", e);
+      }
       if (message != null && message.contains(HIDDEN_ERROR)) {
         message = diagnose(spec).orElse(message);
       }
@@ -151,6 +224,35 @@ public final class DuckDBEngine implements QueryEngine {
       closeQuietly(statement);
       closeQuietly(connection);
       throw e;
+    }
+  }
+
+  /**
+   * Interrupts DuckDB mid-query, so even an aggregate stops before it ends. DuckDB forgets an interrupt that comes
+   * before its query has started, so a virtual thread keeps asking until {@code executing} turns false (the
+   * statement returned) or a deadline passes; the thread that cancels never blocks.
+   */
+  private static Runnable cancelling(Statement statement, AtomicBoolean executing) {
+    return () -> Thread.ofVirtual().name("thallus-duckdb-cancel").start(() -> {
+      Deadline deadline = Deadline.after(CANCEL_PERSISTENCE);
+      do {
+        try {
+          statement.cancel();
+        } catch (SQLException | RuntimeException ignored) {
+          // Finished or closed already: nothing is left to stop.
+          return;
+        }
+      } while (executing.get() && !deadline.isExpired() && pause());
+    });
+  }
+
+  private static boolean pause() {
+    try {
+      Thread.sleep(CANCEL_RETRY.toMillis());
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
     }
   }
 
@@ -198,6 +300,7 @@ public final class DuckDBEngine implements QueryEngine {
       synchronized (this) {
         if (diagnostics == null) {
           diagnostics = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", settings);
+          lockDown(diagnostics, filesRoot);
         }
         connection = (DuckDBConnection) diagnostics.duplicate();
       }

@@ -11,6 +11,14 @@ public interface QueryEngine extends AutoCloseable {
    */
   QueryResult execute(QuerySpec spec, BufferAllocator allocator);
 
+  /**
+   * As {@link #execute(QuerySpec, BufferAllocator)}, stopping early when {@code cancel} fires: an engine that can
+   * interrupt a running query registers how with {@link CancelSignal#onCancel}.
+   */
+  default QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
+    return execute(spec, allocator);
+  }
+
   @Override
   void close();
 }

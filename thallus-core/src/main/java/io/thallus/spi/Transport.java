@@ -16,6 +16,14 @@ public interface Transport {
   int preference();
 
   /**
+   * Whether batch bodies stay protected when the control connection uses TLS: they travel inside it, or never leave
+   * the host. A TLS server offers only transports that say yes.
+   */
+  default boolean confidentialUnderTls() {
+    return false;
+  }
+
+  /**
    * Whether this transport can serve a client connecting to {@code host}: same-host transports say no for remote
    * hosts, device transports say no without a device. Cheap; called for every connection.
    */

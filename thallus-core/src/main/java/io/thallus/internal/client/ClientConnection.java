@@ -1,6 +1,8 @@
 package io.thallus.internal.client;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.handler.ssl.SslHandler;
+import io.thallus.Tls;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -54,7 +56,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
 public final class ClientConnection implements AutoCloseable {
   /** The settings the connection needs, taken from the public client options. */
   public record Settings(String clientName, Duration connectTimeout, Duration timeout, int maxFrameBytes,
-      long receivePoolBytes, Map<String, String> credentials) {}
+      long receivePoolBytes, Map<String, String> credentials, Tls tls) {}
 
   private final BufferAllocator allocator;
   private final Settings settings;
@@ -128,6 +130,11 @@ public final class ClientConnection implements AutoCloseable {
             FrameDecoder frames = new FrameDecoder(settings.maxFrameBytes());
             // Large ipc frames: collect the socket reads without copying them into one buffer.
             frames.setCumulator(ByteToMessageDecoder.COMPOSITE_CUMULATOR);
+            if (settings.tls() != null) {
+              // The host and port let the engine check the certificate names the host we dialled.
+              SslHandler tls = settings.tls().context().newHandler(ch.alloc(), location.host(), location.port());
+              ch.pipeline().addLast("tls", tls);
+            }
             ch.pipeline()
                 .addLast("frames", frames)
                 .addLast("decoder", new MessageCodec.Decoder())
@@ -366,7 +373,11 @@ public final class ClientConnection implements AutoCloseable {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      if (cause instanceof DecoderException) {
+      Throwable root = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+      if (root instanceof javax.net.ssl.SSLException) {
+        failAndClose(ctx, ThallusException.of(StatusCode.UNAVAILABLE,
+            "TLS with the server failed: " + root.getMessage(), root));
+      } else if (cause instanceof DecoderException) {
         failAndClose(ctx, ThallusException.of(StatusCode.PROTOCOL_ERROR,
             "malformed frame from the server: " + cause.getMessage(), cause));
       } else {

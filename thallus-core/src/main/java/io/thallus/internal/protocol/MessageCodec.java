@@ -62,6 +62,9 @@ public final class MessageCodec {
 
     /** Decodes one frame; the returned BATCH (if any) holds its own reference to its inline bytes. */
     public static Message decode(ByteBuf frame) {
+      if (!frame.isReadable()) {
+        throw new CorruptedFrameException("empty frame: no message type");
+      }
       int typeByte = frame.readUnsignedByte();
       MessageType type = MessageType.fromWireValue(typeByte);
       if (type == null) {

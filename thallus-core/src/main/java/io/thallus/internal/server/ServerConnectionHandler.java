@@ -39,6 +39,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   private final ServerContext context;
   private final long id = IDS.incrementAndGet();
   private final Map<Integer, ServerStream> streams = new ConcurrentHashMap<>();
+  /** Streams the client has closed whose threads are still winding down: they no longer count against its limit. */
+  private final java.util.Set<Integer> closing = ConcurrentHashMap.newKeySet();
   private final ControlWriter controlWriter = this::writeBatch;
   private volatile Channel channel;
   private volatile ServerSession session;
@@ -70,6 +72,9 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     context.registry().add(this);
     if (context.registry().isShuttingDown()) {
       failConnection(Status.of(StatusCode.UNAVAILABLE, "the server is shutting down"));
+    } else if (context.registry().connections().size() > context.limits().maxConnections()) {
+      failConnection(Status.of(StatusCode.RESOURCE_EXHAUSTED, "the server has its maximum of "
+          + context.limits().maxConnections() + " clients connected; try again later"));
     }
   }
 
@@ -89,8 +94,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       case Message.Next next -> onNext(next);
       case Message.Cancel cancel -> abortStream(cancel.streamId(),
           Status.of(StatusCode.CANCELLED, "stream " + cancel.streamId() + " cancelled by the client"), true);
-      case Message.Close close -> abortStream(close.streamId(),
-          Status.of(StatusCode.CANCELLED, "stream " + close.streamId() + " closed by the client"), false);
+      case Message.Close close -> closeStream(close.streamId());
       default -> failConnection(Status.of(StatusCode.PROTOCOL_ERROR,
           "a client does not send " + message.type()));
     }
@@ -106,11 +110,22 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
           + " is not supported; this server speaks version " + Protocol.VERSION));
       return;
     }
+    if (!context.authentication().accepts(hello.credentials())) {
+      LOG.warn("connection {} from {} failed authentication", id, channel.remoteAddress());
+      // Which part was wrong is not said: that would help a guesser.
+      failConnection(Status.of(StatusCode.UNAUTHENTICATED,
+          "authentication failed: this server needs a valid token, or a user name and password"));
+      return;
+    }
     InetSocketAddress remote = (InetSocketAddress) channel.remoteAddress();
     List<String> unavailable = new ArrayList<>();
     for (String name : hello.transports()) {
       Optional<ServerContext.Started> started = context.transport(name);
       if (started.isEmpty()) {
+        continue;
+      }
+      if (context.tls() && !started.get().transport().confidentialUnderTls()) {
+        unavailable.add(name + " (its batch bodies would travel outside TLS)");
         continue;
       }
       try {
@@ -143,6 +158,16 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       }
       if (open.sql().isBlank()) {
         throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "empty SQL");
+      }
+      int sqlBytes = io.netty.buffer.ByteBufUtil.utf8Bytes(open.sql());
+      if (sqlBytes > context.limits().maxSqlBytes()) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "SQL text of " + sqlBytes
+            + " bytes is over this server's limit of " + context.limits().maxSqlBytes());
+      }
+      int openStreams = streams.size() - closing.size();
+      if (openStreams >= context.limits().maxStreamsPerConnection()) {
+        throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "this client already has "
+            + openStreams + " streams open, the most this server allows; close one first");
       }
       Optional<Path> dataset = Optional.empty();
       if (!open.dataset().isEmpty()) {
@@ -190,8 +215,16 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   }
 
   /** Called by a stream's thread when it has finished and released what it held. */
+  private void closeStream(int streamId) {
+    if (streams.containsKey(streamId)) {
+      closing.add(streamId);
+    }
+    abortStream(streamId, Status.of(StatusCode.CANCELLED, "stream " + streamId + " closed by the client"), false);
+  }
+
   void streamDone(ServerStream stream) {
     streams.remove(stream.id(), stream);
+    closing.remove(stream.id());
     context.registry().remove(stream);
     closeSessionIfIdle();
   }

@@ -1,5 +1,6 @@
 package io.thallus.internal.server;
 
+import io.thallus.Authentication;
 import io.thallus.spi.QueryEngine;
 import io.thallus.spi.ServerTransport;
 import io.thallus.spi.Transport;
@@ -22,7 +23,13 @@ public record ServerContext(
     Duration ioTimeout,
     Duration idleTimeout,
     int maxBatchRows,
-    StreamRegistry registry) {
+    StreamRegistry registry,
+    Authentication authentication,
+    Limits limits,
+    boolean tls) {
+
+  /** What one server lets its clients use. */
+  public record Limits(int maxConnections, int maxStreamsPerConnection, int maxSqlBytes) {}
 
   /** A transport with its started server side. */
   public record Started(Transport transport, ServerTransport server) {}

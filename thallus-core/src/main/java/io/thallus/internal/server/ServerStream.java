@@ -7,6 +7,7 @@ import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.protocol.Message;
 import io.thallus.spi.BatchContents;
+import io.thallus.spi.CancelSignal;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
@@ -36,6 +37,7 @@ final class ServerStream implements Runnable {
   private int credits;
   private Status abortStatus;
   private boolean answerAbort;
+  private final CancelSignal cancelSignal = new CancelSignal();
   private volatile QueryResult result;
   private volatile ScheduledFuture<?> timeout;
 
@@ -75,6 +77,7 @@ final class ServerStream implements Runnable {
     } finally {
       lock.unlock();
     }
+    cancelSignal.cancel();
     QueryResult running = result;
     if (running != null) {
       running.cancel();
@@ -91,7 +94,7 @@ final class ServerStream implements Runnable {
     Status failure = null;
     try {
       throwIfAborted();
-      result = context.engine().execute(spec, connection.allocator());
+      result = context.engine().execute(spec, connection.allocator(), cancelSignal);
       throwIfAborted();
       connection.send(new Message.Opened(id, result.schema().serializeAsMessage()));
       if (spec.schemaOnly()) {

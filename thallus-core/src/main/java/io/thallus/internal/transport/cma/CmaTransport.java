@@ -28,6 +28,11 @@ public final class CmaTransport implements Transport {
   }
 
   @Override
+  public boolean confidentialUnderTls() {
+    return true;
+  }
+
+  @Override
   public int preference() {
     return 20;
   }

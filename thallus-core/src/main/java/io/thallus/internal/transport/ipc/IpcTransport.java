@@ -44,6 +44,11 @@ public final class IpcTransport implements Transport {
   }
 
   @Override
+  public boolean confidentialUnderTls() {
+    return true;
+  }
+
+  @Override
   public int preference() {
     return 0;
   }

@@ -23,6 +23,11 @@ public final class ShmTransport implements Transport {
   }
 
   @Override
+  public boolean confidentialUnderTls() {
+    return true;
+  }
+
+  @Override
   public int preference() {
     return 30;
   }

@@ -1,0 +1,190 @@
+package io.thallus.security;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.thallus.Authentication;
+import io.thallus.ClientOptions;
+import io.thallus.Location;
+import io.thallus.QueryRequest;
+import io.thallus.StatusCode;
+import io.thallus.ThallusClient;
+import io.thallus.ThallusException;
+import io.thallus.ThallusServer;
+import io.thallus.ThallusStream;
+import io.thallus.e2e.RawControlConnection;
+import io.thallus.internal.protocol.Message;
+import io.thallus.internal.protocol.Protocol;
+import io.thallus.testing.Memory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Authentication at HELLO, the limits a server puts on a client, and DuckDB kept inside the data root. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class AccessTest {
+  @TempDir
+  Path temp;
+
+  private static ThallusStream query(ThallusClient client, String sql) {
+    return client.query(QueryRequest.of(sql));
+  }
+
+  private static long single(ThallusClient client, String sql) {
+    try (ThallusStream stream = query(client, sql); VectorSchemaRoot root = stream.next()) {
+      return ((Number) root.getVector(0).getObject(0)).longValue();
+    }
+  }
+
+  @Test
+  void onlyClientsWithTheTokenOrAPasswordMayConnect() throws Exception {
+    Authentication authentication = Authentication.token("s3cret-token")
+        .or(Authentication.users(Map.of("alice", "wonderland")));
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+             .authentication(authentication).build().start()) {
+      Location location = server.getLocation();
+      for (ClientOptions refused : List.of(ClientOptions.defaults(),
+          ClientOptions.builder().token("s3cret-tokeN").build(),
+          ClientOptions.builder().token("s3cret-token-and-more").build(),
+          ClientOptions.builder().user("alice", "Wonderland").build(),
+          ClientOptions.builder().user("mallory", "wonderland").build())) {
+        assertThatThrownBy(() -> ThallusClient.connect(allocator, location, refused).close())
+            .isInstanceOfSatisfying(ThallusException.class,
+                e -> assertThat(e.code()).isEqualTo(StatusCode.UNAUTHENTICATED))
+            .hasMessageContaining("authentication failed");
+      }
+      for (ClientOptions accepted : List.of(ClientOptions.builder().token("s3cret-token").build(),
+          ClientOptions.builder().user("alice", "wonderland").build())) {
+        try (ThallusClient client = ThallusClient.connect(allocator, location, accepted)) {
+          assertThat(single(client, "SELECT 7")).isEqualTo(7);
+        }
+      }
+      String url = "jdbc:thallus://127.0.0.1:" + location.port();
+      java.util.Properties alice = new java.util.Properties();
+      alice.setProperty("user", "alice");
+      alice.setProperty("password", "wonderland");
+      try (java.sql.Connection connection = java.sql.DriverManager.getConnection(url, alice)) {
+        assertThat(connection.isValid(5)).isTrue();
+      }
+      alice.setProperty("password", "guess");
+      assertThatThrownBy(() -> java.sql.DriverManager.getConnection(url, alice))
+          .isInstanceOfSatisfying(java.sql.SQLException.class,
+              e -> assertThat(e.getSQLState()).isEqualTo("28000"));
+      Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
+    }
+  }
+
+  @Test
+  void anUnauthenticatedConnectionCannotOpenAStream() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+             .authentication(Authentication.token("t")).build().start();
+         RawControlConnection raw = new RawControlConnection(server.getLocation())) {
+      // OPEN before HELLO, and OPEN after a refused HELLO: the connection is closed before any stream exists.
+      raw.send(new Message.Open(1, "SELECT 1", "", 10, 1, 0, Map.of()));
+      Message reply = raw.receive();
+      assertThat(reply).isInstanceOfSatisfying(Message.Error.class,
+          e -> assertThat(e.code()).isEqualTo(StatusCode.FAILED_PRECONDITION));
+      assertThat(raw.closedByServer()).isTrue();
+    }
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+             .authentication(Authentication.token("t")).build().start();
+         RawControlConnection raw = new RawControlConnection(server.getLocation())) {
+      raw.send(new Message.Hello(Protocol.VERSION, "raw", List.of("ipc"), Map.of(), Map.of("token", "wrong")));
+      raw.send(new Message.Open(1, "SELECT 1", "", 10, 1, 0, Map.of()));
+      assertThat(raw.receive()).isInstanceOfSatisfying(Message.Error.class,
+          e -> assertThat(e.code()).isEqualTo(StatusCode.UNAUTHENTICATED));
+      assertThat(raw.closedByServer()).isTrue();
+    }
+  }
+
+  @Test
+  void limitsOnConnectionsStreamsAndSqlText() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+             .maxConnections(2).maxStreamsPerConnection(3).maxSqlBytes(100).build().start()) {
+      Location location = server.getLocation().withTransport("tcp");
+      try (ThallusClient first = ThallusClient.connect(allocator, location);
+           ThallusClient second = ThallusClient.connect(allocator, location)) {
+        assertThatThrownBy(() -> ThallusClient.connect(allocator, location).close())
+            .isInstanceOfSatisfying(ThallusException.class,
+                e -> assertThat(e.code()).isEqualTo(StatusCode.RESOURCE_EXHAUSTED))
+            .hasMessageContaining("maximum of 2 clients");
+
+        List<ThallusStream> open = new ArrayList<>();
+        try {
+          for (int i = 0; i < 3; i++) {
+            open.add(query(first, "SELECT * FROM range(100000000)"));
+          }
+          assertThatThrownBy(() -> query(first, "SELECT 1"))
+              .isInstanceOfSatisfying(ThallusException.class,
+                  e -> assertThat(e.code()).isEqualTo(StatusCode.RESOURCE_EXHAUSTED))
+              .hasMessageContaining("3 streams open");
+          assertThat(single(second, "SELECT 2")).as("another client is not affected").isEqualTo(2);
+        } finally {
+          open.forEach(ThallusStream::close);
+        }
+        assertThat(single(first, "SELECT 3")).as("a closed stream frees its slot").isEqualTo(3);
+        String longSql = "SELECT 1 AS " + "x".repeat(100);
+        assertThatThrownBy(() -> query(second, longSql))
+            .isInstanceOfSatisfying(ThallusException.class,
+                e -> assertThat(e.code()).isEqualTo(StatusCode.INVALID_ARGUMENT))
+            .hasMessageContaining("over this server's limit of 100");
+      }
+      try (ThallusClient again = ThallusClient.connect(allocator, location)) {
+        assertThat(single(again, "SELECT 4")).as("a departed client frees its place").isEqualTo(4);
+      }
+      Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {
+      "SELECT count(*) FROM read_csv('{outside}/secret.csv')",
+      "SELECT count(*) FROM read_csv('{root}/../secret.csv')",
+      "SELECT count(*) FROM read_text('/etc/passwd')",
+      "SELECT count(*) FROM glob('{outside}/*')",
+      "COPY (SELECT 1 AS x) TO '{outside}/written.csv'",
+      "ATTACH '{outside}/other.duckdb' AS other",
+      "SET enable_external_access = true",
+      "SET lock_configuration = false",
+      "INSTALL httpfs",
+      "SELECT count(*) FROM read_csv('{root}/link/secret.csv')"})
+  void sqlCannotReachFilesOutsideTheDataRootNorUnlockDuckDB(String template) throws Exception {
+    Path root = Files.createDirectories(temp.resolve("data"));
+    Files.writeString(root.resolve("inside.csv"), "id\n1\n2\n");
+    Files.writeString(temp.resolve("secret.csv"), "id\n42\n");
+    Files.createSymbolicLink(root.resolve("link"), temp);
+    String sql = template.replace("{outside}", temp.toString()).replace("{root}", root.toString());
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(root)
+             .build().start();
+         ThallusClient client = ThallusClient.connect(allocator, server.getLocation())) {
+      assertThatThrownBy(() -> single(client, sql))
+          .isInstanceOf(ThallusException.class)
+          .satisfies(e -> assertThat(e.getMessage()).containsAnyOf("Permission Error", "locked",
+              "disabled by configuration"));
+      assertThat(temp.resolve("written.csv")).doesNotExist();
+      // Files inside the root stay readable, by path and as the dataset.
+      assertThat(single(client, "SELECT count(*) FROM read_csv('" + root.resolve("inside.csv") + "')"))
+          .isEqualTo(2);
+      try (ThallusStream stream = client.query("SELECT count(*) FROM dataset", "inside.csv");
+           VectorSchemaRoot batch = stream.next()) {
+        assertThat(batch.getVector(0).getObject(0)).isEqualTo(2L);
+      }
+    }
+  }
+}

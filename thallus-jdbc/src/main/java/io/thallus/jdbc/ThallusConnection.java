@@ -1,0 +1,495 @@
+package io.thallus.jdbc;
+
+import io.thallus.ClientOptions;
+import io.thallus.ThallusClient;
+import io.thallus.ThallusException;
+import io.thallus.Tls;
+import java.sql.Array;
+import java.sql.Blob;
+import java.sql.CallableStatement;
+import java.sql.Clob;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.NClob;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLClientInfoException;
+import java.sql.SQLException;
+import java.sql.SQLWarning;
+import java.sql.SQLXML;
+import java.sql.Savepoint;
+import java.sql.Statement;
+import java.sql.Struct;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+
+/**
+ * One Thallus client connection with its own Arrow allocator. Statements are independent reads: each runs on a
+ * fresh DuckDB connection on the server, so there are no transactions to commit and no session state between
+ * statements. Closing closes the open statements (newest first), then the client, then the allocator.
+ */
+final class ThallusConnection implements Connection {
+  private final JdbcUrl url;
+  private final BufferAllocator allocator;
+  private final ThallusClient client;
+  private final Set<ThallusStatement> statements = Collections.synchronizedSet(new LinkedHashSet<>());
+  private volatile boolean closed;
+  private boolean autoCommit = true;
+  private String schema;
+
+  private ThallusConnection(JdbcUrl url, BufferAllocator allocator, ThallusClient client) {
+    this.url = url;
+    this.allocator = allocator;
+    this.client = client;
+  }
+
+  static ThallusConnection open(JdbcUrl url) throws SQLException {
+    ClientOptions.Builder options = ClientOptions.builder()
+        .clientName("thallus-jdbc")
+        .batchRows(url.integer(ThallusProperty.BATCH_ROWS))
+        .credits(url.integer(ThallusProperty.CREDITS))
+        .connectTimeout(Duration.ofSeconds(url.integer(ThallusProperty.CONNECT_TIMEOUT)))
+        .timeout(Duration.ofSeconds(url.integer(ThallusProperty.TIMEOUT)))
+        .receivePoolBytes((long) url.integer(ThallusProperty.RECEIVE_POOL_MB) << 20);
+    for (ThallusProperty credential : List.of(ThallusProperty.USER, ThallusProperty.PASSWORD, ThallusProperty.TOKEN)) {
+      String value = url.string(credential);
+      if (!value.isEmpty()) {
+        options.credential(credential.key(), value);
+      }
+    }
+    if (url.bool(ThallusProperty.TLS)) {
+      String trust = url.string(ThallusProperty.TLS_TRUST);
+      try {
+        Tls tls = trust.isEmpty() ? Tls.client() : Tls.client(java.nio.file.Path.of(trust));
+        options.tls(url.bool(ThallusProperty.TLS_VERIFY_HOSTNAME) ? tls : tls.withoutHostnameVerification());
+      } catch (ThallusException e) {
+        throw Errors.from(e);
+      }
+    }
+    BufferAllocator allocator = new RootAllocator();
+    try {
+      return new ThallusConnection(url, allocator, ThallusClient.connect(allocator, url.location(), options.build()));
+    } catch (ThallusException e) {
+      allocator.close();
+      throw Errors.from(e);
+    } catch (RuntimeException e) {
+      allocator.close();
+      throw e;
+    }
+  }
+
+  ThallusClient client() {
+    return client;
+  }
+
+  Optional<String> dataset() {
+    String dataset = url.string(ThallusProperty.DATASET);
+    return dataset.isEmpty() ? Optional.empty() : Optional.of(dataset);
+  }
+
+  int batchRows() {
+    return url.integer(ThallusProperty.BATCH_ROWS);
+  }
+
+  JdbcUrl url() {
+    return url;
+  }
+
+  void checkOpen() throws SQLException {
+    if (closed) {
+      throw Errors.closed("connection");
+    }
+  }
+
+  void statementClosed(ThallusStatement statement) {
+    statements.remove(statement);
+  }
+
+  private <T extends ThallusStatement> T track(T statement) {
+    statements.add(statement);
+    return statement;
+  }
+
+  @Override
+  public Statement createStatement() throws SQLException {
+    checkOpen();
+    return track(new ThallusStatement(this));
+  }
+
+  @Override
+  public Statement createStatement(int type, int concurrency) throws SQLException {
+    checkCursor(type, concurrency);
+    return createStatement();
+  }
+
+  @Override
+  public Statement createStatement(int type, int concurrency, int holdability) throws SQLException {
+    checkCursor(type, concurrency);
+    return createStatement();
+  }
+
+  @Override
+  public PreparedStatement prepareStatement(String sql) throws SQLException {
+    checkOpen();
+    return track(new ThallusPreparedStatement(this, sql));
+  }
+
+  @Override
+  public PreparedStatement prepareStatement(String sql, int type, int concurrency) throws SQLException {
+    checkCursor(type, concurrency);
+    return prepareStatement(sql);
+  }
+
+  @Override
+  public PreparedStatement prepareStatement(String sql, int type, int concurrency, int holdability)
+      throws SQLException {
+    checkCursor(type, concurrency);
+    return prepareStatement(sql);
+  }
+
+  @Override
+  public PreparedStatement prepareStatement(String sql, int autoGeneratedKeys) throws SQLException {
+    if (autoGeneratedKeys != Statement.NO_GENERATED_KEYS) {
+      throw Errors.unsupported("generated keys");
+    }
+    return prepareStatement(sql);
+  }
+
+  @Override
+  public PreparedStatement prepareStatement(String sql, int[] columnIndexes) throws SQLException {
+    throw Errors.unsupported("generated keys");
+  }
+
+  @Override
+  public PreparedStatement prepareStatement(String sql, String[] columnNames) throws SQLException {
+    throw Errors.unsupported("generated keys");
+  }
+
+  private void checkCursor(int type, int concurrency) throws SQLException {
+    checkOpen();
+    if (type != ResultSet.TYPE_FORWARD_ONLY) {
+      throw Errors.unsupported("scrollable result sets");
+    }
+    if (concurrency != ResultSet.CONCUR_READ_ONLY) {
+      throw Errors.unsupported("updatable result sets");
+    }
+  }
+
+  @Override
+  public CallableStatement prepareCall(String sql) throws SQLException {
+    throw Errors.unsupported("stored procedures");
+  }
+
+  @Override
+  public CallableStatement prepareCall(String sql, int type, int concurrency) throws SQLException {
+    throw Errors.unsupported("stored procedures");
+  }
+
+  @Override
+  public CallableStatement prepareCall(String sql, int type, int concurrency, int holdability)
+      throws SQLException {
+    throw Errors.unsupported("stored procedures");
+  }
+
+  @Override
+  public String nativeSQL(String sql) throws SQLException {
+    checkOpen();
+    return sql;
+  }
+
+  /** Accepted either way: every statement is its own read, so there is never anything to commit. */
+  @Override
+  public void setAutoCommit(boolean autoCommit) throws SQLException {
+    checkOpen();
+    this.autoCommit = autoCommit;
+  }
+
+  @Override
+  public boolean getAutoCommit() throws SQLException {
+    checkOpen();
+    return autoCommit;
+  }
+
+  @Override
+  public void commit() throws SQLException {
+    checkOpen();
+  }
+
+  @Override
+  public void rollback() throws SQLException {
+    checkOpen();
+  }
+
+  @Override
+  public void close() throws SQLException {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    List<ThallusStatement> open;
+    synchronized (statements) {
+      open = new ArrayList<>(statements);
+    }
+    Collections.reverse(open);
+    SQLException failure = null;
+    for (ThallusStatement statement : open) {
+      try {
+        statement.close();
+      } catch (SQLException e) {
+        failure = failure == null ? e : failure;
+      }
+    }
+    try {
+      client.close();
+    } catch (ThallusException e) {
+      failure = failure == null ? Errors.from(e) : failure;
+    } finally {
+      try {
+        allocator.close();
+      } catch (IllegalStateException e) {
+        // A result set the caller leaked still holds buffers: say so rather than hide it.
+        failure = failure == null ? new SQLException("closing the connection: " + e.getMessage(), "HY000", e)
+            : failure;
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  @Override
+  public boolean isClosed() {
+    return closed;
+  }
+
+  @Override
+  public DatabaseMetaData getMetaData() throws SQLException {
+    checkOpen();
+    return new ThallusDatabaseMetaData(this);
+  }
+
+  @Override
+  public void setReadOnly(boolean readOnly) throws SQLException {
+    checkOpen();
+  }
+
+  @Override
+  public boolean isReadOnly() throws SQLException {
+    checkOpen();
+    return false;
+  }
+
+  @Override
+  public void setCatalog(String catalog) throws SQLException {
+    checkOpen();
+  }
+
+  @Override
+  public String getCatalog() throws SQLException {
+    checkOpen();
+    return null;
+  }
+
+  @Override
+  public void setTransactionIsolation(int level) throws SQLException {
+    checkOpen();
+    if (level != TRANSACTION_NONE) {
+      throw Errors.unsupported("transactions");
+    }
+  }
+
+  @Override
+  public int getTransactionIsolation() throws SQLException {
+    checkOpen();
+    return TRANSACTION_NONE;
+  }
+
+  @Override
+  public SQLWarning getWarnings() throws SQLException {
+    checkOpen();
+    return null;
+  }
+
+  @Override
+  public void clearWarnings() throws SQLException {
+    checkOpen();
+  }
+
+  @Override
+  public Map<String, Class<?>> getTypeMap() throws SQLException {
+    checkOpen();
+    return Map.of();
+  }
+
+  @Override
+  public void setTypeMap(Map<String, Class<?>> map) throws SQLException {
+    if (map != null && !map.isEmpty()) {
+      throw Errors.unsupported("custom type maps");
+    }
+  }
+
+  @Override
+  public void setHoldability(int holdability) throws SQLException {
+    checkOpen();
+  }
+
+  @Override
+  public int getHoldability() throws SQLException {
+    checkOpen();
+    return ResultSet.CLOSE_CURSORS_AT_COMMIT;
+  }
+
+  @Override
+  public Savepoint setSavepoint() throws SQLException {
+    throw Errors.unsupported("transactions");
+  }
+
+  @Override
+  public Savepoint setSavepoint(String name) throws SQLException {
+    throw Errors.unsupported("transactions");
+  }
+
+  @Override
+  public void rollback(Savepoint savepoint) throws SQLException {
+    throw Errors.unsupported("transactions");
+  }
+
+  @Override
+  public void releaseSavepoint(Savepoint savepoint) throws SQLException {
+    throw Errors.unsupported("transactions");
+  }
+
+  @Override
+  public Clob createClob() throws SQLException {
+    throw Errors.unsupported("createClob");
+  }
+
+  @Override
+  public Blob createBlob() throws SQLException {
+    throw Errors.unsupported("createBlob");
+  }
+
+  @Override
+  public NClob createNClob() throws SQLException {
+    throw Errors.unsupported("createNClob");
+  }
+
+  @Override
+  public SQLXML createSQLXML() throws SQLException {
+    throw Errors.unsupported("createSQLXML");
+  }
+
+  @Override
+  public Array createArrayOf(String typeName, Object[] elements) throws SQLException {
+    throw Errors.unsupported("createArrayOf");
+  }
+
+  @Override
+  public Struct createStruct(String typeName, Object[] attributes) throws SQLException {
+    throw Errors.unsupported("createStruct");
+  }
+
+  /** Asks the server to run a query: the handshake alone would not show that DuckDB still answers. */
+  @Override
+  public boolean isValid(int timeoutSeconds) throws SQLException {
+    if (timeoutSeconds < 0) {
+      throw Errors.invalid("timeout must not be negative, got " + timeoutSeconds);
+    }
+    if (closed) {
+      return false;
+    }
+    try (Statement statement = createStatement()) {
+      statement.setQueryTimeout(timeoutSeconds);
+      try (ResultSet result = statement.executeQuery("SELECT 1")) {
+        return result.next();
+      }
+    } catch (SQLException e) {
+      return false;
+    }
+  }
+
+  @Override
+  public void setClientInfo(String name, String value) throws SQLClientInfoException {
+    throw new SQLClientInfoException("Thallus keeps no client info (" + name + ")", Map.of());
+  }
+
+  @Override
+  public void setClientInfo(Properties properties) throws SQLClientInfoException {
+    if (properties != null && !properties.isEmpty()) {
+      throw new SQLClientInfoException("Thallus keeps no client info", Map.of());
+    }
+  }
+
+  @Override
+  public String getClientInfo(String name) throws SQLException {
+    checkOpen();
+    return null;
+  }
+
+  @Override
+  public Properties getClientInfo() throws SQLException {
+    checkOpen();
+    return new Properties();
+  }
+
+  /** Kept for {@link #getSchema()}; DuckDB resolves names per statement on the server. */
+  @Override
+  public void setSchema(String schema) throws SQLException {
+    checkOpen();
+    this.schema = schema;
+  }
+
+  @Override
+  public String getSchema() throws SQLException {
+    checkOpen();
+    return schema;
+  }
+
+  @Override
+  public void abort(Executor executor) throws SQLException {
+    if (executor == null) {
+      throw Errors.invalid("abort needs an executor");
+    }
+    executor.execute(() -> {
+      try {
+        close();
+      } catch (SQLException ignored) {
+        // Aborting: the connection is going away whatever its close reports.
+      }
+    });
+  }
+
+  @Override
+  public void setNetworkTimeout(Executor executor, int milliseconds) throws SQLException {
+    throw Errors.unsupported("setNetworkTimeout (set the 'timeout' property instead)");
+  }
+
+  @Override
+  public int getNetworkTimeout() throws SQLException {
+    checkOpen();
+    return url.integer(ThallusProperty.TIMEOUT) * 1000;
+  }
+
+  @Override
+  public <T> T unwrap(Class<T> type) throws SQLException {
+    if (type.isInstance(this)) {
+      return type.cast(this);
+    }
+    throw Errors.invalid("a Thallus connection is not a " + type.getName());
+  }
+
+  @Override
+  public boolean isWrapperFor(Class<?> type) {
+    return type.isInstance(this);
+  }
+}

@@ -1,0 +1,444 @@
+package io.thallus.jdbc;
+
+import io.thallus.QueryRequest;
+import io.thallus.ThallusException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.Reader;
+import java.math.BigDecimal;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.sql.Array;
+import java.sql.Blob;
+import java.sql.Clob;
+import java.sql.Date;
+import java.sql.NClob;
+import java.sql.ParameterMetaData;
+import java.sql.PreparedStatement;
+import java.sql.Ref;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.RowId;
+import java.sql.SQLException;
+import java.sql.SQLXML;
+import java.sql.Time;
+import java.sql.Timestamp;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Calendar;
+import java.util.List;
+
+/**
+ * A statement whose {@code ?} values are sent typed with OPEN and bound on the server by a DuckDB prepared
+ * statement: the SQL text never has values spliced into it.
+ */
+final class ThallusPreparedStatement extends ThallusStatement implements PreparedStatement {
+  private static final Object UNSET = new Object();
+
+  private final String sql;
+  private final Object[] parameters;
+  private final List<Object[]> batches = new ArrayList<>();
+
+  ThallusPreparedStatement(ThallusConnection connection, String sql) throws SQLException {
+    super(connection);
+    if (sql == null || sql.isBlank()) {
+      throw Errors.invalid("empty SQL");
+    }
+    this.sql = sql;
+    this.parameters = new Object[Placeholders.count(sql)];
+    Arrays.fill(parameters, UNSET);
+  }
+
+  private List<Object> bound() throws SQLException {
+    List<Object> values = new ArrayList<>(parameters.length);
+    for (int i = 0; i < parameters.length; i++) {
+      if (parameters[i] == UNSET) {
+        throw new SQLException("parameter " + (i + 1) + " of " + parameters.length + " is not set", "07001");
+      }
+      values.add(parameters[i]);
+    }
+    return values;
+  }
+
+  private void set(int index, Object value) throws SQLException {
+    checkOpen();
+    if (index < 1 || index > parameters.length) {
+      throw Errors.invalid("parameter " + index + " is outside 1.." + parameters.length + " (the SQL has "
+          + parameters.length + " ?)");
+    }
+    try {
+      QueryRequest.builder("SELECT ?").parameters(java.util.Collections.singletonList(value));
+    } catch (IllegalArgumentException e) {
+      throw Errors.conversion(e.getMessage());
+    }
+    parameters[index - 1] = value;
+  }
+
+  @Override
+  public ResultSet executeQuery() throws SQLException {
+    return run(sql, bound());
+  }
+
+  @Override
+  public boolean execute() throws SQLException {
+    run(sql, bound());
+    return true;
+  }
+
+  @Override
+  public int executeUpdate() throws SQLException {
+    return (int) executeLargeUpdate();
+  }
+
+  @Override
+  public long executeLargeUpdate() throws SQLException {
+    return countOf(run(sql, bound()));
+  }
+
+  @Override
+  public void addBatch() throws SQLException {
+    checkOpen();
+    batches.add(bound().toArray());
+  }
+
+  @Override
+  public void clearBatch() throws SQLException {
+    checkOpen();
+    batches.clear();
+  }
+
+  @Override
+  public int[] executeBatch() throws SQLException {
+    checkOpen();
+    List<Object[]> rows = List.copyOf(batches);
+    batches.clear();
+    int[] counts = new int[rows.size()];
+    for (int i = 0; i < counts.length; i++) {
+      counts[i] = (int) countOf(run(sql, Arrays.asList(rows.get(i))));
+    }
+    return counts;
+  }
+
+  @Override
+  public void clearParameters() throws SQLException {
+    checkOpen();
+    Arrays.fill(parameters, UNSET);
+  }
+
+  /** The result's columns without running the query: the server plans it under LIMIT 0. */
+  @Override
+  public ResultSetMetaData getMetaData() throws SQLException {
+    checkOpen();
+    List<Object> values = new ArrayList<>();
+    for (Object value : parameters) {
+      values.add(value == UNSET ? null : value);
+    }
+    try {
+      return new ThallusResultSetMetaData(connection.client().schema(request(sql, values)).getFields());
+    } catch (ThallusException e) {
+      throw Errors.from(e);
+    }
+  }
+
+  @Override
+  public ParameterMetaData getParameterMetaData() throws SQLException {
+    checkOpen();
+    return new Placeholders.MetaData(parameters.length);
+  }
+
+  @Override
+  public void setNull(int index, int sqlType) throws SQLException {
+    set(index, null);
+  }
+
+  @Override
+  public void setNull(int index, int sqlType, String typeName) throws SQLException {
+    set(index, null);
+  }
+
+  @Override
+  public void setBoolean(int index, boolean value) throws SQLException {
+    set(index, value);
+  }
+
+  @Override
+  public void setByte(int index, byte value) throws SQLException {
+    set(index, value);
+  }
+
+  @Override
+  public void setShort(int index, short value) throws SQLException {
+    set(index, value);
+  }
+
+  @Override
+  public void setInt(int index, int value) throws SQLException {
+    set(index, value);
+  }
+
+  @Override
+  public void setLong(int index, long value) throws SQLException {
+    set(index, value);
+  }
+
+  @Override
+  public void setFloat(int index, float value) throws SQLException {
+    set(index, value);
+  }
+
+  @Override
+  public void setDouble(int index, double value) throws SQLException {
+    set(index, value);
+  }
+
+  @Override
+  public void setBigDecimal(int index, BigDecimal value) throws SQLException {
+    set(index, value);
+  }
+
+  @Override
+  public void setString(int index, String value) throws SQLException {
+    set(index, value);
+  }
+
+  @Override
+  public void setNString(int index, String value) throws SQLException {
+    set(index, value);
+  }
+
+  @Override
+  public void setBytes(int index, byte[] value) throws SQLException {
+    set(index, value);
+  }
+
+  @Override
+  public void setDate(int index, Date value) throws SQLException {
+    set(index, value);
+  }
+
+  @Override
+  public void setDate(int index, Date value, Calendar calendar) throws SQLException {
+    set(index, value == null || calendar == null ? value
+        : value.toInstant().atZone(calendar.getTimeZone().toZoneId()).toLocalDate());
+  }
+
+  @Override
+  public void setTime(int index, Time value) throws SQLException {
+    set(index, value == null ? null : value.toLocalTime());
+  }
+
+  @Override
+  public void setTime(int index, Time value, Calendar calendar) throws SQLException {
+    set(index, value == null || calendar == null ? (value == null ? null : value.toLocalTime())
+        : java.time.Instant.ofEpochMilli(value.getTime()).atZone(calendar.getTimeZone().toZoneId()).toLocalTime());
+  }
+
+  @Override
+  public void setTimestamp(int index, Timestamp value) throws SQLException {
+    set(index, value);
+  }
+
+  @Override
+  public void setTimestamp(int index, Timestamp value, Calendar calendar) throws SQLException {
+    set(index, value == null || calendar == null ? value
+        : value.toInstant().atZone(calendar.getTimeZone().toZoneId()).toLocalDateTime());
+  }
+
+  @Override
+  public void setObject(int index, Object value) throws SQLException {
+    set(index, value);
+  }
+
+  @Override
+  public void setObject(int index, Object value, int targetSqlType) throws SQLException {
+    set(index, targetSqlType == Types.NULL ? null : value);
+  }
+
+  @Override
+  public void setObject(int index, Object value, int targetSqlType, int scaleOrLength) throws SQLException {
+    setObject(index, value, targetSqlType);
+  }
+
+  @Override
+  public void setAsciiStream(int index, InputStream value, int length) throws SQLException {
+    set(index, value == null ? null : new String(read(value, length), StandardCharsets.US_ASCII));
+  }
+
+  @Override
+  public void setAsciiStream(int index, InputStream value, long length) throws SQLException {
+    set(index, value == null ? null : new String(read(value, length), StandardCharsets.US_ASCII));
+  }
+
+  @Override
+  public void setAsciiStream(int index, InputStream value) throws SQLException {
+    setAsciiStream(index, value, -1L);
+  }
+
+  @Override
+  @Deprecated
+  public void setUnicodeStream(int index, InputStream value, int length) throws SQLException {
+    set(index, value == null ? null : new String(read(value, length), StandardCharsets.UTF_16BE));
+  }
+
+  @Override
+  public void setBinaryStream(int index, InputStream value, int length) throws SQLException {
+    set(index, value == null ? null : read(value, length));
+  }
+
+  @Override
+  public void setBinaryStream(int index, InputStream value, long length) throws SQLException {
+    set(index, value == null ? null : read(value, length));
+  }
+
+  @Override
+  public void setBinaryStream(int index, InputStream value) throws SQLException {
+    setBinaryStream(index, value, -1L);
+  }
+
+  @Override
+  public void setBlob(int index, InputStream value, long length) throws SQLException {
+    setBinaryStream(index, value, length);
+  }
+
+  @Override
+  public void setBlob(int index, InputStream value) throws SQLException {
+    setBinaryStream(index, value, -1L);
+  }
+
+  @Override
+  public void setBlob(int index, Blob value) throws SQLException {
+    set(index, value == null ? null : value.getBytes(1, (int) value.length()));
+  }
+
+  @Override
+  public void setCharacterStream(int index, Reader value, int length) throws SQLException {
+    set(index, value == null ? null : read(value, length));
+  }
+
+  @Override
+  public void setCharacterStream(int index, Reader value, long length) throws SQLException {
+    set(index, value == null ? null : read(value, length));
+  }
+
+  @Override
+  public void setCharacterStream(int index, Reader value) throws SQLException {
+    setCharacterStream(index, value, -1L);
+  }
+
+  @Override
+  public void setNCharacterStream(int index, Reader value, long length) throws SQLException {
+    setCharacterStream(index, value, length);
+  }
+
+  @Override
+  public void setNCharacterStream(int index, Reader value) throws SQLException {
+    setCharacterStream(index, value, -1L);
+  }
+
+  @Override
+  public void setClob(int index, Reader value, long length) throws SQLException {
+    setCharacterStream(index, value, length);
+  }
+
+  @Override
+  public void setClob(int index, Reader value) throws SQLException {
+    setCharacterStream(index, value, -1L);
+  }
+
+  @Override
+  public void setClob(int index, Clob value) throws SQLException {
+    set(index, value == null ? null : value.getSubString(1, (int) value.length()));
+  }
+
+  @Override
+  public void setNClob(int index, Reader value, long length) throws SQLException {
+    setCharacterStream(index, value, length);
+  }
+
+  @Override
+  public void setNClob(int index, Reader value) throws SQLException {
+    setCharacterStream(index, value, -1L);
+  }
+
+  @Override
+  public void setNClob(int index, NClob value) throws SQLException {
+    setClob(index, value);
+  }
+
+  @Override
+  public void setArray(int index, Array value) throws SQLException {
+    throw Errors.unsupported("array parameters");
+  }
+
+  @Override
+  public void setRef(int index, Ref value) throws SQLException {
+    throw Errors.unsupported("REF parameters");
+  }
+
+  @Override
+  public void setRowId(int index, RowId value) throws SQLException {
+    throw Errors.unsupported("ROWID parameters");
+  }
+
+  @Override
+  public void setSQLXML(int index, SQLXML value) throws SQLException {
+    throw Errors.unsupported("SQLXML parameters");
+  }
+
+  @Override
+  public void setURL(int index, URL value) throws SQLException {
+    set(index, value == null ? null : value.toString());
+  }
+
+  /** Reads {@code length} bytes (all, when negative) of a stream parameter. */
+  private static byte[] read(InputStream in, long length) throws SQLException {
+    try {
+      byte[] bytes = length < 0 ? in.readAllBytes() : in.readNBytes((int) Math.min(length, Integer.MAX_VALUE - 8));
+      if (length >= 0 && bytes.length < length) {
+        throw Errors.invalid("the stream ended after " + bytes.length + " of " + length + " bytes");
+      }
+      return bytes;
+    } catch (IOException e) {
+      throw new SQLException("reading a stream parameter: " + e.getMessage(), "HY000", e);
+    }
+  }
+
+  private static String read(Reader in, long length) throws SQLException {
+    try {
+      StringBuilder out = new StringBuilder();
+      char[] buffer = new char[8192];
+      long left = length < 0 ? Long.MAX_VALUE : length;
+      int n;
+      while (left > 0 && (n = in.read(buffer, 0, (int) Math.min(buffer.length, left))) > 0) {
+        out.append(buffer, 0, n);
+        left -= n;
+      }
+      return out.toString();
+    } catch (IOException e) {
+      throw new SQLException("reading a character stream parameter: " + e.getMessage(), "HY000", e);
+    }
+  }
+
+  // The plain-SQL forms make no sense on a prepared statement (JDBC says so).
+
+  @Override
+  public ResultSet executeQuery(String sql) throws SQLException {
+    throw new SQLException("executeQuery(String) on a PreparedStatement; use executeQuery()", "HY000");
+  }
+
+  @Override
+  public boolean execute(String sql) throws SQLException {
+    throw new SQLException("execute(String) on a PreparedStatement; use execute()", "HY000");
+  }
+
+  @Override
+  public int executeUpdate(String sql) throws SQLException {
+    throw new SQLException("executeUpdate(String) on a PreparedStatement; use executeUpdate()", "HY000");
+  }
+
+  @Override
+  public void addBatch(String sql) throws SQLException {
+    throw new SQLException("addBatch(String) on a PreparedStatement; use addBatch()", "HY000");
+  }
+}
