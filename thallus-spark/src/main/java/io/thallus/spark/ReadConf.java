@@ -69,6 +69,10 @@ record ReadConf(
         // The credential's name keeps the case the user wrote, when Spark kept it.
         credentials.put(entry.getKey().substring(ThallusOptions.CREDENTIAL_PREFIX.length()), entry.getValue());
       }
+      if (key.equals(ThallusOptions.TOKEN.toLowerCase(Locale.ROOT)) || key.equals(ThallusOptions.USER)
+          || key.equals(ThallusOptions.PASSWORD)) {
+        credentials.put(key, entry.getValue());
+      }
     }
     String url = text(lower, ThallusOptions.URL)
         .orElseThrow(() -> new IllegalArgumentException("option 'url' is required, e.g. thallus://host:47470"));

@@ -23,7 +23,11 @@ final class ThallusOptions {
   static final String PARTITIONS = "partitions";
   /** A column whose hash splits a query's rows across partitions (default: the whole row). */
   static final String PARTITION_COLUMN = "partitionColumn";
-  /** Prefix of credentials sent at HELLO: {@code credential.token} → credential {@code token}. */
+  /** Credentials sent at HELLO, as the server's Authentication expects them: a token, or user and password. */
+  static final String TOKEN = "token";
+  static final String USER = "user";
+  static final String PASSWORD = "password";
+  /** Prefix of any other credential sent at HELLO: {@code credential.NAME} → credential {@code NAME}. */
   static final String CREDENTIAL_PREFIX = "credential.";
   /** Seconds the server may run one partition's query before it cancels it. */
   static final String QUERY_TIMEOUT = "queryTimeoutSeconds";

@@ -3,7 +3,12 @@ package io.thallus.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.thallus.Authentication;
+import io.thallus.Location;
+import io.thallus.ThallusServer;
 import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -251,6 +256,21 @@ class SparkReadTest {
     assertThatThrownBy(df::collectAsList)
         .isInstanceOf(org.apache.spark.SparkException.class)
         .hasMessageContaining("UNAVAILABLE");
+  }
+
+  @Test
+  void aServerThatWantsATokenGetsItFromTheOptions() {
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer guarded = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+             .authentication(Authentication.token("s3cret")).build().start()) {
+      String url = guarded.getLocation().withTransport("tcp").toString();
+      Dataset<Row> df = spark.read().format("thallus").option("url", url).option("token", "s3cret")
+          .option("query", "SELECT 42 AS answer").load();
+      assertThat(df.collectAsList().get(0).getInt(0)).isEqualTo(42);
+      assertThatThrownBy(() -> spark.read().format("thallus").option("url", url).option("token", "wrong")
+          .option("query", "SELECT 42 AS answer").load())
+          .hasMessageContaining("UNAUTHENTICATED");
+    }
   }
 
   @Test
