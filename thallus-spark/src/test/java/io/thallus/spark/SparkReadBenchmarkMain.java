@@ -23,19 +23,20 @@ import org.apache.spark.sql.functions;
 
 /**
  * Times Spark reading one table, side by side in one JVM: thallus over tcp, thallus with the server's choice
- * (shm on the same host), and Spark's own JDBC source. Each path runs {@code count()} and a {@code sum()} of every
+ * (shm on the same host), and Spark's own JDBC source, once through DuckDB's JDBC driver on the file and once
+ * through Thallus' JDBC driver ({@code jdbc:thallus://}, over tcp) reading the same server. Each path runs {@code count()} and a {@code sum()} of every
  * column, interleaved, and the medians are printed. Aggregate pushdown is off for every path (the rows are moved
  * into Spark); {@code --pushdown} adds a second table with it on, where the server computes the aggregates.
  *
  * <pre>
  * harness/spark-bench.sh [--rows 10000000] [--columns 8] [--runs 5] [--partitions 2] [--pushdown]
  *                        [--jdbc-url jdbc:duckdb:FILE] [--jdbc-driver org.duckdb.DuckDBDriver] [--jdbc-table t]
+ *                        [--no-thallus-jdbc]
  * </pre>
  *
  * By default the table is a DuckDB file under a temporary data root: the server attaches it, and the JDBC source
- * reads the same file through DuckDB's JDBC driver in this JVM (read-only). Another JDBC URL (e.g. Thallus' own
- * JDBC driver, {@code jdbc:thallus://host:port/bench.duckdb}) reads whatever it points at: give a table with the same
- * rows.
+ * reads the same file through DuckDB's JDBC driver in this JVM (read-only). Another JDBC URL reads whatever it
+ * points at: give a table with the same rows.
  */
 public final class SparkReadBenchmarkMain {
   private SparkReadBenchmarkMain() {}
@@ -86,6 +87,11 @@ public final class SparkReadBenchmarkMain {
           push -> thallus(spark, location.toString(), partitions, push));
       paths.put("spark jdbc (" + jdbcUrl.replaceAll("^(jdbc:[a-z]+):.*", "$1") + ")",
           push -> jdbc(spark, jdbcUrl, jdbcDriver, jdbcTable, rows, partitions, push));
+      if (!options.containsKey("no-thallus-jdbc")) {
+        String thallusJdbc = "jdbc:thallus://127.0.0.1:" + location.port() + "/bench.duckdb?transport=tcp";
+        paths.put("spark jdbc (jdbc:thallus, tcp)",
+            push -> jdbc(spark, thallusJdbc, "io.thallus.jdbc.ThallusDriver", "t", rows, partitions, push));
+      }
 
       Column[] sums = names.stream().map(functions::sum).toArray(Column[]::new);
       List<Boolean> modes = pushdown ? List.of(false, true) : List.of(false);
@@ -133,8 +139,11 @@ public final class SparkReadBenchmarkMain {
 
   private static Dataset<Row> jdbc(SparkSession spark, String url, String driver, String table, long rows,
       int partitions, boolean push) {
-    return spark.read().format("jdbc").option("url", url).option("driver", driver).option("dbtable", table)
-        .option("duckdb.read_only", "true") // the server has the file attached read-only too
+    org.apache.spark.sql.DataFrameReader reader = spark.read().format("jdbc");
+    if (url.startsWith("jdbc:duckdb:")) {
+      reader = reader.option("duckdb.read_only", "true"); // the server has the file attached read-only too
+    }
+    return reader.option("url", url).option("driver", driver).option("dbtable", table)
         .option("partitionColumn", "c0").option("lowerBound", 0).option("upperBound", rows)
         .option("numPartitions", partitions).option("fetchsize", 65_536).option("pushDownAggregate", push).load();
   }
@@ -143,16 +152,24 @@ public final class SparkReadBenchmarkMain {
       Map<String, List<Double>> counts, Map<String, List<Double>> totals) {
     System.out.printf(Locale.ROOT, "%n%,d rows x %d BIGINT, %d partitions, local[2], median of %d runs, aggregate "
         + "pushdown %s%n", rows, columns, partitions, runs, push ? "ON (server aggregates)" : "off (rows move)");
-    System.out.printf(Locale.ROOT, "| path | count() s | sum() of every column s | count vs jdbc | sum vs jdbc |%n");
-    System.out.printf(Locale.ROOT, "|---|---|---|---|---|%n");
-    String jdbc = counts.keySet().stream().filter(k -> k.startsWith("spark jdbc")).findFirst().orElseThrow();
-    double jdbcCount = median(counts.get(jdbc));
-    double jdbcSum = median(totals.get(jdbc));
+    List<String> baselines = counts.keySet().stream().filter(k -> k.startsWith("spark jdbc")).toList();
+    StringBuilder header = new StringBuilder("| path | count() s | sum() of every column s |");
+    StringBuilder rule = new StringBuilder("|---|---|---|");
+    for (String baseline : baselines) {
+      header.append(" count, sum vs ").append(baseline.substring("spark ".length())).append(" |");
+      rule.append("---|");
+    }
+    System.out.println(header);
+    System.out.println(rule);
     for (String path : counts.keySet()) {
       double count = median(counts.get(path));
       double sum = median(totals.get(path));
-      System.out.printf(Locale.ROOT, "| %s | %.3f | %.3f | %.1fx | %.1fx |%n", path, count, sum, jdbcCount / count,
-          jdbcSum / sum);
+      StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "| %s | %.3f | %.3f |", path, count, sum));
+      for (String baseline : baselines) {
+        line.append(String.format(Locale.ROOT, " %.1fx, %.1fx |", median(counts.get(baseline)) / count,
+            median(totals.get(baseline)) / sum));
+      }
+      System.out.println(line);
     }
   }
 
@@ -169,7 +186,7 @@ public final class SparkReadBenchmarkMain {
         throw new IllegalArgumentException("unexpected argument " + args[i]);
       }
       String key = args[i].substring(2);
-      if (key.equals("pushdown")) {
+      if (key.equals("pushdown") || key.equals("no-thallus-jdbc")) {
         options.put(key, "true");
       } else if (i + 1 < args.length) {
         options.put(key, args[++i]);
