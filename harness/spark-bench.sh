@@ -20,9 +20,9 @@ done
   -Dmdep.outputFile=target/bench-classpath.txt
 classpath="thallus-spark/target/test-classes:thallus-spark/target/classes:$(cat thallus-spark/target/bench-classpath.txt)"
 
-# Arrow's flags (root pom) and Spark's (the module pom), as the tests use them.
+# Arrow's flags and Spark's, from the root pom, as the tests use them.
 read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' pom.xml) \
-$(sed -n 's:.*<spark.jvmFlags>\(.*\)</spark.jvmFlags>.*:\1:p' thallus-spark/pom.xml)"
+$(sed -n 's:.*<spark.jvmFlags>\(.*\)</spark.jvmFlags>.*:\1:p' pom.xml)"
 exec "$jdk/bin/java" "${flags[@]}" ${BENCH_JAVA_OPTS:-} -Xmx8g -XX:MaxDirectMemorySize=8g \
   -Dlog4j2.configurationFile=thallus-spark/src/test/resources/log4j2-test.properties \
   -cp "$classpath" io.thallus.spark.SparkReadBenchmarkMain "$@"
