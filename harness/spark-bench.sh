@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Spark read benchmark: thallus (tcp and the same-host default) against Spark's JDBC source, one JVM, local[2].
+# Arguments go to SparkReadBenchmarkMain, e.g.: harness/spark-bench.sh --rows 10000000 --runs 5 --pushdown
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+
+jdk=""
+for dir in "${JAVA_HOME:-}" /usr/lib/jvm/*; do
+  if [[ -n "$dir" && -x "$dir/bin/java" && -f "$dir/release" ]] \
+      && [[ "$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$dir/release")" -ge 25 ]]; then
+    jdk="$dir"
+    break
+  fi
+done
+[[ -n "$jdk" ]] || { echo "spark-bench: needs a JDK 25 (JAVA_HOME or /usr/lib/jvm)" >&2; exit 1; }
+
+./mvnw -q -DskipTests -pl thallus-spark -am install
+./mvnw -q -pl thallus-spark test-compile dependency:build-classpath -Dmdep.includeScope=test \
+  -Dmdep.outputFile=target/bench-classpath.txt
+classpath="thallus-spark/target/test-classes:thallus-spark/target/classes:$(cat thallus-spark/target/bench-classpath.txt)"
+
+# Arrow's flags and Spark's, from the root pom, as the tests use them.
+read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' pom.xml) \
+$(sed -n 's:.*<spark.jvmFlags>\(.*\)</spark.jvmFlags>.*:\1:p' pom.xml)"
+exec "$jdk/bin/java" "${flags[@]}" ${BENCH_JAVA_OPTS:-} -Xmx8g -XX:MaxDirectMemorySize=8g \
+  -Dlog4j2.configurationFile=thallus-spark/src/test/resources/log4j2-test.properties \
+  -cp "$classpath" io.thallus.spark.SparkReadBenchmarkMain "$@"

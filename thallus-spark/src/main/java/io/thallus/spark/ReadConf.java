@@ -1,0 +1,168 @@
+package io.thallus.spark;
+
+import io.thallus.ClientOptions;
+import io.thallus.Location;
+import java.io.Serializable;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The options of one read, checked and typed once on the driver. Serializable: every partition carries it to its
+ * executor, where it opens the connection.
+ */
+record ReadConf(
+    List<String> urls,
+    String queryText,
+    String datasetPath,
+    String tableName,
+    String transportName,
+    int batchRows,
+    int partitions,
+    String partitionColumnName,
+    Map<String, String> credentials,
+    Duration queryTimeoutOrNull,
+    boolean pushDownFilters,
+    boolean pushDownAggregate,
+    boolean pushDownLimit) implements Serializable {
+
+  // Optional is not Serializable, so the components hold nulls and these accessors wrap them.
+
+  Optional<String> query() {
+    return Optional.ofNullable(queryText);
+  }
+
+  Optional<String> dataset() {
+    return Optional.ofNullable(datasetPath);
+  }
+
+  Optional<String> table() {
+    return Optional.ofNullable(tableName);
+  }
+
+  Optional<String> transport() {
+    return Optional.ofNullable(transportName);
+  }
+
+  Optional<String> partitionColumn() {
+    return Optional.ofNullable(partitionColumnName);
+  }
+
+  Optional<Duration> queryTimeout() {
+    return Optional.ofNullable(queryTimeoutOrNull);
+  }
+
+  static final int DEFAULT_BATCH_ROWS = 65_536;
+
+  /** Reads Spark's options (keys in any case); a missing or malformed value is an IllegalArgumentException. */
+  static ReadConf from(Map<String, String> options) {
+    Map<String, String> lower = new LinkedHashMap<>();
+    Map<String, String> credentials = new LinkedHashMap<>();
+    for (Map.Entry<String, String> entry : options.entrySet()) {
+      String key = entry.getKey().toLowerCase(Locale.ROOT);
+      lower.put(key, entry.getValue());
+      if (key.startsWith(ThallusOptions.CREDENTIAL_PREFIX) && key.length() > ThallusOptions.CREDENTIAL_PREFIX.length()) {
+        // The credential's name keeps the case the user wrote, when Spark kept it.
+        credentials.put(entry.getKey().substring(ThallusOptions.CREDENTIAL_PREFIX.length()), entry.getValue());
+      }
+      if (key.equals(ThallusOptions.TOKEN.toLowerCase(Locale.ROOT)) || key.equals(ThallusOptions.USER)
+          || key.equals(ThallusOptions.PASSWORD)) {
+        credentials.put(key, entry.getValue());
+      }
+    }
+    String url = text(lower, ThallusOptions.URL)
+        .orElseThrow(() -> new IllegalArgumentException("option 'url' is required, e.g. thallus://host:47470"));
+    List<String> urls = new ArrayList<>();
+    for (String part : url.split(",")) {
+      if (!part.isBlank()) {
+        Location.parse(part.strip()); // fails early, on the driver, with the parser's message
+        urls.add(part.strip());
+      }
+    }
+    if (urls.isEmpty()) {
+      throw new IllegalArgumentException("option 'url' names no server");
+    }
+    Optional<String> query = text(lower, ThallusOptions.QUERY);
+    Optional<String> dataset = text(lower, ThallusOptions.DATASET);
+    Optional<String> table = text(lower, ThallusOptions.TABLE);
+    if (query.isEmpty() && dataset.isEmpty() && table.isEmpty()) {
+      throw new IllegalArgumentException("give option 'query', 'dataset' or 'table' (or 'dataset' with 'table')");
+    }
+    if (query.isPresent() && table.isPresent()) {
+      throw new IllegalArgumentException("options 'query' and 'table' exclude each other: query the table in SQL");
+    }
+    Optional<Integer> timeout = integer(lower, ThallusOptions.QUERY_TIMEOUT, 1);
+    return new ReadConf(List.copyOf(urls), query.orElse(null), dataset.orElse(null), table.orElse(null),
+        text(lower, ThallusOptions.TRANSPORT).orElse(null),
+        integer(lower, ThallusOptions.BATCH_ROWS, 1).orElse(DEFAULT_BATCH_ROWS),
+        integer(lower, ThallusOptions.PARTITIONS, 1).orElse(1),
+        text(lower, ThallusOptions.PARTITION_COLUMN).orElse(null),
+        Map.copyOf(credentials),
+        timeout.map(Duration::ofSeconds).orElse(null),
+        bool(lower, ThallusOptions.PUSH_DOWN_FILTERS),
+        bool(lower, ThallusOptions.PUSH_DOWN_AGGREGATE),
+        bool(lower, ThallusOptions.PUSH_DOWN_LIMIT));
+  }
+
+  /** The location of server {@code index} (round robin), with the transport option applied. */
+  Location location(int index) {
+    Location location = Location.parse(urls.get(Math.floorMod(index, urls.size())));
+    return transportName == null ? location : location.withTransport(transportName);
+  }
+
+  ClientOptions clientOptions() {
+    ClientOptions.Builder builder = ClientOptions.builder().batchRows(batchRows).clientName("thallus-spark");
+    credentials.forEach(builder::credential);
+    return builder.build();
+  }
+
+  /** What the scan reads before any pushdown: the query, the table, or the whole dataset view. */
+  String baseSql() {
+    if (queryText != null) {
+      return queryText;
+    }
+    if (tableName != null) {
+      return "SELECT * FROM " + Sql.identifier(tableName);
+    }
+    return "SELECT * FROM dataset";
+  }
+
+  private static Optional<String> text(Map<String, String> options, String key) {
+    String value = options.get(key.toLowerCase(Locale.ROOT));
+    return value == null || value.isBlank() ? Optional.empty() : Optional.of(value.strip());
+  }
+
+  private static Optional<Integer> integer(Map<String, String> options, String key, int min) {
+    Optional<String> value = text(options, key);
+    if (value.isEmpty()) {
+      return Optional.empty();
+    }
+    int parsed;
+    try {
+      parsed = Integer.parseInt(value.get());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("option '" + key + "' must be an integer, got '" + value.get() + "'");
+    }
+    if (parsed < min) {
+      throw new IllegalArgumentException("option '" + key + "' must be at least " + min + ", got " + parsed);
+    }
+    return Optional.of(parsed);
+  }
+
+  private static boolean bool(Map<String, String> options, String key) {
+    Optional<String> value = text(options, key);
+    if (value.isEmpty()) {
+      return true;
+    }
+    return switch (value.get().toLowerCase(Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw new IllegalArgumentException("option '" + key + "' must be true or false, got '"
+          + value.get() + "'");
+    };
+  }
+}

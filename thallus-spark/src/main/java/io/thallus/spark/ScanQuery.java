@@ -1,0 +1,59 @@
+package io.thallus.spark;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalInt;
+import java.util.stream.Collectors;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * The SQL one scan sends, with every pushdown applied. The user's query (or table, or dataset) is wrapped, never
+ * edited:
+ *
+ * <pre>
+ * [WITH dataset AS (one partition's files)]
+ * SELECT select list                                   -- pruned columns, or group-by columns and aggregates
+ * FROM (SELECT casts FROM (base) AS thallus_source) AS thallus_scan
+ * WHERE pushed filters AND partition predicate
+ * GROUP BY ... ORDER BY ... LIMIT n
+ * </pre>
+ *
+ * Filters and sorts refer to the cast columns, the values Spark sees, so they mean in DuckDB what they mean in Spark.
+ */
+record ScanQuery(
+    String base,
+    List<TypeMapping.Column> columns,
+    List<String> select,
+    List<String> filters,
+    List<String> groupBy,
+    List<String> orderBy,
+    OptionalInt limit,
+    StructType readSchema) implements Serializable {
+
+  /** Stands in for an empty select list (Spark's {@code count()} needs rows, no columns); never read. */
+  static final String NO_COLUMNS = "TRUE AS thallus_no_columns";
+
+  /** The SQL of the whole scan, or of one partition when {@code partition} narrows it. */
+  String sql(PartitionSpec partition) {
+    StringBuilder sql = new StringBuilder();
+    partition.datasetCte().ifPresent(cte -> sql.append("WITH dataset AS (").append(cte).append(")\n"));
+    sql.append("SELECT ").append(select.isEmpty() ? NO_COLUMNS : String.join(", ", select));
+    String casts = columns.stream().map(TypeMapping.Column::selectSql).collect(Collectors.joining(", "));
+    sql.append("\nFROM (SELECT ").append(casts).append(" FROM (\n")
+        .append(partition.base(base)).append("\n) AS thallus_source) AS thallus_scan");
+    List<String> where = new ArrayList<>(filters);
+    partition.predicate(columns).ifPresent(where::add);
+    if (!where.isEmpty()) {
+      sql.append("\nWHERE ").append(String.join(" AND ", where));
+    }
+    if (!groupBy.isEmpty()) {
+      sql.append("\nGROUP BY ").append(String.join(", ", groupBy));
+    }
+    if (!orderBy.isEmpty()) {
+      sql.append("\nORDER BY ").append(String.join(", ", orderBy));
+    }
+    limit.ifPresent(n -> sql.append("\nLIMIT ").append(n));
+    return sql.toString();
+  }
+}

@@ -1,0 +1,13 @@
+package io.thallus.spark;
+
+import org.apache.spark.sql.connector.read.InputPartition;
+
+/** One stream of a scan: its SQL, the server that serves it (by index into the read's URLs) and that server's host. */
+record ThallusInputPartition(ReadConf conf, int server, String sql, int columns, String host)
+    implements InputPartition {
+
+  @Override
+  public String[] preferredLocations() {
+    return new String[] {host};
+  }
+}

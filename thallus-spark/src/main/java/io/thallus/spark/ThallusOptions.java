@@ -1,0 +1,38 @@
+package io.thallus.spark;
+
+/**
+ * The option keys of {@code spark.read.format("thallus")}, in one place. {@link ReadConf} reads them typed.
+ * Spark hands options over case-insensitively, so the keys are matched that way too.
+ */
+final class ThallusOptions {
+  private ThallusOptions() {}
+
+  /** One server, or a comma-separated list of servers that serve the same data: {@code thallus://host:port,...}. */
+  static final String URL = "url";
+  /** SQL to run on the server; it may read the dataset through the view {@code dataset}. */
+  static final String QUERY = "query";
+  /** A path below the server's data root: a Parquet/CSV file, glob or directory, or a DuckDB file. */
+  static final String DATASET = "dataset";
+  /** A table: of the DuckDB dataset file, or of the server's own database when no dataset is named. */
+  static final String TABLE = "table";
+  /** Overrides the transport the URL asks for: {@code tcp}, {@code shm}, {@code cma}, {@code ipc}, {@code rdma}. */
+  static final String TRANSPORT = "transport";
+  /** Rows per Arrow batch the server produces (one Spark ColumnarBatch each). */
+  static final String BATCH_ROWS = "batchRows";
+  /** How many independent streams (Spark partitions) the scan is split into. */
+  static final String PARTITIONS = "partitions";
+  /** A column whose hash splits a query's rows across partitions (default: the whole row). */
+  static final String PARTITION_COLUMN = "partitionColumn";
+  /** Credentials sent at HELLO, as the server's Authentication expects them: a token, or user and password. */
+  static final String TOKEN = "token";
+  static final String USER = "user";
+  static final String PASSWORD = "password";
+  /** Prefix of any other credential sent at HELLO: {@code credential.NAME} → credential {@code NAME}. */
+  static final String CREDENTIAL_PREFIX = "credential.";
+  /** Seconds the server may run one partition's query before it cancels it. */
+  static final String QUERY_TIMEOUT = "queryTimeoutSeconds";
+  /** Whether filters, aggregates, limits and top-N may run on the server (all default to true). */
+  static final String PUSH_DOWN_FILTERS = "pushDownFilters";
+  static final String PUSH_DOWN_AGGREGATE = "pushDownAggregate";
+  static final String PUSH_DOWN_LIMIT = "pushDownLimit";
+}

@@ -1,0 +1,97 @@
+package io.thallus.spark;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.types.StructType;
+
+/** One planned read: the SQL with every pushdown applied, split into partitions when Spark asks for them. */
+final class ThallusScan implements Scan, Batch {
+  private final ReadConf conf;
+  private final ScanQuery query;
+  private final List<String> pushedFilters;
+  private final Optional<String> pushedAggregate;
+  private List<PartitionSpec> partitions;
+
+  ThallusScan(ReadConf conf, ScanQuery query, List<String> pushedFilters, Optional<String> pushedAggregate) {
+    this.conf = conf;
+    this.query = query;
+    this.pushedFilters = pushedFilters;
+    this.pushedAggregate = pushedAggregate;
+  }
+
+  @Override
+  public StructType readSchema() {
+    return query.readSchema();
+  }
+
+  /** What EXPLAIN shows: the servers, what was pushed, and the SQL the server runs (partition predicate aside). */
+  @Override
+  public String description() {
+    StringBuilder text = new StringBuilder("ThallusScan[url=").append(String.join(",", conf.urls()));
+    conf.dataset().ifPresent(d -> text.append(", dataset=").append(d));
+    text.append(", pushedFilters=").append(pushedFilters);
+    pushedAggregate.ifPresent(a -> text.append(", pushedAggregate=[").append(a).append(']'));
+    if (!query.orderBy().isEmpty()) {
+      text.append(", pushedTopN=[ORDER BY ").append(String.join(", ", query.orderBy()))
+          .append(" LIMIT ").append(query.limit().getAsInt()).append(']');
+    } else {
+      query.limit().ifPresent(n -> text.append(", pushedLimit=").append(n));
+    }
+    text.append(", partitions=").append(conf.partitions());
+    text.append(", sql=[").append(sql().replace('\n', ' ')).append("]]");
+    return text.toString();
+  }
+
+  /** The scan's SQL as a whole (what one partition would run), for EXPLAIN and tests. */
+  String sql() {
+    return query.sql(new PartitionSpec.Whole());
+  }
+
+  @Override
+  public Batch toBatch() {
+    return this;
+  }
+
+  @Override
+  public ColumnarSupportMode columnarSupportMode() {
+    return ColumnarSupportMode.SUPPORTED;
+  }
+
+  synchronized List<PartitionSpec> partitionSpecs() {
+    if (partitions == null) {
+      conf.partitionColumn().ifPresent(key -> {
+        List<String> names = query.columns().stream().map(TypeMapping.Column::name).toList();
+        if (!names.contains(key)) {
+          // Said here, on the driver, rather than as a DuckDB binder error in every task.
+          throw new IllegalArgumentException("option 'partitionColumn' names no column of the result: '" + key
+              + "'; the columns are " + names);
+        }
+      });
+      partitions = Partitioner.plan(conf);
+    }
+    return partitions;
+  }
+
+  @Override
+  public InputPartition[] planInputPartitions() {
+    List<PartitionSpec> specs = partitionSpecs();
+    List<InputPartition> planned = new ArrayList<>(specs.size());
+    for (int i = 0; i < specs.size(); i++) {
+      // Several servers serving the same data share the partitions round robin.
+      int server = i % conf.urls().size();
+      planned.add(new ThallusInputPartition(conf, server, query.sql(specs.get(i)), query.readSchema().size(),
+          conf.location(server).host()));
+    }
+    return planned.toArray(InputPartition[]::new);
+  }
+
+  @Override
+  public PartitionReaderFactory createReaderFactory() {
+    return ThallusReaderFactory.INSTANCE;
+  }
+}

@@ -1,0 +1,181 @@
+package io.thallus.spark;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.functions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Each way of splitting a scan, proven on the data: the partitions together hold every row exactly once (count,
+ * distinct ids, and the sum of ids all equal the whole), every partition holds some, and each partition's SQL is
+ * the one the rule says.
+ */
+class PartitionTest {
+  private static final int ROWS = 10_000;
+  private static final long ID_SUM = (long) ROWS * (ROWS - 1) / 2;
+  private static TestServer server;
+  private static TestServer second;
+  private static SparkSession spark;
+
+  @BeforeAll
+  static void start() throws SQLException {
+    server = new TestServer();
+    second = new TestServer();
+    spark = TestSpark.session();
+    String root = server.dataRoot().toString();
+    try (Connection connection = DriverManager.getConnection("jdbc:duckdb:" + root + "/numbers.duckdb");
+         Statement statement = connection.createStatement()) {
+      statement.execute("CREATE TABLE numbers AS SELECT i AS id, i % 7 AS k, 'v' || i AS v FROM range(" + ROWS + ") t(i)");
+      statement.execute("CREATE VIEW numbers_view AS SELECT * FROM numbers");
+    }
+    try (Connection connection = DriverManager.getConnection("jdbc:duckdb:");
+         Statement statement = connection.createStatement()) {
+      statement.execute("CREATE TABLE numbers AS SELECT i AS id, i % 7 AS k, 'v' || i AS v FROM range(" + ROWS + ") t(i)");
+      // Three files of 2,000 / 3,000 / 5,000 rows in row groups of 2,048 rows (DuckDB's smallest): 1 + 2 + 3 groups.
+      new java.io.File(root, "numbers_pq").mkdirs();
+      statement.execute("COPY (SELECT * FROM numbers WHERE id < 2000 ORDER BY id) TO '" + root
+          + "/numbers_pq/a.parquet' (FORMAT parquet, ROW_GROUP_SIZE 2048)");
+      statement.execute("COPY (SELECT * FROM numbers WHERE id >= 2000 AND id < 5000 ORDER BY id) TO '" + root
+          + "/numbers_pq/b.parquet' (FORMAT parquet, ROW_GROUP_SIZE 2048)");
+      statement.execute("COPY (SELECT * FROM numbers WHERE id >= 5000 ORDER BY id) TO '" + root
+          + "/numbers_pq/c.parquet' (FORMAT parquet, ROW_GROUP_SIZE 2048)");
+    }
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    try {
+      server.close();
+    } finally {
+      second.close();
+    }
+  }
+
+  @BeforeEach
+  void clearRecord() {
+    Connector.clearSentSql();
+  }
+
+  @AfterEach
+  void memoryReturned() {
+    assertThat(Connector.allocatedBytes()).isZero();
+  }
+
+  private static Dataset<Row> read(String url, Map<String, String> options) {
+    return spark.read().format("thallus").option("url", url).options(options).load();
+  }
+
+  /** Every id once, and rows in each of the {@code partitions} partitions. */
+  private static void assertCoversEveryRowOnce(Dataset<Row> df, int partitions) {
+    assertThat(df.rdd().getNumPartitions()).isEqualTo(partitions);
+    Row totals = df.agg(functions.count("*"), functions.countDistinct("id"), functions.sum("id")).collectAsList().get(0);
+    assertThat(totals.getLong(0)).as("rows").isEqualTo(ROWS);
+    assertThat(totals.getLong(1)).as("distinct ids").isEqualTo(ROWS);
+    assertThat(totals.getLong(2)).as("sum of ids").isEqualTo(ID_SUM);
+    List<Row> perPartition = df.groupBy(functions.spark_partition_id().as("p")).count().collectAsList();
+    assertThat(perPartition).hasSize(partitions).allSatisfy(r -> assertThat(r.getLong(1)).isPositive());
+  }
+
+  @Test
+  void aQuerySplitsByHashOfTheWholeRow() {
+    Dataset<Row> df = read(server.url(), Map.of("query", "SELECT i AS id, 'x' || i AS s FROM range(" + ROWS + ") t(i)",
+        "partitions", "3"));
+    assertCoversEveryRowOnce(df, 3);
+    assertThat(Connector.sentSql()).anyMatch(s -> s.contains("hash(\"id\", \"s\") % 3 = 0"))
+        .anyMatch(s -> s.contains("hash(\"id\", \"s\") % 3 = 2"));
+  }
+
+  @Test
+  void aPartitionColumnSplitsByItsHash() {
+    Dataset<Row> df = read(server.url(), Map.of("query", "SELECT i AS id, i % 7 AS k FROM range(" + ROWS + ") t(i)",
+        "partitions", "4", "partitionColumn", "id"));
+    assertCoversEveryRowOnce(df, 4);
+    assertThat(Connector.sentSql()).anyMatch(s -> s.contains("hash(\"id\") % 4 = 3"));
+  }
+
+  @Test
+  void anUnknownPartitionColumnIsNamedOnTheDriver() {
+    Dataset<Row> df = read(server.url(), Map.of("query", "SELECT i AS id FROM range(10) t(i)", "partitions", "2",
+        "partitionColumn", "nope"));
+    org.assertj.core.api.Assertions.assertThatThrownBy(df::collectAsList)
+        .hasMessageContaining("'partitionColumn' names no column of the result: 'nope'");
+  }
+
+  @Test
+  void aTableSplitsByRowIdRanges() {
+    Dataset<Row> df = read(server.url(), Map.of("dataset", "numbers.duckdb", "table", "numbers", "partitions", "4"));
+    assertCoversEveryRowOnce(df, 4);
+    assertThat(Connector.sentSql()).anyMatch(s -> s.contains("SELECT * FROM \"numbers\" WHERE rowid < 2500\n"))
+        .anyMatch(s -> s.contains("WHERE rowid >= 2500 AND rowid < 5000\n"))
+        .anyMatch(s -> s.contains("SELECT * FROM \"numbers\" WHERE rowid >= 7500\n"));
+  }
+
+  @Test
+  void aViewHasNoRowIdAndSplitsByHash() {
+    Dataset<Row> df = read(server.url(), Map.of("dataset", "numbers.duckdb", "table", "numbers_view", "partitions", "2"));
+    assertCoversEveryRowOnce(df, 2);
+    assertThat(Connector.sentSql()).anyMatch(s -> s.contains("% 2 = 1"));
+  }
+
+  @Test
+  void aParquetDatasetSplitsByRowGroups() {
+    Dataset<Row> df = read(server.url(), Map.of("dataset", "numbers_pq", "partitions", "3"));
+    assertCoversEveryRowOnce(df, 3);
+    List<String> ctes = Connector.sentSql().stream().filter(s -> s.startsWith("WITH dataset AS")).distinct().toList();
+    assertThat(ctes).hasSizeGreaterThanOrEqualTo(3);
+    assertThat(ctes).allSatisfy(s -> assertThat(s).contains("read_parquet(", "file_row_number >= "));
+    // more partitions than row groups: one per row group (6), never an empty one
+    Dataset<Row> fine = read(server.url(), Map.of("dataset", "numbers_pq", "partitions", "50"));
+    assertCoversEveryRowOnce(fine, 6);
+  }
+
+  @Test
+  void severalServersShareThePartitionsAndArePreferredLocations() {
+    String query = "SELECT i AS id FROM range(" + ROWS + ") t(i)";
+    Dataset<Row> df = read(server.url() + "," + second.url(), Map.of("query", query, "partitions", "4"));
+    assertCoversEveryRowOnce(df, 4);
+    assertThat(Connector.connected()).contains(server.url(), second.url());
+    ThallusScan scan = (ThallusScan) new ThallusScanBuilder(
+        ReadConf.from(Map.of("url", server.url() + "," + second.url(), "query", query, "partitions", "4")),
+        List.of(new TypeMapping.Column("id", "\"id\"", org.apache.spark.sql.types.DataTypes.LongType))).build();
+    InputPartition[] planned = scan.planInputPartitions();
+    assertThat(Arrays.stream(planned).map(p -> ((ThallusInputPartition) p).server()).toList())
+        .containsExactly(0, 1, 0, 1);
+    assertThat(planned).allSatisfy(p -> assertThat(p.preferredLocations()).containsExactly("127.0.0.1"));
+  }
+
+  @Test
+  void partialAggregatesOfSeveralPartitionsAreMergedBySpark() throws SQLException {
+    Dataset<Row> df = read(server.url(), Map.of("dataset", "numbers.duckdb", "table", "numbers", "partitions", "3"))
+        .groupBy("k").agg(functions.count("*"), functions.sum("id"), functions.max("v"));
+    Map<Long, String> byKey = new TreeMap<>();
+    for (Row row : df.collectAsList()) {
+      byKey.put(row.getLong(0), row.getLong(1) + "/" + row.getLong(2) + "/" + row.getString(3));
+    }
+    Map<Long, String> expected = new TreeMap<>();
+    for (List<Object> row : TypeMappingTest.duckdb("SELECT i % 7, count(*), sum(i)::BIGINT, max('v' || i) FROM range("
+        + ROWS + ") t(i) GROUP BY 1")) {
+      expected.put(Long.parseLong((String) row.get(0)), row.get(1) + "/" + row.get(2) + "/" + row.get(3));
+    }
+    assertThat(byKey).isEqualTo(expected);
+    assertThat(Connector.sentSql().stream().filter(s -> s.contains("GROUP BY \"k\"")).collect(Collectors.toSet()))
+        .hasSize(3);
+  }
+}

@@ -1,0 +1,24 @@
+package io.thallus.spark;
+
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * The one local[2] Spark session the module's tests share (starting one takes seconds): UI off, UTC session time
+ * zone so TIMESTAMPTZ values compare as instants, java.time values from collect().
+ */
+final class TestSpark {
+  private TestSpark() {}
+
+  static synchronized SparkSession session() {
+    return SparkSession.builder()
+        .master("local[2]")
+        .appName("thallus-spark-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.datetime.java8API.enabled", "true")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .getOrCreate();
+  }
+}
