@@ -39,6 +39,8 @@ final class Fixture implements AutoCloseable {
   private final FlightPeer flight;
   private final List<String> transports = new ArrayList<>();
   private final Map<String, ThallusClient> clients = new HashMap<>();
+  private final BufferAllocator flightSqlMemory = root.newChildAllocator("flight-sql", 0, Long.MAX_VALUE);
+  private FlightSqlServer flightSql;
 
   Fixture() {
     engine = new PreparedQueryEngine(DuckDBEngine.create(), preparedMemory);
@@ -92,6 +94,19 @@ final class Fixture implements AutoCloseable {
     return Peers.inProcess(DUCKDB, Peer.Kind.CEILING, engine, Peers.spec(sql, batchRows), inProcessMemory);
   }
 
+  /** The Thallus server's port, for JDBC URLs. */
+  int thallusPort() {
+    return server.getLocation().port();
+  }
+
+  /** A Flight SQL server over the same engine, started on first use. */
+  FlightSqlServer flightSql() {
+    if (flightSql == null) {
+      flightSql = new FlightSqlServer(engine, flightSqlMemory);
+    }
+    return flightSql;
+  }
+
   /** DuckDB's version, for the record of a run. */
   String duckdbVersion() {
     try (QueryResult result = engine.execute(Peers.spec("SELECT version() AS v", 16), inProcessMemory);
@@ -111,10 +126,14 @@ final class Fixture implements AutoCloseable {
         client.close();
       }
       flight.close();
+      if (flightSql != null) {
+        flightSql.close();
+      }
       server.close();
       engine.close();
     } finally {
       inProcessMemory.close();
+      flightSqlMemory.close();
       clientMemory.close();
       flightServerMemory.close();
       preparedMemory.close();

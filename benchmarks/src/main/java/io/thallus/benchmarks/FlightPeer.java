@@ -16,6 +16,7 @@ import org.apache.arrow.flight.BackpressureStrategy;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightServer;
+import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.flight.NoOpFlightProducer;
@@ -101,7 +102,37 @@ final class FlightPeer implements AutoCloseable {
     }
   }
 
-  /** DoGet: the ticket is {@code batchRows \n sql}; batches go out as the engine yields them, with backpressure. */
+  /**
+   * Streams a query's batches to a DoGet as the engine yields them, waiting (with a deadline) while the client is
+   * not ready, as Flight's own examples do. Shared by the Flight and Flight SQL servers.
+   */
+  static void stream(QueryEngine engine, BufferAllocator allocator, QuerySpec spec, ServerStreamListener listener) {
+    BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
+    backpressure.register(listener);
+    try (QueryResult result = engine.execute(spec, allocator);
+         VectorSchemaRoot root = VectorSchemaRoot.create(result.schema(), allocator)) {
+      listener.start(root);
+      VectorLoader loader = new VectorLoader(root);
+      BatchContents batch;
+      while ((batch = result.next()) != null) {
+        try (BatchContents held = batch) {
+          loader.load(held.records());
+        }
+        BackpressureStrategy.WaitResult ready = backpressure.waitForListener(STALL_MILLIS);
+        if (ready != BackpressureStrategy.WaitResult.READY) {
+          listener.error(CallStatus.CANCELLED.withDescription("client not reading: " + ready).toRuntimeException());
+          return;
+        }
+        listener.putNext();
+      }
+      listener.completed();
+    } catch (RuntimeException e) {
+      listener.error(CallStatus.INTERNAL.withDescription(String.valueOf(e.getMessage())).withCause(e)
+          .toRuntimeException());
+    }
+  }
+
+  /** DoGet: the ticket is {@code batchRows \n sql}. */
   private static final class Producer extends NoOpFlightProducer {
     private final QueryEngine engine;
     private final BufferAllocator allocator;
@@ -115,31 +146,8 @@ final class FlightPeer implements AutoCloseable {
     public void getStream(CallContext context, Ticket ticket, ServerStreamListener listener) {
       String text = new String(ticket.getBytes(), StandardCharsets.UTF_8);
       int newline = text.indexOf('\n');
-      QuerySpec spec = new QuerySpec(text.substring(newline + 1), Optional.empty(),
-          Integer.parseInt(text.substring(0, newline)), Map.of());
-      BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
-      backpressure.register(listener);
-      try (QueryResult result = engine.execute(spec, allocator);
-           VectorSchemaRoot root = VectorSchemaRoot.create(result.schema(), allocator)) {
-        listener.start(root);
-        VectorLoader loader = new VectorLoader(root);
-        BatchContents batch;
-        while ((batch = result.next()) != null) {
-          try (BatchContents held = batch) {
-            loader.load(held.records());
-          }
-          BackpressureStrategy.WaitResult ready = backpressure.waitForListener(STALL_MILLIS);
-          if (ready != BackpressureStrategy.WaitResult.READY) {
-            listener.error(CallStatus.CANCELLED.withDescription("client not reading: " + ready).toRuntimeException());
-            return;
-          }
-          listener.putNext();
-        }
-        listener.completed();
-      } catch (RuntimeException e) {
-        listener.error(CallStatus.INTERNAL.withDescription(String.valueOf(e.getMessage())).withCause(e)
-            .toRuntimeException());
-      }
+      stream(engine, allocator, new QuerySpec(text.substring(newline + 1), Optional.empty(),
+          Integer.parseInt(text.substring(0, newline)), Map.of()), listener);
     }
   }
 }

@@ -14,8 +14,8 @@ import java.util.Map;
 final class Results {
   private Results() {}
 
-  static void write(Path file, Plan plan, List<String> transports, List<Point> points, double minutes)
-      throws IOException {
+  static void write(Path file, Plan plan, List<String> transports, List<Point> points,
+      List<JdbcBench.Driver> jdbc, double minutes) throws IOException {
     Map<String, Object> root = new LinkedHashMap<>();
     root.put("plan", plan);
     root.put("transports", transports);
@@ -59,6 +59,20 @@ final class Results {
       list.add(entry);
     }
     root.put("points", list);
+    List<Object> drivers = new ArrayList<>();
+    for (JdbcBench.Driver driver : jdbc) {
+      Map<String, Object> d = new LinkedHashMap<>();
+      d.put("name", driver.name());
+      d.put("rows", plan.jdbcRows());
+      d.put("valuesMatch", driver.matches());
+      d.put("oneRowQueryMedianMicros", number(driver.queryMicros(0.5)));
+      d.put("oneRowQueryP90Micros", number(driver.queryMicros(0.9)));
+      d.put("readMedianMillis", number(driver.readMillis()));
+      d.put("oneRowQueryNanos", driver.queryNanos());
+      d.put("readNanos", driver.readNanos());
+      drivers.add(d);
+    }
+    root.put("jdbc", drivers);
     new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), root);
   }
 

@@ -20,7 +20,7 @@ import java.util.stream.IntStream;
 /**
  * The paper's experiments, every peer side by side in one JVM and one run: transport only (results prepared in
  * server memory first) and end to end (SQL in DuckDB to batches in the client), over result size, column count,
- * batch size and table kind, plus the one-row query. Writes {@code results.json}, {@code machine.txt},
+ * batch size and table kind, plus the one-row query and the JDBC drivers ({@link JdbcBench}). Writes {@code results.json}, {@code machine.txt},
  * {@code summary.md} and the plots into the output folder. A plain main rather than JMH: each point compares seven
  * peers on the same data, checks their checksums and interleaves their runs, which JMH's one-benchmark-at-a-time
  * model cannot; the JMH classes cover the headline pulls for those who want JMH's statistics.
@@ -34,6 +34,7 @@ public final class Suite {
   private final Fixture fixture;
   private final PrintStream log;
   private final List<Point> points = new ArrayList<>();
+  private List<JdbcBench.Driver> jdbc = List.of();
   private final Map<String, Point> measured = new LinkedHashMap<>();
 
   private Suite(Plan plan, Fixture fixture, PrintStream log) {
@@ -71,14 +72,17 @@ public final class Suite {
       Files.writeString(out.resolve("machine.txt"), Machine.describe(fixture.duckdbVersion()));
       suite.createTables();
       suite.measureAll();
+      log.println("JDBC drivers ...");
+      suite.jdbc = JdbcBench.run(fixture, plan.jdbcRows(), plan.jdbcReads(), plan.jdbcQueries());
       double minutes = (System.nanoTime() - start) / 60e9;
-      Results.write(out.resolve("results.json"), plan, fixture.transports(), suite.points, minutes);
-      String summary = Summary.of(suite.points, fixture.transports(), plan, minutes);
+      Results.write(out.resolve("results.json"), plan, fixture.transports(), suite.points, suite.jdbc, minutes);
+      String summary = Summary.of(suite.points, suite.jdbc, fixture.transports(), plan, minutes);
       Files.writeString(out.resolve("summary.md"), summary);
       Plots.write(out, suite.points, fixture.transports());
       log.println();
       log.println(summary);
-      return suite.points.stream().allMatch(Point::allMatch);
+      return suite.points.stream().allMatch(Point::allMatch)
+          && suite.jdbc.stream().allMatch(JdbcBench.Driver::matches);
     }
   }
 

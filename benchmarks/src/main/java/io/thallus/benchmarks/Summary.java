@@ -11,7 +11,8 @@ final class Summary {
 
   private Summary() {}
 
-  static String of(List<Point> points, List<String> transports, Plan plan, double minutes) {
+  static String of(List<Point> points, List<JdbcBench.Driver> jdbc, List<String> transports, Plan plan,
+      double minutes) {
     StringBuilder out = new StringBuilder();
     Point headline = find(points, "headline", Point.TRANSPORT_ONLY, plan.headlineRows());
     Point endToEnd = find(points, "rows", Point.END_TO_END, plan.headlineRows());
@@ -58,6 +59,11 @@ final class Summary {
           micros(tinyRow, peer.name()), micros(thousand, peer.name()));
     }
     line(out, "");
+    line(out, "JDBC drivers (%d one-row queries and %d full reads each, interleaved):", plan.jdbcQueries(),
+        plan.jdbcReads());
+    line(out, "");
+    out.append(JdbcBench.table(jdbc, plan.jdbcRows()));
+    line(out, "");
     line(out, "DESIGN §6 targets, from this run:");
     line(out, "");
     double shmFlight = headline.speedup("shm", Fixture.FLIGHT);
@@ -80,8 +86,15 @@ final class Summary {
     }
     line(out, "- rdma >= 90%% of `ib_read_bw`: not measured here (needs the Soft-RoCE guest: "
         + "`harness/transport-bench.sh`).");
-    line(out, "- one-row query through the JDBC driver below Arrow Flight SQL's JDBC driver: not measured by this "
-        + "suite.");
+    JdbcBench.Driver flightSql = jdbc.stream().filter(d -> d.name().equals(JdbcBench.FLIGHT_SQL)).findFirst()
+        .orElseThrow();
+    for (JdbcBench.Driver driver : jdbc) {
+      if (driver.name().startsWith("thallus")) {
+        target(out, "one-row query through the JDBC driver (" + driver.name() + ") below Arrow Flight SQL's JDBC "
+            + "driver", driver.queryMicros(0.5) < flightSql.queryMicros(0.5), "%s",
+            String.format(Locale.ROOT, "%.0f vs %.0f µs", driver.queryMicros(0.5), flightSql.queryMicros(0.5)));
+      }
+    }
     return out.toString();
   }
 
@@ -108,7 +121,7 @@ final class Summary {
     return String.format(Locale.ROOT, "%.3f", seconds / (peer.seconds().size() * point.bytes() / 1e9));
   }
 
-  private static void target(StringBuilder out, String what, boolean met, String format, double value) {
+  private static void target(StringBuilder out, String what, boolean met, String format, Object value) {
     line(out, "- %s: %s (%s)", what, met ? "met" : "missed", String.format(Locale.ROOT, format, value));
   }
 

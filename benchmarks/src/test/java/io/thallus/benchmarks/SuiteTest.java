@@ -45,6 +45,12 @@ class SuiteTest {
       String ceiling = point.get("setting").asText().equals("transport only") ? "raw socket" : Fixture.DUCKDB;
       assertThat(peers).contains(ceiling);
     }
+    List<String> drivers = new ArrayList<>();
+    results.get("jdbc").forEach(driver -> {
+      drivers.add(driver.get("name").asText());
+      assertThat(driver.get("valuesMatch").asBoolean()).as(driver.toString()).isTrue();
+    });
+    assertThat(drivers).contains("thallus tcp", JdbcBench.FLIGHT_SQL, JdbcBench.DUCKDB);
     assertThat(out.resolve("summary.md")).content().contains("Arrow Flight Java DoGet").contains("targets");
     assertThat(out.resolve("machine.txt")).content().contains("cores:").contains("duckdb:");
     assertThat(out.resolve("transport-only-time-vs-rows.png")).isNotEmptyFile();
