@@ -25,10 +25,11 @@ final class Machine {
         .getInputArguments()));
     line(text, "arrow", version("org.apache.arrow", "arrow-vector"));
     line(text, "arrow flight", version("org.apache.arrow", "flight-core"));
-    line(text, "grpc", version("io.grpc", "grpc-netty"));
+    line(text, "flight sql", version("org.apache.arrow", "flight-sql") + " (server protocol and JDBC driver)");
+    line(text, "grpc", io.grpc.internal.GrpcUtil.IMPLEMENTATION_VERSION);
     line(text, "netty", io.netty.util.Version.identify().values().stream().map(v -> v.artifactVersion())
         .distinct().sorted().reduce((a, b) -> a + ", " + b).orElse("?"));
-    line(text, "duckdb", duckdbVersion + " (JDBC driver " + version("org.duckdb", "duckdb_jdbc") + ")");
+    line(text, "duckdb", duckdbVersion + " (embedded through its JDBC driver)");
     line(text, "jmh", version("org.openjdk.jmh", "jmh-core"));
     line(text, "xchart", version("org.knowm.xchart", "xchart"));
     return text.toString();
