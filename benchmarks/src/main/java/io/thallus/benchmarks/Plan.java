@@ -20,7 +20,7 @@ record Plan(String name, long headlineRows, int batchRows, List<Long> sizes, lon
     int jdbcQueries) {
   static Plan full() {
     return new Plan("full", 10_000_000, 65_536, List.of(1L, 1_000L, 100_000L, 1_000_000L), 1_000_000,
-        List.of(1, 2, 4, 8, 16), List.of(1_024, 65_536, 1_048_576), 3, 7, 51, 1_000_000, 5, 301);
+        List.of(1, 2, 4, 8, 16), List.of(1_024, 65_536, 1_048_576), 5, 9, 101, 1_000_000, 5, 301);
   }
 
   /** Seconds, for tests and trying the suite out: every experiment and peer, tiny sizes, one run each. */

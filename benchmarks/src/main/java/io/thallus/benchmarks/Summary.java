@@ -64,6 +64,9 @@ final class Summary {
     line(out, "");
     out.append(JdbcBench.table(jdbc, plan.jdbcRows()));
     line(out, "");
+    for (String setting : List.of(Point.TRANSPORT_ONLY, Point.END_TO_END)) {
+      sweeps(out, points, setting);
+    }
     line(out, "DESIGN §6 targets, from this run:");
     line(out, "");
     double shmFlight = headline.speedup("shm", Fixture.FLIGHT);
@@ -96,6 +99,33 @@ final class Summary {
       }
     }
     return out.toString();
+  }
+
+  /** Every point of one setting: GB/s per peer, or microseconds per pull for results of at most 1,000 rows. */
+  private static void sweeps(StringBuilder out, List<Point> points, String setting) {
+    List<Point> sweep = points.stream().filter(p -> p.setting().equals(setting) && !p.experiment().equals("headline"))
+        .toList();
+    List<String> names = sweep.get(0).peers().stream().map(PeerResult::name).toList();
+    line(out, "All %s points: GB/s (median), or µs per pull in *italics* for results of at most 1,000 rows; "
+        + "µs per batch in the batch-rows rows:", setting);
+    line(out, "");
+    line(out, "| experiment | table | rows | columns | batch rows | %s |", String.join(" | ", names));
+    line(out, "|---|---|---|---|---|%s", "---|".repeat(names.size()));
+    for (Point point : sweep) {
+      StringBuilder cells = new StringBuilder();
+      for (String name : names) {
+        PeerResult peer = point.peer(name);
+        String cell = point.rows() <= 1_000 ? String.format(Locale.ROOT, "*%.0f*", point.median(name) * 1e6)
+            : String.format(Locale.ROOT, "%.2f", point.gigabytesPerSecond(name));
+        if (point.experiment().equals("batch rows")) {
+          cell += String.format(Locale.ROOT, " (%.0f µs)", peer.microsPerBatch());
+        }
+        cells.append(" | ").append(cell);
+      }
+      line(out, "| %s | %s | %,d | %d | %,d%s |", point.experiment(), point.table(), point.rows(), point.columns(),
+          point.batchRows(), cells);
+    }
+    line(out, "");
   }
 
   private static String label(PeerResult peer) {
