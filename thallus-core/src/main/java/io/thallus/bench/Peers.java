@@ -8,6 +8,7 @@ import io.thallus.spi.QueryEngine;
 import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.util.List;
 import java.util.Map;
@@ -183,9 +184,11 @@ public final class Peers {
   /** CPU time of the live threads whose names start with {@code prefix} (stream threads report their own). */
   static long threadCpu(String prefix) {
     long total = 0;
-    for (Thread thread : Thread.getAllStackTraces().keySet()) {
-      if (thread.getName().startsWith(prefix) && !thread.getName().startsWith("thallus-server-stream-")) {
-        total += Math.max(0, THREADS.getThreadCpuTime(thread.threadId()));
+    // Thread infos without stacks: taking every thread's stack between pulls would disturb what is measured.
+    for (ThreadInfo info : THREADS.getThreadInfo(THREADS.getAllThreadIds())) {
+      if (info != null && info.getThreadName().startsWith(prefix)
+          && !info.getThreadName().startsWith("thallus-server-stream-")) {
+        total += Math.max(0, THREADS.getThreadCpuTime(info.getThreadId()));
       }
     }
     return total;
