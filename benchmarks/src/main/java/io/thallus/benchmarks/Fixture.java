@@ -19,6 +19,8 @@ import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
  * Everything one benchmark run needs, in one JVM: one DuckDB behind a {@link PreparedQueryEngine}, the Thallus server
@@ -110,10 +112,9 @@ final class Fixture implements AutoCloseable {
   /** DuckDB's version, for the record of a run. */
   String duckdbVersion() {
     try (QueryResult result = engine.execute(Peers.spec("SELECT version() AS v", 16), inProcessMemory);
-         org.apache.arrow.vector.VectorSchemaRoot root =
-             org.apache.arrow.vector.VectorSchemaRoot.create(result.schema(), inProcessMemory)) {
+         VectorSchemaRoot root = VectorSchemaRoot.create(result.schema(), inProcessMemory)) {
       try (BatchContents batch = result.next()) {
-        new org.apache.arrow.vector.VectorLoader(root).load(batch.records());
+        new VectorLoader(root).load(batch.records());
         return root.getVector(0).getObject(0).toString();
       }
     }

@@ -3,6 +3,8 @@ package io.thallus.benchmarks;
 import io.thallus.bench.Comparison;
 import io.thallus.bench.Peer;
 import io.thallus.bench.PeerResult;
+import io.thallus.bench.Peers;
+import io.thallus.bench.Pull;
 import io.thallus.spi.BatchContents;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -161,8 +163,8 @@ public final class Suite {
           peers.add(fixture.thallus(transport, sql, batchRows));
         }
         peers.add(fixture.flight(sql, batchRows));
-        try (Peer raw = io.thallus.bench.Peers.rawSocket(prepared);
-             Peer memcpy = io.thallus.bench.Peers.memcpy(prepared)) {
+        try (Peer raw = Peers.rawSocket(prepared);
+             Peer memcpy = Peers.memcpy(prepared)) {
           peers.add(raw);
           peers.add(memcpy);
           point = new Point(experiment, setting, table, rows, columns, batchRows, bytes, expected,
@@ -175,7 +177,7 @@ public final class Suite {
       // A different text from the prepared one: the server runs this in DuckDB on every pull.
       String live = "/* end to end */ " + sql;
       Peer duckdb = fixture.inProcess(live, batchRows);
-      var reference = duckdb.pull(true, null);
+      Pull reference = duckdb.pull(true, null);
       List<Peer> peers = new ArrayList<>();
       for (String transport : fixture.transports()) {
         peers.add(fixture.thallus(transport, live, batchRows));
