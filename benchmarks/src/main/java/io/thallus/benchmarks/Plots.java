@@ -50,6 +50,7 @@ final class Plots {
         .xAxisTitle("peer").yAxisTitle("GB/s (median)").build();
     bars.getStyler().setLegendVisible(false);
     bars.getStyler().setLabelsVisible(true);
+    bars.getStyler().setDecimalPattern("#0.00");
     bars.getStyler().setXAxisLabelRotation(20);
     List<String> names = headline.peers().stream().map(PeerResult::name).toList();
     bars.addSeries("GB/s", names, names.stream().map(headline::gigabytesPerSecond).toList());
