@@ -16,6 +16,7 @@ import io.thallus.testing.ChildJvm;
 import io.thallus.testing.HoldingClientMain;
 import io.thallus.testing.ServerMain;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -45,6 +46,14 @@ class SameHostTest {
     }
   }
 
+  private static long segmentFolderCount(long serverPid) {
+    try {
+      return segmentFolders(serverPid).size();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"shm", "cma"})
   void aClientKilledWhileHoldingBatchesLeavesNothingOnTheServer(String transport) throws Exception {
@@ -68,7 +77,8 @@ class SameHostTest {
         client.kill();
       }
       awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory after the client was killed");
-      assertThat(segmentFolders(ProcessHandle.current().pid())).isEmpty();
+      // The folder goes when the connection's close has run, which may be a moment after its memory was freed.
+      awaitZero(() -> segmentFolderCount(ProcessHandle.current().pid()), "segment folders after the client was killed");
       try (ThallusClient client = ThallusClient.connect(allocator, server.getLocation().withTransport(transport));
            ThallusStream stream = client.query("SELECT 5 AS still_serving")) {
         try (VectorSchemaRoot root = stream.next()) {
@@ -130,7 +140,9 @@ class SameHostTest {
         for (int b = 0; b < kept.size(); b++) {
           assertThat(((BigIntVector) kept.get(b).getVector(0)).get(1023)).isEqualTo(b * 1024L + 1023);
         }
-        assertThat(server.allocator().getAllocatedMemory()).isLessThanOrEqualTo(4 << 20);
+        // The segments stay within the budget; besides them the server may hold the one batch DuckDB produced
+        // and the stream is waiting to place (1024 BIGINTs: a few KiB), so allow that much on top.
+        assertThat(server.allocator().getAllocatedMemory()).isLessThanOrEqualTo((4 << 20) + (64 << 10));
       } finally {
         kept.forEach(VectorSchemaRoot::close);
       }
