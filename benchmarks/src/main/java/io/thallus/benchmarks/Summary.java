@@ -87,6 +87,12 @@ final class Summary {
             "%.2fx its time", duck);
       }
     }
+    for (String sameHost : List.of("shm", "cma")) {
+      if (transports.contains(sameHost)) {
+        line(out, "- (no target) %s reaches %.0f%% of a single-thread memcpy of the same bytes", sameHost,
+            100 * headline.speedup(sameHost, "memcpy"));
+      }
+    }
     line(out, "- rdma >= 90%% of `ib_read_bw`: not measured here (needs the Soft-RoCE guest: "
         + "`harness/transport-bench.sh`).");
     JdbcBench.Driver flightSql = jdbc.stream().filter(d -> d.name().equals(JdbcBench.FLIGHT_SQL)).findFirst()
