@@ -12,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import org.apache.arrow.flight.BackpressureStrategy;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightServer;
@@ -107,8 +106,12 @@ final class FlightPeer implements AutoCloseable {
    * not ready, as Flight's own examples do. Shared by the Flight and Flight SQL servers.
    */
   static void stream(QueryEngine engine, BufferAllocator allocator, QuerySpec spec, ServerStreamListener listener) {
-    BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
-    backpressure.register(listener);
+    Object readiness = new Object();
+    listener.setOnReadyHandler(() -> {
+      synchronized (readiness) {
+        readiness.notifyAll();
+      }
+    });
     try (QueryResult result = engine.execute(spec, allocator);
          VectorSchemaRoot root = VectorSchemaRoot.create(result.schema(), allocator)) {
       listener.start(root);
@@ -118,18 +121,38 @@ final class FlightPeer implements AutoCloseable {
         try (BatchContents held = batch) {
           loader.load(held.records());
         }
-        BackpressureStrategy.WaitResult ready = backpressure.waitForListener(STALL_MILLIS);
-        if (ready != BackpressureStrategy.WaitResult.READY) {
-          listener.error(CallStatus.CANCELLED.withDescription("client not reading: " + ready).toRuntimeException());
+        if (!awaitReady(listener, readiness)) {
+          listener.error(CallStatus.CANCELLED.withDescription("client not reading").toRuntimeException());
           return;
         }
         listener.putNext();
       }
       listener.completed();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      listener.error(CallStatus.CANCELLED.withDescription("interrupted").toRuntimeException());
     } catch (RuntimeException e) {
       listener.error(CallStatus.INTERNAL.withDescription(String.valueOf(e.getMessage())).withCause(e)
           .toRuntimeException());
     }
+  }
+
+  /**
+   * Waits until gRPC can take another message, the client cancelled, or the deadline passed. Readiness is
+   * re-checked every millisecond besides the on-ready wake-up: Flight's CallbackBackpressureStrategy missed a
+   * wake-up here on a 10M-row result and waited out its whole timeout.
+   */
+  private static boolean awaitReady(ServerStreamListener listener, Object readiness) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STALL_MILLIS);
+    synchronized (readiness) {
+      while (!listener.isReady()) {
+        if (listener.isCancelled() || System.nanoTime() > deadline) {
+          return false;
+        }
+        readiness.wait(1);
+      }
+    }
+    return true;
   }
 
   /** DoGet: the ticket is {@code batchRows \n sql}. */
