@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The full benchmark suite (issue 8) in one command: builds benchmarks/target/benchmarks.jar, runs the paper's
 # experiments with every peer side by side (Suite: results.json, summary.md, machine.txt, PNG plots), then the JMH
-# benchmarks (jmh.json), all into benchmarks/results/<UTC date>/. About 15 minutes on a 2-core machine.
+# benchmarks (jmh.json), all into benchmarks/results/<UTC date>/. About 5 minutes on a 2-core machine (Suite 2, JMH 2, the build).
 # Usage: benchmarks/run.sh [--plan full|tiny] [--out folder] [--no-jmh] [--no-build]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
