@@ -98,4 +98,12 @@ class CliTest {
     assertThat(demo.out()).contains("ipc").contains("tcp").contains("raw socket (ceiling)")
         .contains("all checksums agree");
   }
+
+  @Test
+  void benchComparesBothSettingsWithTheirCeilings() {
+    Run bench = cli("bench", "--rows", "200000", "--runs", "1", "--batch-rows", "16384");
+    assertThat(bench.exitCode()).as(bench.out() + bench.err()).isZero();
+    assertThat(bench.out()).contains("1. transport only").contains("2. end to end").contains("raw socket (ceiling)")
+        .contains("memcpy (ceiling)").contains("DuckDB export (ceiling)").contains("all checksums agree");
+  }
 }

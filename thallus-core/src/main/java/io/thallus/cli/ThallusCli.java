@@ -4,10 +4,10 @@ import io.thallus.ThallusException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** {@code thallus serve | query | demo}: the command-line face of Thallus. */
+/** {@code thallus serve | query | demo | bench}: the command-line face of Thallus. */
 @Command(name = "thallus", mixinStandardHelpOptions = true, versionProvider = ThallusCli.Version.class,
     description = "Moves Apache Arrow query results from DuckDB to JVM clients without serializing them.",
-    subcommands = {ServeCommand.class, QueryCommand.class, DemoCommand.class})
+    subcommands = {ServeCommand.class, QueryCommand.class, DemoCommand.class, BenchCommand.class})
 public final class ThallusCli {
   public static void main(String[] args) {
     System.exit(run(args));

@@ -61,6 +61,14 @@ public final class PreparedQueryEngine implements QueryEngine {
     return result.batches();
   }
 
+  /** Frees a prepared result once no stream needs it (streams still reading it keep their own handles). */
+  public void forget(String sql, int batchRows) {
+    Prepared result = prepared.remove(new Key(sql, batchRows));
+    if (result != null) {
+      result.batches().forEach(BatchContents::close);
+    }
+  }
+
   @Override
   public QueryResult execute(QuerySpec spec, BufferAllocator streamAllocator) {
     Prepared result = spec.dataset().isEmpty() ? prepared.get(new Key(spec.sql(), spec.batchRows())) : null;

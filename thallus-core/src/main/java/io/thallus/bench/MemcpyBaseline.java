@@ -1,4 +1,4 @@
-package io.thallus.cli;
+package io.thallus.bench;
 
 import io.thallus.spi.BatchContents;
 import java.lang.foreign.Arena;
@@ -12,19 +12,19 @@ import org.apache.arrow.memory.util.MemoryUtil;
  * is already faulted in (it is reused across runs, as transports reuse theirs). A smaller, reused destination would
  * stay in the CPU cache and flatter the copy.
  */
-final class MemcpyBaseline implements AutoCloseable {
+public final class MemcpyBaseline implements AutoCloseable {
   private final List<BatchContents> prepared;
   private final Arena arena = Arena.ofConfined();
   private final MemorySegment destination;
 
-  MemcpyBaseline(List<BatchContents> prepared) {
+  public MemcpyBaseline(List<BatchContents> prepared) {
     this.prepared = prepared;
     long total = prepared.stream().mapToLong(BatchContents::bufferBytes).sum();
     // Page-aligned and touched once (allocation zeroes it).
     destination = arena.allocate(Math.max(total, 8), 4096);
   }
 
-  double copySeconds() {
+  public double copySeconds() {
     long start = System.nanoTime();
     long offset = 0;
     for (BatchContents batch : prepared) {

@@ -1,4 +1,4 @@
-package io.thallus.cli;
+package io.thallus.bench;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
@@ -20,13 +20,13 @@ import org.apache.arrow.memory.ArrowBuf;
  * The ceiling for a TCP transport: the same buffers written with one gathering write per batch on a plain
  * loopback socket and read into one reused buffer, with no protocol, no pool and no Arrow on the receiving side.
  */
-final class RawSocketBaseline implements AutoCloseable {
+public final class RawSocketBaseline implements AutoCloseable {
   private static final long DEADLINE_SECONDS = 120;
   private final List<ByteBuffer[]> batches = new ArrayList<>();
   private final List<Long> sizes = new ArrayList<>();
   private final ByteBuffer receive;
 
-  RawSocketBaseline(List<BatchContents> prepared) {
+  public RawSocketBaseline(List<BatchContents> prepared) {
     long largest = 0;
     for (BatchContents batch : prepared) {
       List<ByteBuffer> buffers = new ArrayList<>();
@@ -46,7 +46,7 @@ final class RawSocketBaseline implements AutoCloseable {
   }
 
   /** Seconds to move every batch once from writer to reader. */
-  double transferSeconds() {
+  public double transferSeconds() {
     try (ServerSocketChannel listener = ServerSocketChannel.open()) {
       listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
       CompletableFuture<Void> written = CompletableFuture.runAsync(() -> write(listener));

@@ -1,4 +1,4 @@
-package io.thallus.cli;
+package io.thallus.bench;
 
 import java.io.PrintStream;
 
@@ -6,7 +6,7 @@ import java.io.PrintStream;
  * A one-line progress bar on a terminal; on anything else (a log, a pipe) a line at each quarter, so captured
  * output stays readable.
  */
-final class Progress implements AutoCloseable {
+public final class Progress implements AutoCloseable {
   private static final int WIDTH = 30;
   private final PrintStream out;
   private final String label;
@@ -15,7 +15,7 @@ final class Progress implements AutoCloseable {
   private long done;
   private int lastShown = -1;
 
-  Progress(PrintStream out, String label, long total) {
+  public Progress(PrintStream out, String label, long total) {
     this.out = out;
     this.label = label;
     this.total = Math.max(1, total);
@@ -23,7 +23,7 @@ final class Progress implements AutoCloseable {
     show();
   }
 
-  void advance(long amount) {
+  public void advance(long amount) {
     done += amount;
     show();
   }

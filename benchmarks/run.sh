@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The full benchmark suite (issue 8) in one command: builds benchmarks/target/benchmarks.jar, runs the paper's
+# experiments with every peer side by side (Suite: results.json, summary.md, machine.txt, PNG plots), then the JMH
+# benchmarks (jmh.json), all into benchmarks/results/<UTC date>/. About 5 minutes on a 2-core machine (Suite 2, JMH 2, the build).
+# Usage: benchmarks/run.sh [--plan full|tiny] [--out folder] [--no-jmh] [--no-build]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+plan=full
+out="benchmarks/results/$(date -u +%F)"
+jmh=yes
+build=yes
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --plan) plan="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --no-jmh) jmh=no; shift ;;
+    --no-build) build=no; shift ;;
+    *) echo "usage: benchmarks/run.sh [--plan full|tiny] [--out folder] [--no-jmh] [--no-build]" >&2; exit 2 ;;
+  esac
+done
+if [[ "$build" == yes ]]; then
+  ./mvnw -q -pl benchmarks -am package -DskipTests
+fi
+jar="$root/benchmarks/target/benchmarks.jar"
+java_bin=""
+for candidate in "${JAVA_HOME:-}" /usr/lib/jvm/*; do
+  if [[ -x "$candidate/bin/java" && -f "$candidate/release" ]] \
+      && grep -Eq 'JAVA_VERSION="(2[5-9]|[3-9][0-9])' "$candidate/release"; then
+    java_bin="$candidate/bin/java"
+    break
+  fi
+done
+[[ -n "$java_bin" ]] || { echo "benchmarks: needs a JDK 25" >&2; exit 1; }
+# The JVM flags Arrow needs, from their one place in the root pom.
+read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' pom.xml)"
+mkdir -p "$out"
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo -dirty)"
+"$java_bin" "${flags[@]}" -Xmx8g -XX:MaxDirectMemorySize=12g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+  -Dthallus.commit="$commit" -cp "$jar" io.thallus.benchmarks.Suite --plan "$plan" --out "$out" \
+  2>&1 | tee "$out/suite.log"
+if [[ "$jmh" == yes ]]; then
+  # JMH forks inherit these flags; short iterations on purpose (the sweeps above are the main measurement).
+  jmh_args=(-f 1 -wi 2 -w 1s -i 3 -r 1s -rf json -rff "$out/jmh.json")
+  [[ "$plan" == tiny ]] && jmh_args=(-f 1 -wi 0 -i 1 -r 200ms -rf json -rff "$out/jmh.json")
+  "$java_bin" "${flags[@]}" -Xmx6g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -jar "$jar" "${jmh_args[@]}" \
+    2>&1 | tee "$out/jmh.log"
+fi
+echo "results in $out"
