@@ -5,10 +5,12 @@ import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.rdma.verbs.CompletionQueue;
 import io.thallus.rdma.verbs.MemoryRegion;
+import io.thallus.rdma.verbs.MemoryWindow;
 import io.thallus.rdma.verbs.ProtectionDomain;
 import io.thallus.rdma.verbs.QueuePair;
 import io.thallus.rdma.verbs.RdmaDevice;
 import io.thallus.rdma.verbs.RegisteredBufferPool;
+import io.thallus.rdma.verbs.WindowBinder;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.BatchHeader;
 import io.thallus.spi.BatchLayouts;
@@ -18,6 +20,7 @@ import io.thallus.spi.ServerSession;
 import io.thallus.spi.ServerTransport;
 import io.thallus.spi.Transport;
 import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.Map;
@@ -27,22 +30,32 @@ import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
  * The rdma transport's server side: one device per server; per client a protection domain of its own, a queue pair
- * and a pool of registered, page-aligned, remote-read-only buffers. Each batch is packed into one pool buffer (one
- * copy, no registration on the data path once the pool is warm) and stays there until the client releases it.
- * Because the domain is the client's own, its keys work only through its own queue pair: no client can read
- * another's batches, whatever descriptor it sends.
+ * and a pool of registered, page-aligned buffers. Each batch is packed into one pool buffer (one copy, no
+ * registration on the data path once the pool is warm) and stays there until the client releases it.
+ *
+ * <p>Where the device has type 2B memory windows (rxe does, as do ConnectX NICs), the buffers grant no remote access
+ * themselves: each batch gets a window bound to its bytes for the client's queue pair, and its key is sent in the
+ * descriptor. On release the window is invalidated, so a stale descriptor is refused by the device (REM_ACCESS_ERR),
+ * and every bind gives a new key, so a key never comes back to life when its buffer or window is reused. Without
+ * windows the buffers are registered remote-read and their keys stay valid while the client is connected. Either
+ * way the domain is the client's own: no other client can read its batches, whatever descriptor it sends.
  */
 final class RdmaServer implements ServerTransport {
+  /** Set to false to measure without memory windows; a device without them never uses them. */
+  static final String MEMORY_WINDOWS_PROPERTY = "thallus.rdma.memoryWindows";
+
   private final Context context;
   private final RdmaDevice device;
-  private final CompletionQueue completions;
   private final QueuePair.ConnectOptions options;
+  private final boolean windows;
 
   private RdmaServer(Context context, RdmaDevice device) {
     this.context = context;
     this.device = device;
-    this.completions = device.createCompletionQueue(64);
-    this.options = QueuePair.ConnectOptions.forRoce(Math.min(16, device.attributes().maxReadsInFlightAsTarget()));
+    RdmaDevice.Attributes attributes = device.attributes();
+    this.options = QueuePair.ConnectOptions.forRoce(Math.min(16, attributes.maxReadsInFlightAsTarget()));
+    this.windows = attributes.memoryWindows()
+        && Boolean.parseBoolean(System.getProperty(MEMORY_WINDOWS_PROPERTY, "true"));
   }
 
   static ServerTransport start(Context context) {
@@ -56,48 +69,67 @@ final class RdmaServer implements ServerTransport {
   public ServerSession accept(InetSocketAddress client, Map<String, String> offer) {
     QueuePair.Endpoint remote = QueuePair.Endpoint.decode(Transport.requireParameter(offer, RdmaTransport.ENDPOINT));
     ProtectionDomain domain = device.allocateProtectionDomain();
+    // The session's own completion queue: its window binder waits there, for its own work only.
+    CompletionQueue completions = null;
     QueuePair pair = null;
     try {
+      completions = device.createCompletionQueue(16);
       pair = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
       pair.connect(remote, options);
-      return new Session(domain, pair, new RegisteredBufferPool(domain, EnumSet.of(MemoryRegion.Access.REMOTE_READ),
+      return new Session(domain, completions, pair, new RegisteredBufferPool(domain,
+          EnumSet.of(windows ? MemoryRegion.Access.MEMORY_WINDOW_BIND : MemoryRegion.Access.REMOTE_READ),
           context.memoryPerClient()));
     } catch (RuntimeException e) {
       if (pair != null) {
         pair.close();
+      }
+      if (completions != null) {
+        completions.close();
       }
       domain.close();
       throw e;
     }
   }
 
+  /** Whether batches are exposed through per-batch memory windows (see the class comment). */
+  boolean usesMemoryWindows() {
+    return windows;
+  }
+
   @Override
   public void close() {
-    completions.close();
     device.close();
   }
 
   private record BatchKey(int streamId, long batchId) {}
 
-  /** A batch the client may still read, and its entry in the server allocator's accounting. */
-  private record Held(RegisteredBufferPool.Buffer buffer, ArrowBuf accounted) {
+  /**
+   * A batch the client may still read, its window (null without windows), and its entry in the server allocator's
+   * accounting.
+   */
+  private record Held(RegisteredBufferPool.Buffer buffer, MemoryWindow window, ArrowBuf accounted) {
     void release() {
       accounted.close();
       buffer.close();
     }
   }
 
-  /** One client's domain, queue pair, registered buffers, and the batches it may still read. */
+  /** One client's domain, queue pair, registered buffers, windows, and the batches it may still read. */
   private final class Session implements ServerSession {
     private final ProtectionDomain domain;
+    private final CompletionQueue completions;
     private final QueuePair pair;
+    private final WindowBinder binder;
     private final RegisteredBufferPool exposed;
     private final Map<BatchKey, Held> held = new HashMap<>();
+    private final ArrayDeque<MemoryWindow> freeWindows = new ArrayDeque<>();
     private boolean closed;
 
-    Session(ProtectionDomain domain, QueuePair pair, RegisteredBufferPool exposed) {
+    Session(ProtectionDomain domain, CompletionQueue completions, QueuePair pair, RegisteredBufferPool exposed) {
       this.domain = domain;
+      this.completions = completions;
       this.pair = pair;
+      this.binder = pair.newWindowBinder();
       this.exposed = exposed;
     }
 
@@ -126,9 +158,8 @@ final class RdmaServer implements ServerTransport {
               MemoryUtil.copyMemory(source.memoryAddress(), buffer.address() + body.offsets().get(i), length);
             }
           }
-          header = new BatchHeader(streamId, batchId,
-              BatchLayouts.relocate(body.parts(), buffer.address(), buffer.remoteKey()));
-          hold(new BatchKey(streamId, batchId), buffer);
+          int key = hold(new BatchKey(streamId, batchId), buffer, body.length(), deadline);
+          header = new BatchHeader(streamId, batchId, BatchLayouts.relocate(body.parts(), buffer.address(), key));
         } catch (RuntimeException e) {
           buffer.close();
           throw e;
@@ -137,10 +168,25 @@ final class RdmaServer implements ServerTransport {
       control.writeBatch(header, Unpooled.EMPTY_BUFFER, () -> {});
     }
 
-    /** Keeps the buffer for the client, accounted by the server's allocator while it is held. */
-    private synchronized void hold(BatchKey key, RegisteredBufferPool.Buffer buffer) {
+    /**
+     * Keeps the buffer for the client, accounted by the server's allocator while it is held, and returns the key the
+     * client reads its first {@code length} bytes with: a window's, bound for this client's queue pair alone, or the
+     * buffer's own without windows.
+     */
+    private synchronized int hold(BatchKey key, RegisteredBufferPool.Buffer buffer, long length, Deadline deadline) {
       if (closed) {
         throw ThallusException.of(StatusCode.UNAVAILABLE, "the client's rdma session is closed");
+      }
+      MemoryWindow window = null;
+      int remoteKey = buffer.remoteKey();
+      if (windows) {
+        window = freeWindows.isEmpty() ? domain.allocateMemoryWindow() : freeWindows.poll();
+        try {
+          remoteKey = binder.bind(window, buffer.region(), buffer.address(), length, deadline);
+        } catch (RuntimeException e) {
+          window.close();
+          throw e;
+        }
       }
       ArrowBuf accounted = context.allocator().wrapForeignAllocation(
           new ForeignAllocation(buffer.size(), buffer.address()) {
@@ -149,14 +195,36 @@ final class RdmaServer implements ServerTransport {
               // The pool owns the memory; this ends only the allocator's accounting.
             }
           });
-      held.put(key, new Held(buffer, accounted));
+      held.put(key, new Held(buffer, window, accounted));
+      return remoteKey;
     }
 
+    /**
+     * The client is done with the batch: its window is invalidated before the buffer can be reused, so from here on
+     * a read with the batch's descriptor is refused by the device.
+     */
     @Override
     public synchronized void released(int streamId, long batchId) {
       Held batch = held.remove(new BatchKey(streamId, batchId));
-      if (batch != null) {
+      if (batch == null) {
+        return;
+      }
+      try {
+        if (batch.window() != null) {
+          retire(batch.window());
+        }
+      } finally {
         batch.release();
+      }
+    }
+
+    private void retire(MemoryWindow window) {
+      try {
+        binder.invalidate(window, Deadline.after(context.ioTimeout()));
+        freeWindows.add(window);
+      } catch (RuntimeException e) {
+        // The queue pair has failed (the client went away): freeing the window kills its key just the same.
+        window.close();
       }
     }
 
@@ -166,11 +234,21 @@ final class RdmaServer implements ServerTransport {
         return;
       }
       closed = true;
-      // The queue pair goes first: once it is gone no read of this client can reach the buffers returned below.
+      // Windows go first (a bound window holds the queue pair and its region), then the queue pair: once both are
+      // gone no read of this client can reach the buffers returned below.
+      for (Held batch : held.values()) {
+        if (batch.window() != null) {
+          batch.window().close();
+        }
+      }
+      freeWindows.forEach(MemoryWindow::close);
+      freeWindows.clear();
       pair.close();
+      binder.close();
       held.values().forEach(Held::release);
       held.clear();
       exposed.close();
+      completions.close();
       domain.close();
     }
   }

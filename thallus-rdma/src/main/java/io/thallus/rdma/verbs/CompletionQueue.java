@@ -146,6 +146,10 @@ public final class CompletionQueue implements AutoCloseable {
     return completions.get(JAVA_INT, index * Layout.WC_SIZE + Layout.WC_STATUS);
   }
 
+  public int opcode(int index) {
+    return completions.get(JAVA_INT, index * Layout.WC_SIZE + Layout.WC_OPCODE);
+  }
+
   public int byteLength(int index) {
     return completions.get(JAVA_INT, index * Layout.WC_SIZE + Layout.WC_BYTE_LEN);
   }

@@ -14,6 +14,8 @@ final class Layout {
   static final long OPS_POLL_CQ = CONTEXT_OPS + 88;
   static final long OPS_REQ_NOTIFY_CQ = CONTEXT_OPS + 96;
   static final long OPS_POST_SEND = CONTEXT_OPS + 200;
+  static final long OPS_ALLOC_MW = CONTEXT_OPS + 56;
+  static final long OPS_DEALLOC_MW = CONTEXT_OPS + 72;
 
   static final long DEVICE_ATTR_SIZE = 232;
   static final long DEVICE_ATTR_MAX_MR_SIZE = 80;
@@ -23,6 +25,8 @@ final class Layout {
   static final long DEVICE_ATTR_MAX_QP_RD_ATOM = 144;
   static final long DEVICE_ATTR_MAX_QP_INIT_RD_ATOM = 156;
   static final long DEVICE_ATTR_PHYS_PORT_CNT = 227;
+  static final long DEVICE_ATTR_CAP_FLAGS = 116;
+  static final long DEVICE_ATTR_MAX_MW = 176;
 
   static final long PORT_ATTR_SIZE = 52;
   static final long PORT_ATTR_STATE = 0;
@@ -34,6 +38,10 @@ final class Layout {
   static final long MR_LENGTH = 24;
   static final long MR_LKEY = 36;
   static final long MR_RKEY = 40;
+
+  static final long MW_PD = 8;
+  static final long MW_RKEY = 16;
+  static final long MW_TYPE = 24;
 
   static final long COMP_CHANNEL_CONTEXT = 0;
   static final long COMP_CHANNEL_FD = 8;
@@ -87,6 +95,13 @@ final class Layout {
   static final long SEND_WR_SEND_FLAGS = 32;
   static final long SEND_WR_REMOTE_ADDR = 40;
   static final long SEND_WR_RKEY = 48;
+  static final long SEND_WR_INVALIDATE_RKEY = 36;
+  static final long SEND_WR_BIND_MW = 80;
+  static final long SEND_WR_BIND_RKEY = 88;
+  static final long SEND_WR_BIND_MR = 96;
+  static final long SEND_WR_BIND_ADDR = 104;
+  static final long SEND_WR_BIND_LENGTH = 112;
+  static final long SEND_WR_BIND_ACCESS = 120;
 
   static final long SGE_SIZE = 16;
   static final long SGE_ADDR = 0;
@@ -100,6 +115,13 @@ final class Layout {
   static final long WC_BYTE_LEN = 20;
 
   static final int WR_RDMA_READ = 4;
+  static final int WR_LOCAL_INV = 7;
+  static final int WR_BIND_MW = 8;
+  static final int MW_TYPE_2 = 2;
+  static final int ACCESS_MW_BIND = 16;
+  static final int DEVICE_MEM_WINDOW_TYPE_2B = 1 << 24;
+  static final int WC_BIND_MW = 5;
+  static final int WC_LOCAL_INV = 6;
   static final int SEND_SIGNALED = 2;
   static final int QPT_RC = 2;
   static final int QPS_INIT = 1;

@@ -11,7 +11,9 @@ public final class MemoryRegion implements AutoCloseable {
   public enum Access {
     LOCAL_WRITE(1),
     REMOTE_WRITE(2),
-    REMOTE_READ(4);
+    REMOTE_READ(4),
+    /** Memory windows may be bound to it: peers then reach it only through a window's key, never the region's. */
+    MEMORY_WINDOW_BIND(Layout.ACCESS_MW_BIND);
 
     final int flag;
 
@@ -20,7 +22,7 @@ public final class MemoryRegion implements AutoCloseable {
     }
   }
 
-  private final MemorySegment mr;
+  final MemorySegment mr;
   private final long address;
   private final long length;
   private final int lkey;

@@ -60,6 +60,11 @@ public final class ProtectionDomain implements AutoCloseable {
     return register(segment.address(), segment.byteSize(), access);
   }
 
+  /** A type 2B memory window of this domain, unbound: its key grants nothing until a {@link WindowBinder} binds it. */
+  public MemoryWindow allocateMemoryWindow() {
+    return MemoryWindow.allocate(this);
+  }
+
   /** A reliable-connected queue pair whose sends and receives complete on {@code completions}. */
   public QueuePair createQueuePair(CompletionQueue completions, QueuePair.Capacity capacity) {
     return QueuePair.create(this, completions, capacity);

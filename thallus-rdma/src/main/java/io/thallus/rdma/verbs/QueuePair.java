@@ -68,14 +68,16 @@ public final class QueuePair implements AutoCloseable {
 
   final ProtectionDomain domain;
   final MemorySegment qp;
+  private final CompletionQueue completions;
   private final int number;
   private final Capacity capacity;
   private final int packetSequence = RANDOM.nextInt(1 << 24);
   private boolean closed;
 
-  private QueuePair(ProtectionDomain domain, MemorySegment qp, Capacity capacity) {
+  private QueuePair(ProtectionDomain domain, MemorySegment qp, Capacity capacity, CompletionQueue completions) {
     this.domain = domain;
     this.qp = qp;
+    this.completions = completions;
     this.number = qp.get(JAVA_INT, Layout.QP_NUM);
     this.capacity = capacity;
   }
@@ -101,7 +103,7 @@ public final class QueuePair implements AutoCloseable {
         Verbs.call(Verbs.DESTROY_QP, qp);
         throw RdmaDevice.layoutMismatch("ibv_qp");
       }
-      return new QueuePair(domain, qp, capacity);
+      return new QueuePair(domain, qp, capacity, completions);
     }
   }
 
@@ -168,6 +170,14 @@ public final class QueuePair implements AutoCloseable {
   /** A reusable chain of up to {@code requests} RDMA READ work requests for this queue pair. */
   public ReadChain newReadChain(int requests) {
     return new ReadChain(this, requests);
+  }
+
+  /**
+   * Binds and invalidates memory windows of this domain for this queue pair's peer. It waits on the queue pair's
+   * completion queue, which must then serve this queue pair alone and carry no other signalled work.
+   */
+  public WindowBinder newWindowBinder() {
+    return new WindowBinder(this, completions);
   }
 
   @Override

@@ -18,9 +18,13 @@ import java.util.List;
  * the binding's struct layout against the live library and refuses to run on a mismatch.
  */
 public final class RdmaDevice implements AutoCloseable {
-  /** What the device can do, from {@code ibv_query_device}. */
+  /**
+   * What the device can do, from {@code ibv_query_device}. {@code memoryWindows}: type 2B windows, bound and
+   * invalidated by work requests on one queue pair (what {@link WindowBinder} needs).
+   */
   public record Attributes(long maxMemoryRegionSize, int maxQueuePairRequests, int maxScatterGather,
-      int maxCompletionQueueEntries, int maxReadsInFlightAsTarget, int maxReadsInFlightAsInitiator, int ports) {}
+      int maxCompletionQueueEntries, int maxReadsInFlightAsTarget, int maxReadsInFlightAsInitiator, int ports,
+      boolean memoryWindows) {}
 
   /** A port's state, from {@code ibv_query_port}. */
   public record Port(int state, int activeMtu, int lid, int linkLayer) {
@@ -38,6 +42,8 @@ public final class RdmaDevice implements AutoCloseable {
   final MemorySegment pollCq;
   final MemorySegment reqNotifyCq;
   final MemorySegment postSend;
+  final MemorySegment allocMw;
+  final MemorySegment deallocMw;
   private boolean closed;
 
   private RdmaDevice(String name, MemorySegment context) {
@@ -46,6 +52,8 @@ public final class RdmaDevice implements AutoCloseable {
     this.pollCq = this.context.get(ADDRESS, Layout.OPS_POLL_CQ);
     this.reqNotifyCq = this.context.get(ADDRESS, Layout.OPS_REQ_NOTIFY_CQ);
     this.postSend = this.context.get(ADDRESS, Layout.OPS_POST_SEND);
+    this.allocMw = this.context.get(ADDRESS, Layout.OPS_ALLOC_MW);
+    this.deallocMw = this.context.get(ADDRESS, Layout.OPS_DEALLOC_MW);
   }
 
   /** Whether libibverbs is installed here (it says nothing of devices). */
@@ -137,6 +145,12 @@ public final class RdmaDevice implements AutoCloseable {
         throw layoutMismatch("ibv_context.ops");
       }
     }
+    // Providers without memory windows leave these empty; where present they must be code.
+    for (MemorySegment function : List.of(allocMw, deallocMw)) {
+      if (!function.equals(MemorySegment.NULL) && !isCode(function)) {
+        throw layoutMismatch("ibv_context.ops (memory windows)");
+      }
+    }
   }
 
   private static boolean isCode(MemorySegment function) {
@@ -167,7 +181,10 @@ public final class RdmaDevice implements AutoCloseable {
           attr.get(JAVA_INT, Layout.DEVICE_ATTR_MAX_QP_WR), attr.get(JAVA_INT, Layout.DEVICE_ATTR_MAX_SGE),
           attr.get(JAVA_INT, Layout.DEVICE_ATTR_MAX_CQE), attr.get(JAVA_INT, Layout.DEVICE_ATTR_MAX_QP_RD_ATOM),
           attr.get(JAVA_INT, Layout.DEVICE_ATTR_MAX_QP_INIT_RD_ATOM),
-          Byte.toUnsignedInt(attr.get(JAVA_BYTE, Layout.DEVICE_ATTR_PHYS_PORT_CNT)));
+          Byte.toUnsignedInt(attr.get(JAVA_BYTE, Layout.DEVICE_ATTR_PHYS_PORT_CNT)),
+          (attr.get(JAVA_INT, Layout.DEVICE_ATTR_CAP_FLAGS) & Layout.DEVICE_MEM_WINDOW_TYPE_2B) != 0
+              && attr.get(JAVA_INT, Layout.DEVICE_ATTR_MAX_MW) > 0
+              && !allocMw.equals(MemorySegment.NULL) && !deallocMw.equals(MemorySegment.NULL));
     }
   }
 

@@ -50,6 +50,11 @@ public final class RegisteredBufferPool extends SizeClassPool<RegisteredBufferPo
       return region.remoteKey();
     }
 
+    /** The buffer's registration, to bind memory windows to. */
+    public MemoryRegion region() {
+      return region;
+    }
+
     /** Gives the buffer back; a second close does nothing. */
     @Override
     public void close() {

@@ -92,6 +92,10 @@ final class Verbs {
       FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
   static final MethodHandle REQ_NOTIFY_CQ = LINKER.downcallHandle(
       FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+  // ibv_alloc_mw / ibv_dealloc_mw are inline in verbs.h too; the provider reports failure through errno.
+  static final MethodHandle ALLOC_MW = LINKER.downcallHandle(
+      FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT), Linker.Option.captureCallState("errno"));
+  static final MethodHandle DEALLOC_MW = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS));
 
   // libc: waiting on a completion channel's file descriptor with a timeout; checking where a pointer points.
   static final MethodHandle POLL = LINKER.downcallHandle(LINKER.defaultLookup().find("poll").orElseThrow(),

@@ -16,6 +16,7 @@ final class WorkCompletions {
       case 0 -> "SUCCESS";
       case 1 -> "LOC_LEN_ERR";
       case 2 -> "LOC_QP_OP_ERR";
+      case 6 -> "MW_BIND_ERR (the window could not be bound to that range)";
       case 4 -> "LOC_PROT_ERR (a local buffer is not registered or its key is wrong)";
       case FLUSHED -> "WR_FLUSH_ERR (the queue pair failed earlier)";
       case 9 -> "REM_INV_REQ_ERR";

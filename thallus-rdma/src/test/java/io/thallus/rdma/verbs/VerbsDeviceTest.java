@@ -210,6 +210,121 @@ class VerbsDeviceTest {
     }
   }
 
+  /** A read of {@code length} bytes with {@code key} through {@code reader}; returns the completion's error or null. */
+  private ThallusException readWith(QueuePair reader, MemorySegment local, MemoryRegion receive, long remoteAddress,
+      int key, int length) {
+    try (ReadChain chain = reader.newReadChain(1)) {
+      chain.add(local.address(), receive.localKey(), remoteAddress, key, length);
+      chain.post(5);
+      completions.await(Deadline.after(WAIT), "a read through a window");
+      try {
+        completions.check(0, "read through a window");
+        return null;
+      } catch (ThallusException e) {
+        return e;
+      }
+    }
+  }
+
+  @Test
+  void aWindowGrantsItsRangeUntilInvalidatedAndEveryBindGivesANewKey() {
+    assertThat(device.attributes().memoryWindows()).as("type 2B memory windows on " + device.name()).isTrue();
+    MemorySegment exposedMemory = arena.allocate(256 * 1024, 4096);
+    MemorySegment local = arena.allocate(256 * 1024, 4096);
+    fillPattern(exposedMemory, 11);
+    // The exposing side waits for its binds on a queue of its own; the reader's reads complete on the shared one.
+    try (CompletionQueue exposerCompletions = device.createCompletionQueue(16)) {
+      QueuePair reader = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
+      QueuePair exposer = domain.createQueuePair(exposerCompletions, new QueuePair.Capacity(16, 1));
+      reader.connect(exposer.endpoint(OPTIONS), OPTIONS);
+      exposer.connect(reader.endpoint(OPTIONS), OPTIONS);
+      try (MemoryRegion exposed = domain.register(exposedMemory,
+               EnumSet.of(MemoryRegion.Access.MEMORY_WINDOW_BIND));
+           MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE));
+           MemoryWindow window = domain.allocateMemoryWindow();
+           WindowBinder binder = exposer.newWindowBinder()) {
+        // The region itself grants no remote access: only a window's key does.
+        assertThat(readWith(reader, local, receive, exposed.address(), exposed.remoteKey(), 4096))
+            .isNotNull().satisfies(e -> assertThat(e.getMessage()).contains("REM_ACCESS_ERR"));
+      } finally {
+        reader.close();
+        exposer.close();
+      }
+    }
+    // A queue pair in error after a refused read cannot read again: the rest runs on fresh ones.
+    try (CompletionQueue exposerCompletions = device.createCompletionQueue(16)) {
+      QueuePair reader = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
+      QueuePair exposer = domain.createQueuePair(exposerCompletions, new QueuePair.Capacity(16, 1));
+      reader.connect(exposer.endpoint(OPTIONS), OPTIONS);
+      exposer.connect(reader.endpoint(OPTIONS), OPTIONS);
+      try (MemoryRegion exposed = domain.register(exposedMemory,
+               EnumSet.of(MemoryRegion.Access.MEMORY_WINDOW_BIND));
+           MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE));
+           MemoryWindow window = domain.allocateMemoryWindow();
+           WindowBinder binder = exposer.newWindowBinder()) {
+        long start = exposed.address() + 8192;
+        int first = binder.bind(window, exposed, start, 100_000, Deadline.after(WAIT));
+        assertThat(window.isBound()).isTrue();
+        assertThat(readWith(reader, local, receive, start, first, 100_000)).isNull();
+        assertThat(local.asSlice(0, 100_000).mismatch(exposedMemory.asSlice(8192, 100_000))).isEqualTo(-1);
+
+        binder.invalidate(window, Deadline.after(WAIT));
+        int second = binder.bind(window, exposed, exposed.address(), 4096, Deadline.after(WAIT));
+        assertThat(second).as("a rebound window's key").isNotEqualTo(first);
+        assertThat(readWith(reader, local, receive, exposed.address(), second, 4096)).isNull();
+
+        binder.invalidate(window, Deadline.after(WAIT));
+        assertThat(window.isBound()).isFalse();
+        assertThat(readWith(reader, local, receive, exposed.address(), second, 4096))
+            .as("a read with an invalidated window's key").isNotNull()
+            .satisfies(e -> {
+              assertThat(e.code()).isEqualTo(StatusCode.PERMISSION_DENIED);
+              assertThat(e.getMessage()).contains("REM_ACCESS_ERR");
+            });
+      } finally {
+        reader.close();
+        exposer.close();
+      }
+    }
+  }
+
+  @Test
+  void aWindowBoundForOneQueuePairIsRefusedToAnother() {
+    MemorySegment exposedMemory = arena.allocate(64 * 1024, 4096);
+    MemorySegment local = arena.allocate(64 * 1024, 4096);
+    fillPattern(exposedMemory, 5);
+    try (CompletionQueue exposerCompletions = device.createCompletionQueue(16);
+         CompletionQueue otherCompletions = device.createCompletionQueue(16)) {
+      QueuePair reader = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
+      QueuePair exposer = domain.createQueuePair(exposerCompletions, new QueuePair.Capacity(16, 1));
+      QueuePair otherReader = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
+      QueuePair otherExposer = domain.createQueuePair(otherCompletions, new QueuePair.Capacity(16, 1));
+      reader.connect(exposer.endpoint(OPTIONS), OPTIONS);
+      exposer.connect(reader.endpoint(OPTIONS), OPTIONS);
+      otherReader.connect(otherExposer.endpoint(OPTIONS), OPTIONS);
+      otherExposer.connect(otherReader.endpoint(OPTIONS), OPTIONS);
+      try (MemoryRegion exposed = domain.register(exposedMemory,
+               EnumSet.of(MemoryRegion.Access.MEMORY_WINDOW_BIND));
+           MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE));
+           MemoryWindow window = domain.allocateMemoryWindow();
+           WindowBinder binder = exposer.newWindowBinder()) {
+        int key = binder.bind(window, exposed, exposed.address(), 64 * 1024, Deadline.after(WAIT));
+        // Same domain, same key, live window: still refused, because the window belongs to the other connection.
+        assertThat(readWith(otherReader, local, receive, exposed.address(), key, 4096))
+            .as("a read with a window key bound for another queue pair").isNotNull()
+            .satisfies(e -> assertThat(e.getMessage()).contains("REM_ACCESS_ERR"));
+        assertThat(readWith(reader, local, receive, exposed.address(), key, 64 * 1024)).isNull();
+        assertThat(local.mismatch(exposedMemory)).isEqualTo(-1);
+        binder.invalidate(window, Deadline.after(WAIT));
+      } finally {
+        reader.close();
+        exposer.close();
+        otherReader.close();
+        otherExposer.close();
+      }
+    }
+  }
+
   @Test
   void aKeyOfAnotherProtectionDomainIsRefused() {
     // The rdma transport gives each client its own domain: this is why one client cannot read another's batches.

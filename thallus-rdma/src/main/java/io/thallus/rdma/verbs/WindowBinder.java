@@ -1,0 +1,109 @@
+package io.thallus.rdma.verbs;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
+import io.thallus.spi.Deadline;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Binds and invalidates memory windows through one queue pair's send queue: one work request built once in native
+ * memory and rewritten per call, like {@link ReadChain}. Each call waits for its completion (within the deadline),
+ * because a key must not reach a peer before the device has granted it, and a release must not be reported done
+ * before the key is dead. The queue pair's completion queue must see no other signalled work: the binder owns it.
+ */
+public final class WindowBinder implements AutoCloseable {
+  private final QueuePair pair;
+  private final CompletionQueue completions;
+  private final Arena arena = Arena.ofShared();
+  private final MemorySegment request;
+  private final MemorySegment badRequest;
+  private long calls;
+  private boolean closed;
+
+  WindowBinder(QueuePair pair, CompletionQueue completions) {
+    this.pair = pair;
+    this.completions = completions;
+    this.request = arena.allocate(Layout.SEND_WR_SIZE, 8);
+    this.badRequest = arena.allocate(ADDRESS);
+  }
+
+  /**
+   * Grants the peer of this queue pair remote read of {@code length} bytes at {@code address} (inside
+   * {@code region}, which was registered with {@code MEMORY_WINDOW_BIND}) through {@code window}, and returns the
+   * window's new key. Only this queue pair's peer can use it.
+   */
+  public synchronized int bind(MemoryWindow window, MemoryRegion region, long address, long length,
+      Deadline deadline) {
+    if (!region.contains(address, length) || length <= 0) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a window of " + length + " bytes at " + address
+          + " is not inside its region");
+    }
+    int previous = window.remoteKey();
+    int next = (previous & ~0xff) | ((previous + 1) & 0xff);
+    request.fill((byte) 0);
+    request.set(JAVA_INT, Layout.SEND_WR_OPCODE, Layout.WR_BIND_MW);
+    request.set(ADDRESS, Layout.SEND_WR_BIND_MW, window.mw);
+    request.set(JAVA_INT, Layout.SEND_WR_BIND_RKEY, next);
+    request.set(ADDRESS, Layout.SEND_WR_BIND_MR, region.mr);
+    request.set(JAVA_LONG, Layout.SEND_WR_BIND_ADDR, address);
+    request.set(JAVA_LONG, Layout.SEND_WR_BIND_LENGTH, length);
+    request.set(JAVA_INT, Layout.SEND_WR_BIND_ACCESS, MemoryRegion.Access.REMOTE_READ.flag);
+    post("binding a memory window", deadline, Layout.WC_BIND_MW);
+    // The provider reads the window's current key from ibv_mw on the next bind: keep it in step with the device.
+    window.remoteKey(next);
+    window.bound(true);
+    return next;
+  }
+
+  /** Takes the window's key back: from the completion on, every read with it fails with a remote access error. */
+  public synchronized void invalidate(MemoryWindow window, Deadline deadline) {
+    if (!window.isBound()) {
+      return;
+    }
+    request.fill((byte) 0);
+    request.set(JAVA_INT, Layout.SEND_WR_OPCODE, Layout.WR_LOCAL_INV);
+    request.set(JAVA_INT, Layout.SEND_WR_INVALIDATE_RKEY, window.remoteKey());
+    post("invalidating a memory window", deadline, Layout.WC_LOCAL_INV);
+    window.bound(false);
+  }
+
+  private void post(String what, Deadline deadline, int expectedOpcode) {
+    if (closed) {
+      throw ThallusException.of(StatusCode.CANCELLED, "the window binder is closed");
+    }
+    long id = ++calls;
+    request.set(JAVA_LONG, Layout.SEND_WR_ID, id);
+    request.set(JAVA_INT, Layout.SEND_WR_SEND_FLAGS, Layout.SEND_SIGNALED);
+    int rc;
+    try {
+      rc = (int) Verbs.POST_SEND.invokeExact(pair.domain.device.postSend, pair.qp, request, badRequest);
+    } catch (Throwable e) {
+      throw new IllegalStateException("ibv_post_send failed to run: " + e, e);
+    }
+    if (rc != 0) {
+      throw Verbs.failure("ibv_post_send (" + what + ")", rc);
+    }
+    while (true) {
+      int n = completions.await(deadline, what);
+      for (int i = 0; i < n; i++) {
+        completions.check(i, what);
+        if (completions.workRequestId(i) == id && completions.opcode(i) == expectedOpcode) {
+          return;
+        }
+      }
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    if (!closed) {
+      closed = true;
+      arena.close();
+    }
+  }
+}

@@ -1,0 +1,230 @@
+package io.thallus.rdma.transport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
+import io.thallus.rdma.verbs.CompletionQueue;
+import io.thallus.rdma.verbs.MemoryRegion;
+import io.thallus.rdma.verbs.ProtectionDomain;
+import io.thallus.rdma.verbs.QueuePair;
+import io.thallus.rdma.verbs.RdmaDevice;
+import io.thallus.rdma.verbs.ReadChain;
+import io.thallus.spi.BatchContents;
+import io.thallus.spi.BatchHeader;
+import io.thallus.spi.BatchLayouts;
+import io.thallus.spi.Deadline;
+import io.thallus.spi.ServerSession;
+import io.thallus.spi.ServerTransport;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.ForeignAllocation;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The rdma server's descriptors as an attacker would use them: the "clients" here are bare queue pairs that read
+ * whatever address and key they like, not Thallus clients, which would never reuse a released descriptor. The
+ * server side is the real transport on a real device (rxe0 in the Soft-RoCE guest, through RxeGuestTest).
+ */
+@Tag("rdma-device")
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class StaleDescriptorTest {
+  private static final Duration WAIT = Duration.ofSeconds(20);
+  private static final int ROWS = 100_000;
+
+  private BufferAllocator allocator;
+  private ServerTransport server;
+
+  @BeforeEach
+  void start() {
+    allocator = new RootAllocator();
+    server = RdmaServer.start(new ServerTransport.Context(allocator, new InetSocketAddress("127.0.0.1", 1),
+        WAIT, 64L << 20));
+  }
+
+  @AfterEach
+  void stop() {
+    server.close();
+    allocator.close(); // fails on any byte still held
+  }
+
+  /** A peer that speaks only verbs: its own device context, domain, queue pair and receive buffer. */
+  private static final class BareReader implements AutoCloseable {
+    final RdmaDevice device = RdmaDevice.open(RdmaTransport.deviceName());
+    final ProtectionDomain domain = device.allocateProtectionDomain();
+    final CompletionQueue completions = device.createCompletionQueue(16);
+    final QueuePair pair = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
+    final QueuePair.ConnectOptions options = QueuePair.ConnectOptions.forRoce(16);
+    final Arena arena = Arena.ofShared();
+    final MemorySegment local = arena.allocate(4L << 20, 4096);
+    final MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE));
+    ServerSession session;
+
+    BareReader connect(ServerTransport server) {
+      session = server.accept(new InetSocketAddress("127.0.0.1", 2),
+          Map.of(RdmaTransport.ENDPOINT, pair.endpoint(options).encode()));
+      pair.connect(QueuePair.Endpoint.decode(session.welcomeParameters().get(RdmaTransport.ENDPOINT)), options);
+      return this;
+    }
+
+    /** Reads the batch's whole span with its descriptor's key; null when the device allowed it. */
+    ThallusException read(BatchLayouts.Span span) {
+      try (ReadChain chain = pair.newReadChain(1)) {
+        chain.add(local.address(), receive.localKey(), span.start(), span.key(), (int) span.length());
+        chain.post(1);
+        completions.await(Deadline.after(WAIT), "a read of a batch");
+        try {
+          completions.check(0, "read of a batch");
+          return null;
+        } catch (ThallusException e) {
+          return e;
+        }
+      }
+    }
+
+    @Override
+    public void close() {
+      if (session != null) {
+        session.close();
+      }
+      pair.close();
+      receive.close();
+      completions.close();
+      domain.close();
+      device.close();
+      arena.close();
+    }
+  }
+
+  /** A batch of one BIGINT column, {@code i * seed} (nulls every 1000th row), far larger than what goes inline. */
+  private BatchContents batch(long seed) {
+    try (BigIntVector values = new BigIntVector("v", allocator)) {
+      values.allocateNew(ROWS);
+      for (int i = 0; i < ROWS; i++) {
+        if (i % 1000 == 0) {
+          values.setNull(i);
+        } else {
+          values.set(i, i * seed);
+        }
+      }
+      values.setValueCount(ROWS);
+      try (VectorSchemaRoot root = VectorSchemaRoot.of(values)) {
+        return new BatchContents(List.of(), new VectorUnloader(root).getRecordBatch());
+      }
+    }
+  }
+
+  private static BatchHeader send(ServerSession session, long batchId, BatchContents contents) {
+    BatchHeader[] sent = new BatchHeader[1];
+    session.send(1, batchId, contents, (header, inline, onWritten) -> {
+      sent[0] = header;
+      inline.release();
+      onWritten.run();
+    }, Deadline.after(WAIT));
+    assertThat(sent[0]).as("the BATCH header").isNotNull();
+    return sent[0];
+  }
+
+  /** The rows the reader received, rebuilt from its receive buffer with the descriptor, checked value by value. */
+  private void assertReceived(BareReader reader, BatchHeader header, BatchLayouts.Span span, long seed) {
+    long base = reader.local.address();
+    ArrowBuf received = allocator.wrapForeignAllocation(new ForeignAllocation(span.length(), base) {
+      @Override
+      protected void release0() {}
+    });
+    try (received;
+         BatchContents contents = BatchLayouts.assemble(header,
+             d -> received.slice(d.address() - span.start(), d.length()));
+         BigIntVector values = new BigIntVector("v", allocator);
+         VectorSchemaRoot root = VectorSchemaRoot.of(values)) {
+      ArrowRecordBatch records = contents.records();
+      new VectorLoader(root).load(records);
+      assertThat(root.getRowCount()).isEqualTo(ROWS);
+      for (int i = 0; i < ROWS; i++) {
+        if (i % 1000 == 0) {
+          assertThat(values.isNull(i)).as("row %d", i).isTrue();
+        } else {
+          assertThat(values.get(i)).as("row %d", i).isEqualTo(i * seed);
+        }
+      }
+    }
+  }
+
+  private static void assertRefused(ThallusException error, String why) {
+    assertThat(error).as(why).isNotNull();
+    assertThat(error.code()).isEqualTo(StatusCode.PERMISSION_DENIED);
+    assertThat(error.getMessage()).contains("REM_ACCESS_ERR");
+  }
+
+  @Test
+  void aReleasedBatchsDescriptorIsRefusedEvenWhereItsMemoryHoldsTheNextBatch() {
+    assertThat(((RdmaServer) server).usesMemoryWindows()).as("memory windows on " + RdmaTransport.deviceName())
+        .isTrue();
+    try (BareReader reader = new BareReader().connect(server)) {
+      BatchHeader first = send(reader.session, 1, batch(7));
+      BatchLayouts.Span firstSpan = BatchLayouts.span(first);
+      assertThat(reader.read(firstSpan)).isNull();
+      assertReceived(reader, first, firstSpan, 7);
+
+      reader.session.released(1, 1);
+      BatchHeader second = send(reader.session, 2, batch(11));
+      BatchLayouts.Span secondSpan = BatchLayouts.span(second);
+      // The pool hands the same buffer to the next batch, so the stale descriptor names live memory.
+      assertThat(secondSpan.start()).isEqualTo(firstSpan.start());
+      assertThat(secondSpan.key()).as("the next batch's key").isNotEqualTo(firstSpan.key());
+      assertThat(reader.read(secondSpan)).isNull();
+      assertReceived(reader, second, secondSpan, 11);
+
+      assertRefused(reader.read(firstSpan), "a read with the released batch's descriptor");
+      reader.session.released(1, 2);
+    }
+    assertThat(allocator.getAllocatedMemory()).isZero();
+  }
+
+  @Test
+  void aBatchsDescriptorIsRefusedToEveryOtherClient() {
+    try (BareReader owner = new BareReader().connect(server);
+         BareReader other = new BareReader().connect(server)) {
+      BatchHeader header = send(owner.session, 1, batch(3));
+      BatchLayouts.Span span = BatchLayouts.span(header);
+      assertRefused(other.read(span), "another client's read with a live descriptor");
+      assertThat(owner.read(span)).isNull();
+      assertReceived(owner, header, span, 3);
+      owner.session.released(1, 1);
+    }
+    assertThat(allocator.getAllocatedMemory()).isZero();
+  }
+
+  @Test
+  void aClientThatGoesAwayWithBatchesHeldLeavesNothingBehind() {
+    BareReader reader = new BareReader().connect(server);
+    try {
+      for (long id = 1; id <= 4; id++) {
+        send(reader.session, id, batch(id));
+      }
+      assertThat(allocator.getAllocatedMemory()).isPositive();
+    } finally {
+      // The session closes with four windows bound and four buffers held: all of them must go.
+      reader.close();
+    }
+    assertThat(allocator.getAllocatedMemory()).isZero();
+  }
+}
