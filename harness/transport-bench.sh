@@ -6,7 +6,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-./mvnw -q -DskipTests -pl thallus-cli -am install >/dev/null
+./mvnw -q -DskipTests -pl thallus-cli -am install >/tmp/transport-bench-build.log 2>&1 || { cat /tmp/transport-bench-build.log; exit 1; }
 cp_file="$(mktemp)"
 ./mvnw -q -o -pl thallus-rdma dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$cp_file" >/dev/null
 classpath="$root/thallus-rdma/target/test-classes:$root/thallus-rdma/target/classes:$(cat "$cp_file")"

@@ -11,6 +11,8 @@ import io.thallus.StatusCode;
 import io.thallus.spi.BatchHeader;
 import io.thallus.spi.BatchPart;
 import io.thallus.spi.BufferDescriptor;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -121,7 +123,11 @@ public final class MessageCodec {
       List<BatchPart> parts = new ArrayList<>(Math.min(partCount, in.readableBytes()));
       for (int p = 0; p < partCount; p++) {
         long dictionaryId = readLong(in);
-        boolean delta = (readU8(in) & 1) != 0;
+        int flags = readU8(in);
+        if ((flags & ~1) != 0) {
+          throw new CorruptedFrameException("batch part flags " + flags + " set bits this version does not know");
+        }
+        boolean delta = flags == 1;
         long length = readLong(in);
         if (length < 0 || length > Integer.MAX_VALUE) {
           throw new CorruptedFrameException("batch part length " + length + " is out of range");
@@ -188,7 +194,14 @@ public final class MessageCodec {
       if (length > MAX_STRING_BYTES) {
         throw new CorruptedFrameException("string of " + length + " bytes is over " + MAX_STRING_BYTES);
       }
-      String value = in.toString(in.readerIndex(), length, StandardCharsets.UTF_8);
+      // Strict: a lenient decoder would turn malformed bytes into U+FFFD, so the SQL run would not be the SQL sent.
+      String value;
+      try {
+        value = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT).decode(in.nioBuffer(in.readerIndex(), length)).toString();
+      } catch (CharacterCodingException e) {
+        throw new CorruptedFrameException("a string of " + length + " bytes is not valid UTF-8");
+      }
       in.skipBytes(length);
       return value;
     }
@@ -222,14 +235,18 @@ public final class MessageCodec {
       int tag = readU8(in);
       return switch (tag) {
         case 0 -> QueryParameters.NULL;
-        case 1 -> readU8(in) != 0;
+        case 1 -> switch (readU8(in)) {
+          case 0 -> false;
+          case 1 -> true;
+          default -> throw new CorruptedFrameException("a boolean parameter is neither 0 nor 1");
+        };
         case 2 -> (byte) readU8(in);
         case 3 -> (short) readU16(in);
         case 4 -> readInt(in);
         case 5 -> readLong(in);
         case 6 -> Float.intBitsToFloat(readInt(in));
         case 7 -> Double.longBitsToDouble(readLong(in));
-        case 8 -> parse(readString(in), java.math.BigDecimal::new, "decimal");
+        case 8 -> canonical(readString(in), java.math.BigDecimal::new, "decimal");
         case 9 -> readString(in);
         case 10 -> readBytes(in);
         case 11 -> parse(readLong(in), java.time.LocalDate::ofEpochDay, "date");
@@ -244,13 +261,25 @@ public final class MessageCodec {
           long seconds = readLong(in);
           int nanos = readInt(in);
           int offset = readInt(in);
+          if (nanos < 0 || nanos > 999_999_999) {
+            throw new CorruptedFrameException("nanoseconds " + nanos + " are out of range");
+          }
           yield parse(seconds, s -> java.time.OffsetDateTime.ofInstant(java.time.Instant.ofEpochSecond(s, nanos),
               java.time.ZoneOffset.ofTotalSeconds(offset)), "timestamp with time zone");
         }
         case 15 -> new java.util.UUID(readLong(in), readLong(in));
-        case 16 -> parse(readString(in), java.math.BigInteger::new, "big integer");
+        case 16 -> canonical(readString(in), java.math.BigInteger::new, "big integer");
         default -> throw new CorruptedFrameException("unknown parameter tag " + tag);
       };
+    }
+
+    /** A number sent as text must be in the form its type prints, so that it means one thing only. */
+    private static <R> R canonical(String text, java.util.function.Function<String, R> parser, String what) {
+      R value = parse(text, parser, what);
+      if (!value.toString().equals(text)) {
+        throw new CorruptedFrameException("a " + what + " parameter is not in canonical form: " + text);
+      }
+      return value;
     }
 
     private static <T, R> R parse(T raw, java.util.function.Function<T, R> parser, String what) {

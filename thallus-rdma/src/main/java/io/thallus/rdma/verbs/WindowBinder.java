@@ -12,9 +12,11 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Binds and invalidates memory windows through one queue pair's send queue: one work request built once in native
- * memory and rewritten per call, like {@link ReadChain}. Each call waits for its completion (within the deadline),
- * because a key must not reach a peer before the device has granted it, and a release must not be reported done
- * before the key is dead. The queue pair's completion queue must see no other signalled work: the binder owns it.
+ * memory and rewritten per call, like {@link ReadChain}. A bind waits for its completion (within the deadline),
+ * because a key must not reach the peer before the device has granted it. An invalidation is posted and its
+ * completion collected later (by the next call, or once {@value #UNREAPED_MAX} are outstanding): the device runs the
+ * send queue in order, so a window is free again before any later bind of it, and waiting on every release cost
+ * a wake-up per batch. The queue pair's completion queue must see no other signalled work: the binder owns it.
  */
 public final class WindowBinder implements AutoCloseable {
   private final QueuePair pair;
@@ -22,7 +24,11 @@ public final class WindowBinder implements AutoCloseable {
   private final Arena arena = Arena.ofShared();
   private final MemorySegment request;
   private final MemorySegment badRequest;
+  /** Invalidations posted and not yet seen complete; bounded well inside the send queue. */
+  private static final int UNREAPED_MAX = 8;
+
   private long calls;
+  private int unreaped;
   private boolean closed;
 
   WindowBinder(QueuePair pair, CompletionQueue completions) {
@@ -53,14 +59,19 @@ public final class WindowBinder implements AutoCloseable {
     request.set(JAVA_LONG, Layout.SEND_WR_BIND_ADDR, address);
     request.set(JAVA_LONG, Layout.SEND_WR_BIND_LENGTH, length);
     request.set(JAVA_INT, Layout.SEND_WR_BIND_ACCESS, MemoryRegion.Access.REMOTE_READ.flag);
-    post("binding a memory window", deadline, Layout.WC_BIND_MW);
+    long id = post("binding a memory window");
+    awaitCompletion(id, "binding a memory window", deadline);
     // The provider reads the window's current key from ibv_mw on the next bind: keep it in step with the device.
     window.remoteKey(next);
     window.bound(true);
     return next;
   }
 
-  /** Takes the window's key back: from the completion on, every read with it fails with a remote access error. */
+  /**
+   * Takes the window's key back: once the device has run the request (on rxe, before this returns; on a NIC,
+   * microseconds later and always before a later bind of the window), every read with it fails with a remote
+   * access error. Waits only when {@value #UNREAPED_MAX} invalidations are still unconfirmed.
+   */
   public synchronized void invalidate(MemoryWindow window, Deadline deadline) {
     if (!window.isBound()) {
       return;
@@ -68,11 +79,38 @@ public final class WindowBinder implements AutoCloseable {
     request.fill((byte) 0);
     request.set(JAVA_INT, Layout.SEND_WR_OPCODE, Layout.WR_LOCAL_INV);
     request.set(JAVA_INT, Layout.SEND_WR_INVALIDATE_RKEY, window.remoteKey());
-    post("invalidating a memory window", deadline, Layout.WC_LOCAL_INV);
+    post("invalidating a memory window");
     window.bound(false);
+    unreaped++;
+    reap(completions.poll(), -1, "invalidating a memory window");
+    while (unreaped >= UNREAPED_MAX) {
+      reap(completions.await(deadline, "invalidating a memory window"), -1, "invalidating a memory window");
+    }
   }
 
-  private void post(String what, Deadline deadline, int expectedOpcode) {
+  /** Waits for the completion of request {@code id}, collecting finished invalidations on the way. */
+  private void awaitCompletion(long id, String what, Deadline deadline) {
+    while (!reap(completions.await(deadline, what), id, what)) {
+      // another invalidation's completion came first
+    }
+  }
+
+  /** Checks {@code n} completions; returns whether request {@code id} was among them. */
+  private boolean reap(int n, long id, String what) {
+    boolean found = false;
+    for (int i = 0; i < n; i++) {
+      int opcode = completions.opcode(i);
+      completions.check(i, opcode == Layout.WC_LOCAL_INV ? "invalidating a memory window" : what);
+      if (completions.workRequestId(i) == id) {
+        found = true;
+      } else if (opcode == Layout.WC_LOCAL_INV) {
+        unreaped--;
+      }
+    }
+    return found;
+  }
+
+  private long post(String what) {
     if (closed) {
       throw ThallusException.of(StatusCode.CANCELLED, "the window binder is closed");
     }
@@ -88,15 +126,7 @@ public final class WindowBinder implements AutoCloseable {
     if (rc != 0) {
       throw Verbs.failure("ibv_post_send (" + what + ")", rc);
     }
-    while (true) {
-      int n = completions.await(deadline, what);
-      for (int i = 0; i < n; i++) {
-        completions.check(i, what);
-        if (completions.workRequestId(i) == id && completions.opcode(i) == expectedOpcode) {
-          return;
-        }
-      }
-    }
+    return id;
   }
 
   @Override

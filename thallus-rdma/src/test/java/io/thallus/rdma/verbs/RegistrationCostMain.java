@@ -25,7 +25,7 @@ public final class RegistrationCostMain {
          Arena arena = Arena.ofShared();
          CompletionQueue readerCompletions = device.createCompletionQueue(16);
          CompletionQueue exposerCompletions = device.createCompletionQueue(16);
-         RegisteredBufferPool windowed = new RegisteredBufferPool(domain,
+         RegisteredBufferPool windowPool = new RegisteredBufferPool(domain,
              EnumSet.of(MemoryRegion.Access.MEMORY_WINDOW_BIND), 1L << 30)) {
       QueuePair reader = domain.createQueuePair(readerCompletions, new QueuePair.Capacity(16, 1));
       QueuePair exposer = domain.createQueuePair(exposerCompletions, new QueuePair.Capacity(16, 1));
@@ -61,7 +61,7 @@ public final class RegistrationCostMain {
             if (i == 0) {
               start = System.nanoTime();
             }
-            try (RegisteredBufferPool.Buffer buffer = windowed.borrow(size, Deadline.after(Duration.ofSeconds(10)))) {
+            try (RegisteredBufferPool.Buffer buffer = windowPool.borrow(size, Deadline.after(Duration.ofSeconds(10)))) {
               MemoryUtil.copyMemory(batch.address(), buffer.address(), size);
               binder.bind(window, buffer.region(), buffer.address(), size, Deadline.after(Duration.ofSeconds(10)));
               binder.invalidate(window, Deadline.after(Duration.ofSeconds(10)));
