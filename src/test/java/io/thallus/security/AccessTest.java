@@ -18,12 +18,14 @@ import io.thallus.internal.protocol.Protocol;
 import io.thallus.testing.Memory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -173,6 +175,37 @@ class AccessTest {
         assertThat(single(client, "SELECT 11")).as("the server goes on").isEqualTo(11);
       }
       // Pooled transport memory (shm segments) goes with the client; nothing else may stay.
+      Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
+    }
+  }
+
+  @Test
+  void aClientThatHoldsMoreThanItsOwnBudgetIsStoppedWhileOthersAreServed() throws Exception {
+    // cma leaves each batch in the server's memory until the client releases it: a client that keeps them all
+    // runs into its own budget (memoryPerClient), not the server's.
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+             .memoryPerClient(4 << 20).ioTimeout(Duration.ofSeconds(2)).build().start();
+         ThallusClient hoarder = ThallusClient.connect(allocator, server.getLocation().withTransport("cma"));
+         ThallusClient other = ThallusClient.connect(allocator, server.getLocation().withTransport("cma"))) {
+      List<VectorSchemaRoot> kept = new ArrayList<>();
+      try (ThallusStream stream = hoarder.query(QueryRequest.builder("SELECT i FROM range(1000000) t(i)")
+          .batchRows(8192).build())) {
+        assertThatThrownBy(() -> {
+          while (stream.hasNext()) {
+            kept.add(stream.next());
+          }
+        }).isInstanceOfSatisfying(ThallusException.class,
+            e -> assertThat(e.code()).isEqualTo(StatusCode.RESOURCE_EXHAUSTED))
+            .hasMessageContaining("this client's memory budget (memoryPerClient, " + (4 << 20) + " bytes)");
+        assertThat(kept.size()).as("batches kept before the budget ran out").isBetween(10, 120);
+        for (int b = 0; b < kept.size(); b++) {
+          assertThat(((BigIntVector) kept.get(b).getVector(0)).get(8191)).isEqualTo(b * 8192L + 8191);
+        }
+        assertThat(single(other, "SELECT 12")).as("another client, while the first holds its budget").isEqualTo(12);
+      } finally {
+        kept.forEach(VectorSchemaRoot::close);
+      }
       Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
     }
   }

@@ -13,12 +13,15 @@ import io.thallus.ThallusStream;
 import io.thallus.Tls;
 import io.thallus.testing.Memory;
 import java.nio.file.Path;
+import java.util.List;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -144,6 +147,38 @@ class TlsTest {
     }
     assertThatThrownBy(() -> java.sql.DriverManager.getConnection(url.replace("?tls=true&", "?tls=maybe&")))
         .isInstanceOf(java.sql.SQLException.class).hasMessageContaining("tls must be true or false");
+  }
+
+  @Test
+  void sparkReadsOverTlsAndRefusesAServerItDoesNotTrust() {
+    SparkSession spark = SparkSession.builder().master("local[2]").appName("thallus-tls-test")
+        .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1").getOrCreate();
+    try {
+      String url = "thallus://127.0.0.1:" + server.getLocation().port();
+      List<Row> rows = spark.read().format("thallus").option("url", url).option("tls", "true")
+          .option("tlsTrust", serverCertificate.certificate().toString()).option("partitions", "2")
+          .option("query", "SELECT i, i * 3 AS j FROM range(5000) t(i)").load().collectAsList();
+      assertThat(rows).hasSize(5000);
+      boolean[] seen = new boolean[5000];
+      for (Row row : rows) {
+        int i = (int) row.getLong(0);
+        assertThat(row.getLong(1)).as("row %d", i).isEqualTo(3L * i);
+        seen[i] = true;
+      }
+      for (int i = 0; i < seen.length; i++) {
+        assertThat(seen[i]).as("row %d", i).isTrue();
+      }
+      // The JDK's trust store does not know the self-signed certificate: the read fails and says why.
+      assertThatThrownBy(() -> spark.read().format("thallus").option("url", url).option("tls", "true")
+          .option("query", "SELECT 1").load().collectAsList())
+          .hasStackTraceContaining("TLS with the server failed");
+      assertThatThrownBy(() -> spark.read().format("thallus").option("url", url)
+          .option("tlsTrust", serverCertificate.certificate().toString()).option("query", "SELECT 1").load())
+          .hasStackTraceContaining("option 'tlsTrust' needs option 'tls'");
+    } finally {
+      spark.stop();
+    }
+    Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
   }
 
   @Test

@@ -106,7 +106,7 @@ public final class ThallusServer implements AutoCloseable {
       ServerContext context = new ServerContext(settings.serverName, allocator, engine, dataRoot, transports,
           streamThreads, timers, settings.ioTimeout, settings.idleTimeout, settings.maxBatchRows, registry,
           settings.authentication, new ServerContext.Limits(settings.maxConnections,
-              settings.maxStreamsPerConnection, settings.maxSqlBytes), settings.tls != null);
+              settings.maxStreamsPerConnection, settings.maxSqlBytes, settings.memoryPerClient), settings.tls != null);
       ServerBootstrap bootstrap = new ServerBootstrap()
           .group(acceptLoop, ioLoop)
           .channel(NioServerSocketChannel.class)

@@ -2,7 +2,9 @@ package io.thallus.spark;
 
 import io.thallus.ClientOptions;
 import io.thallus.Location;
+import io.thallus.Tls;
 import java.io.Serializable;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,6 +27,9 @@ record ReadConf(
     int partitions,
     String partitionColumnName,
     Map<String, String> credentials,
+    boolean tls,
+    String tlsTrustPath,
+    boolean tlsVerifyHostname,
     Duration queryTimeoutOrNull,
     boolean pushDownFilters,
     boolean pushDownAggregate,
@@ -92,6 +97,9 @@ record ReadConf(
     if (query.isEmpty() && dataset.isEmpty() && table.isEmpty()) {
       throw new IllegalArgumentException("give option 'query', 'dataset' or 'table' (or 'dataset' with 'table')");
     }
+    if (text(lower, ThallusOptions.TLS_TRUST).isPresent() && !bool(lower, ThallusOptions.TLS, false)) {
+      throw new IllegalArgumentException("option 'tlsTrust' needs option 'tls' set to true");
+    }
     if (query.isPresent() && table.isPresent()) {
       throw new IllegalArgumentException("options 'query' and 'table' exclude each other: query the table in SQL");
     }
@@ -102,10 +110,13 @@ record ReadConf(
         integer(lower, ThallusOptions.PARTITIONS, 1).orElse(1),
         text(lower, ThallusOptions.PARTITION_COLUMN).orElse(null),
         Map.copyOf(credentials),
+        bool(lower, ThallusOptions.TLS, false),
+        text(lower, ThallusOptions.TLS_TRUST).orElse(null),
+        bool(lower, ThallusOptions.TLS_VERIFY_HOSTNAME, true),
         timeout.map(Duration::ofSeconds).orElse(null),
-        bool(lower, ThallusOptions.PUSH_DOWN_FILTERS),
-        bool(lower, ThallusOptions.PUSH_DOWN_AGGREGATE),
-        bool(lower, ThallusOptions.PUSH_DOWN_LIMIT));
+        bool(lower, ThallusOptions.PUSH_DOWN_FILTERS, true),
+        bool(lower, ThallusOptions.PUSH_DOWN_AGGREGATE, true),
+        bool(lower, ThallusOptions.PUSH_DOWN_LIMIT, true));
   }
 
   /** The location of server {@code index} (round robin), with the transport option applied. */
@@ -117,6 +128,11 @@ record ReadConf(
   ClientOptions clientOptions() {
     ClientOptions.Builder builder = ClientOptions.builder().batchRows(batchRows).clientName("thallus-spark");
     credentials.forEach(builder::credential);
+    if (tls) {
+      // Built here, on the executor that connects: Tls is not serializable, and the trust file is read there.
+      Tls client = tlsTrustPath == null ? Tls.client() : Tls.client(Path.of(tlsTrustPath));
+      builder.tls(tlsVerifyHostname ? client : client.withoutHostnameVerification());
+    }
     return builder.build();
   }
 
@@ -153,10 +169,10 @@ record ReadConf(
     return Optional.of(parsed);
   }
 
-  private static boolean bool(Map<String, String> options, String key) {
+  private static boolean bool(Map<String, String> options, String key, boolean absent) {
     Optional<String> value = text(options, key);
     if (value.isEmpty()) {
-      return true;
+      return absent;
     }
     return switch (value.get().toLowerCase(Locale.ROOT)) {
       case "true" -> true;

@@ -29,6 +29,12 @@ final class ThallusOptions {
   static final String PASSWORD = "password";
   /** Prefix of any other credential sent at HELLO: {@code credential.NAME} → credential {@code NAME}. */
   static final String CREDENTIAL_PREFIX = "credential.";
+  /** TLS on the control connection (the server then offers ipc, shm, cma); the server is verified by default. */
+  static final String TLS = "tls";
+  /** PEM file of the certificates to trust, readable on every executor (default: the JDK's trust store). */
+  static final String TLS_TRUST = "tlsTrust";
+  /** Whether the server's certificate must name the host connected to (default true). */
+  static final String TLS_VERIFY_HOSTNAME = "tlsVerifyHostname";
   /** Seconds the server may run one partition's query before it cancels it. */
   static final String QUERY_TIMEOUT = "queryTimeoutSeconds";
   /** Whether filters, aggregates, limits and top-N may run on the server (all default to true). */

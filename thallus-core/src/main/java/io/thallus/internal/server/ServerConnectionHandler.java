@@ -68,7 +68,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   @Override
   public void channelActive(ChannelHandlerContext ctx) {
     channel = ctx.channel();
-    allocator = context.allocator().newChildAllocator("connection-" + id, 0, Long.MAX_VALUE);
+    allocator = context.allocator().newChildAllocator("connection-" + id, 0, context.limits().memoryPerClient());
     context.registry().add(this);
     if (context.registry().isShuttingDown()) {
       failConnection(Status.of(StatusCode.UNAVAILABLE, "the server is shutting down"));

@@ -28,8 +28,11 @@ public record ServerContext(
     Limits limits,
     boolean tls) {
 
-  /** What one server lets its clients use. */
-  public record Limits(int maxConnections, int maxStreamsPerConnection, int maxSqlBytes) {}
+  /**
+   * What one server lets its clients use. {@code memoryPerClient} bounds each connection's Arrow memory (its child
+   * allocator) as well as what a transport holds for it.
+   */
+  public record Limits(int maxConnections, int maxStreamsPerConnection, int maxSqlBytes, long memoryPerClient) {}
 
   /** A transport with its started server side. */
   public record Started(Transport transport, ServerTransport server) {}

@@ -134,9 +134,10 @@ final class ServerStream implements Runnable {
   }
 
   /**
-   * Waits until the server's memory budget has room for the next batch. Importing a batch that does not fit fails
-   * halfway through, inside Arrow's C data import, and leaks what it had imported; so a batch is only asked for
-   * when it fits. One that could never fit fails at once; otherwise the wait ends at the I/O deadline.
+   * Waits until the memory budgets (this client's, and the server's over all clients) have room for the next batch.
+   * Importing a batch that does not fit fails halfway through, inside Arrow's C data import, and leaks what it had
+   * imported; so a batch is only asked for when it fits. One that could never fit fails at once; otherwise the wait
+   * ends at the I/O deadline.
    */
   private void awaitHeadroom(long needed) {
     BufferAllocator memory = connection.allocator();
@@ -146,7 +147,9 @@ final class ServerStream implements Runnable {
     long budget = memory.getParentAllocator() == null ? memory.getLimit()
         : Math.min(memory.getLimit(), memory.getParentAllocator().getLimit());
     if (needed > budget) {
-      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "the server's memory budget is used up: a batch of "
+      String which = budget == memory.getLimit() ? "this client's memory budget (memoryPerClient)"
+          : "the server's memory budget (memoryLimit)";
+      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, which + " is too small: a batch of "
           + spec.batchRows() + " rows needs about " + needed + " bytes and the budget is " + budget
           + "; ask for smaller batches");
     }
@@ -154,9 +157,9 @@ final class ServerStream implements Runnable {
     while (memory.getHeadroom() < needed) {
       throwIfAborted();
       if (deadline.isExpired()) {
-        throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "the server's memory budget is used up: the next "
+        throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, budgetName(memory) + " is used up: the next "
             + "batch needs about " + needed + " bytes, " + memory.getHeadroom() + " are free after waiting "
-            + context.ioTimeout().toSeconds() + " s for other streams to release theirs");
+            + context.ioTimeout().toSeconds() + " s for batches to be released");
       }
       lock.lock();
       try {
@@ -169,6 +172,15 @@ final class ServerStream implements Runnable {
         lock.unlock();
       }
     }
+  }
+
+  /** Which budget is short: this client's own ({@code memoryPerClient}) or the server's over all clients. */
+  private static String budgetName(BufferAllocator connectionMemory) {
+    BufferAllocator server = connectionMemory.getParentAllocator();
+    boolean ownIsShort = server == null
+        || connectionMemory.getLimit() - connectionMemory.getAllocatedMemory() <= server.getHeadroom();
+    return ownIsShort ? "this client's memory budget (memoryPerClient, " + connectionMemory.getLimit() + " bytes)"
+        : "the server's memory budget (memoryLimit, " + server.getLimit() + " bytes)";
   }
 
   /** The bytes a batch's fixed-width buffers take (variable-width data comes on top): a floor for the estimate. */
