@@ -150,7 +150,7 @@ class TlsTest {
   }
 
   @Test
-  void sparkReadsOverTlsAndRefusesAServerItDoesNotTrust() {
+  void sparkReadsOverTlsAndRefusesAServerItDoesNotTrust() throws Exception {
     SparkSession spark = SparkSession.builder().master("local[2]").appName("thallus-tls-test")
         .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1").getOrCreate();
     try {

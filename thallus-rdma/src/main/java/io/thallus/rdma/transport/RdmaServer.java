@@ -177,17 +177,6 @@ final class RdmaServer implements ServerTransport {
       if (closed) {
         throw ThallusException.of(StatusCode.UNAVAILABLE, "the client's rdma session is closed");
       }
-      MemoryWindow window = null;
-      int remoteKey = buffer.remoteKey();
-      if (windows) {
-        window = freeWindows.isEmpty() ? domain.allocateMemoryWindow() : freeWindows.poll();
-        try {
-          remoteKey = binder.bind(window, buffer.region(), buffer.address(), length, deadline);
-        } catch (RuntimeException e) {
-          window.close();
-          throw e;
-        }
-      }
       ArrowBuf accounted = context.allocator().wrapForeignAllocation(
           new ForeignAllocation(buffer.size(), buffer.address()) {
             @Override
@@ -195,6 +184,21 @@ final class RdmaServer implements ServerTransport {
               // The pool owns the memory; this ends only the allocator's accounting.
             }
           });
+      MemoryWindow window = null;
+      int remoteKey = buffer.remoteKey();
+      if (windows) {
+        // Bound last, so that nothing after it can fail and leave a bound window behind (it would pin the region).
+        try {
+          window = freeWindows.isEmpty() ? domain.allocateMemoryWindow() : freeWindows.poll();
+          remoteKey = binder.bind(window, buffer.region(), buffer.address(), length, deadline);
+        } catch (RuntimeException e) {
+          if (window != null) {
+            window.close();
+          }
+          accounted.close();
+          throw e;
+        }
+      }
       held.put(key, new Held(buffer, window, accounted));
       return remoteKey;
     }

@@ -167,6 +167,19 @@ public final class QueuePair implements AutoCloseable {
     }
   }
 
+  /** Posts a chain of work requests built in native memory ({@code ibv_post_send} through the ops table). */
+  void post(MemorySegment requests, MemorySegment badRequest, String what) {
+    int rc;
+    try {
+      rc = (int) Verbs.POST_SEND.invokeExact(domain.device.postSend, qp, requests, badRequest);
+    } catch (Throwable e) {
+      throw new IllegalStateException("ibv_post_send failed to run: " + e, e);
+    }
+    if (rc != 0) {
+      throw Verbs.failure("ibv_post_send (" + what + ")", rc);
+    }
+  }
+
   /** A reusable chain of up to {@code requests} RDMA READ work requests for this queue pair. */
   public ReadChain newReadChain(int requests) {
     return new ReadChain(this, requests);

@@ -108,15 +108,7 @@ public final class ReadChain implements AutoCloseable {
       requests.set(ADDRESS, wr + Layout.SEND_WR_NEXT,
           last ? MemorySegment.NULL : requests.asSlice((i + 1) * Layout.SEND_WR_SIZE, Layout.SEND_WR_SIZE));
     }
-    int rc;
-    try {
-      rc = (int) Verbs.POST_SEND.invokeExact(pair.domain.device.postSend, pair.qp, requests, badRequest);
-    } catch (Throwable e) {
-      throw new IllegalStateException("ibv_post_send failed to run: " + e, e);
-    }
-    if (rc != 0) {
-      throw Verbs.failure("ibv_post_send of " + size + " reads", rc);
-    }
+    pair.post(requests, badRequest, size + " reads");
   }
 
   @Override

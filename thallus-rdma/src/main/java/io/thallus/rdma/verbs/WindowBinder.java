@@ -117,15 +117,7 @@ public final class WindowBinder implements AutoCloseable {
     long id = ++calls;
     request.set(JAVA_LONG, Layout.SEND_WR_ID, id);
     request.set(JAVA_INT, Layout.SEND_WR_SEND_FLAGS, Layout.SEND_SIGNALED);
-    int rc;
-    try {
-      rc = (int) Verbs.POST_SEND.invokeExact(pair.domain.device.postSend, pair.qp, request, badRequest);
-    } catch (Throwable e) {
-      throw new IllegalStateException("ibv_post_send failed to run: " + e, e);
-    }
-    if (rc != 0) {
-      throw Verbs.failure("ibv_post_send (" + what + ")", rc);
-    }
+    pair.post(request, badRequest, what);
     return id;
   }
 

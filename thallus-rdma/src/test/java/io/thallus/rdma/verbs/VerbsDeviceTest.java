@@ -210,6 +210,18 @@ class VerbsDeviceTest {
     }
   }
 
+  /**
+   * A reader whose reads complete on the shared queue, connected to an exposer that binds windows and waits for
+   * them on {@code exposerCompletions}, a queue of its own.
+   */
+  private QueuePair[] readerAndExposer(CompletionQueue exposerCompletions) {
+    QueuePair reader = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
+    QueuePair exposer = domain.createQueuePair(exposerCompletions, new QueuePair.Capacity(16, 1));
+    reader.connect(exposer.endpoint(OPTIONS), OPTIONS);
+    exposer.connect(reader.endpoint(OPTIONS), OPTIONS);
+    return new QueuePair[] {reader, exposer};
+  }
+
   /** A read of {@code length} bytes with {@code key} through {@code reader}; returns the completion's error or null. */
   private ThallusException readWith(QueuePair reader, MemorySegment local, MemoryRegion receive, long remoteAddress,
       int key, int length) {
@@ -232,17 +244,13 @@ class VerbsDeviceTest {
     MemorySegment exposedMemory = arena.allocate(256 * 1024, 4096);
     MemorySegment local = arena.allocate(256 * 1024, 4096);
     fillPattern(exposedMemory, 11);
-    // The exposing side waits for its binds on a queue of its own; the reader's reads complete on the shared one.
     try (CompletionQueue exposerCompletions = device.createCompletionQueue(16)) {
-      QueuePair reader = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
-      QueuePair exposer = domain.createQueuePair(exposerCompletions, new QueuePair.Capacity(16, 1));
-      reader.connect(exposer.endpoint(OPTIONS), OPTIONS);
-      exposer.connect(reader.endpoint(OPTIONS), OPTIONS);
+      QueuePair[] pair = readerAndExposer(exposerCompletions);
+      QueuePair reader = pair[0];
+      QueuePair exposer = pair[1];
       try (MemoryRegion exposed = domain.register(exposedMemory,
                EnumSet.of(MemoryRegion.Access.MEMORY_WINDOW_BIND));
-           MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE));
-           MemoryWindow window = domain.allocateMemoryWindow();
-           WindowBinder binder = exposer.newWindowBinder()) {
+           MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE))) {
         // The region itself grants no remote access: only a window's key does.
         assertThat(readWith(reader, local, receive, exposed.address(), exposed.remoteKey(), 4096))
             .isNotNull().satisfies(e -> assertThat(e.getMessage()).contains("REM_ACCESS_ERR"));
@@ -253,10 +261,9 @@ class VerbsDeviceTest {
     }
     // A queue pair in error after a refused read cannot read again: the rest runs on fresh ones.
     try (CompletionQueue exposerCompletions = device.createCompletionQueue(16)) {
-      QueuePair reader = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
-      QueuePair exposer = domain.createQueuePair(exposerCompletions, new QueuePair.Capacity(16, 1));
-      reader.connect(exposer.endpoint(OPTIONS), OPTIONS);
-      exposer.connect(reader.endpoint(OPTIONS), OPTIONS);
+      QueuePair[] pair = readerAndExposer(exposerCompletions);
+      QueuePair reader = pair[0];
+      QueuePair exposer = pair[1];
       try (MemoryRegion exposed = domain.register(exposedMemory,
                EnumSet.of(MemoryRegion.Access.MEMORY_WINDOW_BIND));
            MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE));
@@ -295,14 +302,12 @@ class VerbsDeviceTest {
     fillPattern(exposedMemory, 5);
     try (CompletionQueue exposerCompletions = device.createCompletionQueue(16);
          CompletionQueue otherCompletions = device.createCompletionQueue(16)) {
-      QueuePair reader = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
-      QueuePair exposer = domain.createQueuePair(exposerCompletions, new QueuePair.Capacity(16, 1));
-      QueuePair otherReader = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
-      QueuePair otherExposer = domain.createQueuePair(otherCompletions, new QueuePair.Capacity(16, 1));
-      reader.connect(exposer.endpoint(OPTIONS), OPTIONS);
-      exposer.connect(reader.endpoint(OPTIONS), OPTIONS);
-      otherReader.connect(otherExposer.endpoint(OPTIONS), OPTIONS);
-      otherExposer.connect(otherReader.endpoint(OPTIONS), OPTIONS);
+      QueuePair[] pair = readerAndExposer(exposerCompletions);
+      QueuePair reader = pair[0];
+      QueuePair exposer = pair[1];
+      QueuePair[] otherPair = readerAndExposer(otherCompletions);
+      QueuePair otherReader = otherPair[0];
+      QueuePair otherExposer = otherPair[1];
       try (MemoryRegion exposed = domain.register(exposedMemory,
                EnumSet.of(MemoryRegion.Access.MEMORY_WINDOW_BIND));
            MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE));
