@@ -19,14 +19,14 @@ import java.lang.foreign.MemorySegment;
  * a wake-up per batch. The queue pair's completion queue must see no other signalled work: the binder owns it.
  */
 public final class WindowBinder implements AutoCloseable {
+  /** Invalidations posted and not yet seen complete, at most; well inside the send queue. */
+  private static final int UNREAPED_MAX = 8;
+
   private final QueuePair pair;
   private final CompletionQueue completions;
   private final Arena arena = Arena.ofShared();
   private final MemorySegment request;
   private final MemorySegment badRequest;
-  /** Invalidations posted and not yet seen complete; bounded well inside the send queue. */
-  private static final int UNREAPED_MAX = 8;
-
   private long calls;
   private int unreaped;
   private boolean closed;
