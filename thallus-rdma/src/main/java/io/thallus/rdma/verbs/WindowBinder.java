@@ -88,6 +88,13 @@ public final class WindowBinder implements AutoCloseable {
     }
   }
 
+  /** Waits until every invalidation posted so far has completed: from then on none of their keys works. */
+  public synchronized void awaitInvalidations(Deadline deadline) {
+    while (unreaped > 0) {
+      reap(completions.await(deadline, "invalidating a memory window"), -1, "invalidating a memory window");
+    }
+  }
+
   /** Waits for the completion of request {@code id}, collecting finished invalidations on the way. */
   private void awaitCompletion(long id, String what, Deadline deadline) {
     while (!reap(completions.await(deadline, what), id, what)) {
