@@ -1,9 +1,10 @@
 package io.thallus.benchmarks;
 
-import io.thallus.bench.Checksum;
+import io.thallus.bench.NamedPeer;
 import io.thallus.bench.Peer;
 import io.thallus.bench.Progress;
 import io.thallus.bench.Pull;
+import io.thallus.bench.Tally;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.QueryEngine;
 import io.thallus.spi.QueryResult;
@@ -51,40 +52,21 @@ final class FlightPeer implements AutoCloseable {
   /** One DoGet of {@code sql} in batches of {@code batchRows}, as a peer in a comparison. */
   Peer query(String name, String sql, int batchRows) {
     Ticket ticket = new Ticket((batchRows + "\n" + sql).getBytes(StandardCharsets.UTF_8));
-    return new Peer() {
-      @Override
-      public String name() {
-        return name;
-      }
-
-      @Override
-      public Kind kind() {
-        return Kind.PEER;
-      }
-
+    return new NamedPeer(name, Peer.Kind.PEER) {
       @Override
       public Pull pull(boolean verify, Progress progress) {
         long start = System.nanoTime();
-        long rows = 0;
-        long batches = 0;
-        long checksum = 0;
+        Tally tally = new Tally(verify, progress);
         try (FlightStream stream = client.getStream(ticket)) {
           VectorSchemaRoot root = stream.getRoot();
           while (stream.next()) {
-            rows += root.getRowCount();
-            batches++;
-            if (verify) {
-              checksum = Checksum.update(checksum, root);
-            }
-            if (progress != null) {
-              progress.advance(root.getRowCount());
-            }
+            tally.add(root);
           }
         } catch (Exception e) {
           throw new IllegalStateException("Flight DoGet failed: " + e.getMessage(), e);
         }
         // Bytes are the caller's: Flight does not report Arrow buffer bytes the way a Thallus stream does.
-        return new Pull(System.nanoTime() - start, rows, batches, 0, checksum, -1, -1);
+        return tally.pull(System.nanoTime() - start, 0, -1, -1);
       }
     };
   }

@@ -30,43 +30,23 @@ public final class Peers {
    * for the split to mean anything.
    */
   public static Peer thallus(String name, ThallusClient client, QueryRequest request) {
-    return new Peer() {
-      @Override
-      public String name() {
-        return name;
-      }
-
-      @Override
-      public Kind kind() {
-        return Kind.TRANSPORT;
-      }
-
+    return new NamedPeer(name, Peer.Kind.TRANSPORT) {
       @Override
       public Pull pull(boolean verify, Progress progress) {
         long serverLoops = threadCpu("thallus-server-");
         long clientThreads = threadCpu("thallus-client-") + THREADS.getCurrentThreadCpuTime();
         long start = System.nanoTime();
+        Tally tally = new Tally(verify, progress);
         try (ThallusStream stream = client.query(request)) {
-          long checksum = 0;
-          long rows = 0;
-          long batches = 0;
           while (stream.hasNext()) {
             try (VectorSchemaRoot batch = stream.next()) {
-              rows += batch.getRowCount();
-              batches++;
-              if (verify) {
-                checksum = Checksum.update(checksum, batch);
-              }
-              if (progress != null) {
-                progress.advance(batch.getRowCount());
-              }
+              tally.add(batch);
             }
           }
           long elapsed = System.nanoTime() - start;
           long streamCpu = stream.stats().map(stats -> stats.serverCpuTime().toNanos()).orElse(0L);
           long bytes = stream.stats().map(stats -> stats.bytes()).orElse(stream.bytesRead());
-          return new Pull(elapsed, rows, batches, bytes, checksum,
-              streamCpu + threadCpu("thallus-server-") - serverLoops,
+          return tally.pull(elapsed, bytes, streamCpu + threadCpu("thallus-server-") - serverLoops,
               threadCpu("thallus-client-") + THREADS.getCurrentThreadCpuTime() - clientThreads);
         }
       }
@@ -79,17 +59,7 @@ public final class Peers {
    */
   public static Peer inProcess(String name, Peer.Kind kind, QueryEngine engine, QuerySpec spec,
       BufferAllocator allocator) {
-    return new Peer() {
-      @Override
-      public String name() {
-        return name;
-      }
-
-      @Override
-      public Kind kind() {
-        return kind;
-      }
-
+    return new NamedPeer(name, kind) {
       @Override
       public boolean verifies() {
         return true;
@@ -98,30 +68,25 @@ public final class Peers {
       @Override
       public Pull pull(boolean verify, Progress progress) {
         long start = System.nanoTime();
-        long rows = 0;
-        long batches = 0;
         long bytes = 0;
-        long checksum = 0;
+        Tally tally = new Tally(verify, progress);
         try (QueryResult result = engine.execute(spec, allocator);
              VectorSchemaRoot root = verify ? VectorSchemaRoot.create(result.schema(), allocator) : null) {
           BatchContents batch;
           while ((batch = result.next()) != null) {
             try (BatchContents held = batch) {
-              rows += held.rowCount();
               bytes += held.bufferBytes();
-              batches++;
               if (root != null) {
                 // Only for verification: loading retains the buffers into a root the checksum can read.
                 new VectorLoader(root).load(held.records());
-                checksum = Checksum.update(checksum, root);
-              }
-              if (progress != null) {
-                progress.advance(held.rowCount());
+                tally.add(root);
+              } else {
+                tally.add(held.rowCount());
               }
             }
           }
         }
-        return new Pull(System.nanoTime() - start, rows, batches, bytes, checksum, -1, -1);
+        return tally.pull(System.nanoTime() - start, bytes, -1, -1);
       }
     };
   }
@@ -145,17 +110,7 @@ public final class Peers {
   private static Peer ceiling(String name, List<BatchContents> prepared, Timed timed, AutoCloseable resource) {
     long rows = prepared.stream().mapToLong(BatchContents::rowCount).sum();
     long bytes = prepared.stream().mapToLong(BatchContents::bufferBytes).sum();
-    return new Peer() {
-      @Override
-      public String name() {
-        return name;
-      }
-
-      @Override
-      public Kind kind() {
-        return Kind.CEILING;
-      }
-
+    return new NamedPeer(name, Peer.Kind.CEILING) {
       @Override
       public Pull pull(boolean verify, Progress progress) {
         long nanos = (long) (timed.seconds() * 1e9);
