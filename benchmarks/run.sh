@@ -23,15 +23,9 @@ if [[ "$build" == yes ]]; then
   ./mvnw -q -pl benchmarks -am package -DskipTests
 fi
 jar="$root/benchmarks/target/benchmarks.jar"
-java_bin=""
-for candidate in "${JAVA_HOME:-}" /usr/lib/jvm/*; do
-  if [[ -x "$candidate/bin/java" && -f "$candidate/release" ]] \
-      && grep -Eq 'JAVA_VERSION="(2[5-9]|[3-9][0-9])' "$candidate/release"; then
-    java_bin="$candidate/bin/java"
-    break
-  fi
-done
-[[ -n "$java_bin" ]] || { echo "benchmarks: needs a JDK 25" >&2; exit 1; }
+source "$root/harness/jdk.sh"
+jdk="$(find_jdk)" || { echo "benchmarks: needs a JDK 25 or newer (JAVA_HOME, PATH or /usr/lib/jvm)" >&2; exit 1; }
+java_bin="$jdk/bin/java"
 # The JVM flags Arrow needs, from their one place in the root pom.
 read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' pom.xml)"
 mkdir -p "$out"

@@ -8,15 +8,9 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 ./mvnw -q -pl benchmarks -am package -DskipTests
-java_bin=""
-for candidate in "${JAVA_HOME:-}" /usr/lib/jvm/*; do
-  if [[ -x "$candidate/bin/java" && -f "$candidate/release" ]] \
-      && grep -Eq 'JAVA_VERSION="(2[5-9]|[3-9][0-9])' "$candidate/release"; then
-    java_bin="$candidate/bin/java"
-    break
-  fi
-done
-[[ -n "$java_bin" ]] || { echo "jdbc-bench: needs a JDK 25" >&2; exit 1; }
+source "$root/harness/jdk.sh"
+jdk="$(find_jdk)" || { echo "jdbc-bench: needs a JDK 25 or newer (JAVA_HOME, PATH or /usr/lib/jvm)" >&2; exit 1; }
+java_bin="$jdk/bin/java"
 flags="$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' pom.xml)"
 # shellcheck disable=SC2086
 exec "$java_bin" $flags ${JDBC_BENCH_OPTS:-} -Xmx4g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
