@@ -9,15 +9,9 @@ cp_file="$(mktemp)"
 ./mvnw -q -o -pl thallus-rdma dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$cp_file" >/dev/null
 classpath="$root/thallus-rdma/target/test-classes:$root/thallus-rdma/target/classes:$(cat "$cp_file")"
 rm -f "$cp_file"
-java_bin=""
-for candidate in "${JAVA_HOME:-/nonexistent}" /usr/lib/jvm/*; do
-  if [[ -x "$candidate/bin/java" && -f "$candidate/release" ]] \
-      && [[ "$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$candidate/release")" -ge 25 ]]; then
-    java_bin="$candidate/bin/java"
-    break
-  fi
-done
-[[ -n "$java_bin" ]] || { echo "rdma-bench: needs a JDK 25" >&2; exit 1; }
+source "$root/harness/jdk.sh"
+jdk="$(find_jdk)" || { echo "rdma-bench: needs a JDK 25 or newer (JAVA_HOME, PATH or /usr/lib/jvm)" >&2; exit 1; }
+java_bin="$jdk/bin/java"
 read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' "$root/pom.xml")"
 exec "$root/harness/rxe-vm.sh" bash -c '
   set -u

@@ -5,15 +5,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 
-jdk=""
-for dir in "${JAVA_HOME:-}" /usr/lib/jvm/*; do
-  if [[ -n "$dir" && -x "$dir/bin/java" && -f "$dir/release" ]] \
-      && [[ "$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$dir/release")" -ge 25 ]]; then
-    jdk="$dir"
-    break
-  fi
-done
-[[ -n "$jdk" ]] || { echo "spark-bench: needs a JDK 25 (JAVA_HOME or /usr/lib/jvm)" >&2; exit 1; }
+source "$here/harness/jdk.sh"
+jdk="$(find_jdk)" || { echo "spark-bench: needs a JDK 25 or newer (JAVA_HOME, PATH or /usr/lib/jvm)" >&2; exit 1; }
 
 ./mvnw -q -DskipTests -pl thallus-spark -am install
 ./mvnw -q -pl thallus-spark test-compile dependency:build-classpath -Dmdep.includeScope=test \

@@ -23,7 +23,7 @@ exec "$root/harness/rxe-vm.sh" bash -c '
     ./thallus demo --rows 10000000 --batch-rows $batch --runs 3 --transports rdma,tcp,ipc 2>/dev/null
   done
   ./thallus demo --rows 1 --batch-rows 1 --runs 21 --transports rdma,tcp,ipc 2>/dev/null
-  java=$(ls -d /usr/lib/jvm/*25*/bin/java | head -n 1)
+  source "$root/harness/jdk.sh"; java="$(find_jdk)/bin/java"
   "$java" "${flags[@]}" -cp "$classpath" io.thallus.rdma.verbs.RegistrationCostMain
   export TSC_MHZ=$(awk -F: "/^cpu MHz/{print \$2; exit}" /proc/cpuinfo)
   shim=${RXE_LAB:-${XDG_CACHE_HOME:-$HOME/.cache}/rxe-vm}/uml/libtscgtod.so
