@@ -31,6 +31,8 @@ public final class StreamState implements AutoCloseable {
   private End end;
   private ThallusException failure;
   private boolean closed;
+  private long arrivedBatches;
+  private long arrivedRows;
 
   StreamState(ClientConnection connection, int id, Duration timeout) {
     this.connection = connection;
@@ -124,6 +126,8 @@ public final class StreamState implements AutoCloseable {
   void onBatch(BatchContents contents) {
     lock.lock();
     try {
+      arrivedBatches++;
+      arrivedRows += contents.rowCount();
       if (!closed && end == null && failure == null) {
         batches.add(contents);
         arrived.signalAll();
@@ -135,10 +139,20 @@ public final class StreamState implements AutoCloseable {
     contents.close();
   }
 
+  /**
+   * The server's END. It names how many batches and rows it sent, so a batch lost or overtaken on the way turns into
+   * an error here instead of a silently shorter result.
+   */
   void onEnd(End stats) {
     lock.lock();
     try {
-      end = stats;
+      if (arrivedBatches == stats.batches() && arrivedRows == stats.rows()) {
+        end = stats;
+      } else if (failure == null) {
+        failure = ThallusException.of(StatusCode.INTERNAL, "stream " + id + " ended after the server sent "
+            + stats.batches() + " batches of " + stats.rows() + " rows, but " + arrivedBatches + " batches of "
+            + arrivedRows + " rows arrived before its end");
+      }
       arrived.signalAll();
     } finally {
       lock.unlock();

@@ -60,6 +60,11 @@ final class RdmaClientSession implements ClientSession {
   private final QueuePair.ConnectOptions options;
   private final ReleasedBatches released = new ReleasedBatches();
   private long reads;
+  /**
+   * Items the completion thread has taken off {@link #pending} and not yet handed over. While one is in hand, an END
+   * must queue behind it rather than run at once, or it would overtake the batch.
+   */
+  private int inHand;
   private volatile boolean failed;
   private int lent;
   private boolean closed;
@@ -247,23 +252,42 @@ final class RdmaClientSession implements ClientSession {
           return;
         }
         pending.poll();
+        inHand++;
       }
-      if (head.action() != null) {
-        head.action().run();
-      } else {
-        sink.deliver(head.header(), head.ready());
+      try {
+        if (head.action() != null) {
+          head.action().run();
+        } else {
+          sink.deliver(head.header(), head.ready());
+        }
+      } finally {
+        handedOver();
       }
     }
+  }
+
+  private synchronized void handedOver() {
+    inHand--;
   }
 
   private void complete(long sequence) {
     Pending done;
     synchronized (this) {
-      done = pending.poll();
+      done = pending.peek();
       if (done == null || done.sequence() != sequence) {
         throw ThallusException.of(StatusCode.INTERNAL, "read " + sequence + " completed out of order");
       }
+      pending.poll();
+      inHand++;
     }
+    try {
+      deliverRead(done);
+    } finally {
+      handedOver();
+    }
+  }
+
+  private void deliverRead(Pending done) {
     giveChain(done.chain());
     RegisteredBufferPool.Buffer buffer = done.buffer();
     ArrowBuf body;
@@ -312,7 +336,7 @@ final class RdmaClientSession implements ClientSession {
   @Override
   public void afterPendingBatches(Runnable action) {
     synchronized (this) {
-      if (!pending.isEmpty()) {
+      if (!pending.isEmpty() || inHand > 0) {
         pending.add(new Pending(-1, null, null, 0, 0, -1, null, action, System.nanoTime()));
         notifyAll();
         return;

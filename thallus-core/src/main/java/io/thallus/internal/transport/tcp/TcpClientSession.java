@@ -122,14 +122,17 @@ final class TcpClientSession implements ClientSession {
         if (item == null) {
           continue;
         }
-        if (item.action() != null) {
+        // The item counts as in flight until it is delivered: an END that finds nothing in flight runs at once on
+        // the control thread, and must not overtake a batch this thread holds but has not handed over yet.
+        try {
+          if (item.action() != null) {
+            item.action().run();
+          } else {
+            sink.deliver(item.header(), item.ready() != null ? item.ready() : readBody(item));
+          }
+        } finally {
           inFlight.decrementAndGet();
-          item.action().run();
-          continue;
         }
-        BatchContents contents = item.ready() != null ? item.ready() : readBody(item);
-        inFlight.decrementAndGet();
-        sink.deliver(item.header(), contents);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
