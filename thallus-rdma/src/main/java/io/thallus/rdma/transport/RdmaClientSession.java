@@ -126,8 +126,7 @@ final class RdmaClientSession implements ClientSession {
     this.sink = batchSink;
     try {
       if (inline.isReadable()) {
-        enqueue(new Pending(-1, header, null, 0, 0, -1, BatchLayouts.fromInline(header, inline, allocator), null,
-            System.nanoTime()));
+        deliverInOrder(header, BatchLayouts.fromInline(header, inline, allocator));
       } else {
         post(header);
       }
@@ -139,8 +138,7 @@ final class RdmaClientSession implements ClientSession {
   private void post(BatchHeader header) {
     BatchLayouts.Span span = BatchLayouts.span(header);
     if (span == null) {
-      enqueue(new Pending(-1, header, null, 0, 0, -1,
-          BatchLayouts.assemble(header, d -> allocator.getEmpty()), null, System.nanoTime()));
+      deliverInOrder(header, BatchLayouts.assemble(header, d -> allocator.getEmpty()));
       return;
     }
     long start = span.start();
@@ -196,9 +194,20 @@ final class RdmaClientSession implements ClientSession {
     notifyAll();
   }
 
-  private synchronized void enqueue(Pending item) {
-    pending.add(item);
-    notifyAll();
+  /**
+   * Hands over a batch that needs no read: at once on the control thread when nothing is ahead of it (a hand-off to
+   * the completion thread costs a wake-up, which on a one-vCPU guest can be a whole scheduler tick), else behind the
+   * reads still in flight.
+   */
+  private void deliverInOrder(BatchHeader header, BatchContents contents) {
+    synchronized (this) {
+      if (!pending.isEmpty() || inHand > 0) {
+        pending.add(new Pending(-1, header, null, 0, 0, -1, contents, null, System.nanoTime()));
+        notifyAll();
+        return;
+      }
+    }
+    sink.deliver(header, contents);
   }
 
   /** Delivers finished reads and the actions between them, in arrival order. */
