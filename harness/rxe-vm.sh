@@ -34,6 +34,10 @@
 set -euo pipefail
 LAB=${RXE_LAB:-${XDG_CACHE_HOME:-$HOME/.cache}/rxe-vm}
 UML="$LAB/uml/linux"
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# What the cached kernel was built from; a kernel built from an older recipe is rebuilt (incrementally).
+# 2: the host's own XSTATE size (uml-host-xstate.patch) and 32 KiB kernel stacks to hold the larger FP area.
+RECIPE="2 $(sha256sum < "$HERE/uml-host-xstate.patch" | cut -c1-16)"
 mkdir -p "$LAB/runs" "$LAB/uml"
 die() { echo "rxe-vm: $*" >&2; exit 125; }
 [ $# -ge 1 ] || die "usage: $0 CMD [ARGS...]"
@@ -52,10 +56,10 @@ setup() {
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
   done
   [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
-  if [ ! -x "$UML" ]; then
+  if [ ! -x "$UML" ] || [ "$(cat "$UML.recipe" 2>/dev/null)" != "$RECIPE" ]; then
     # build a UML kernel from Debian's linux-source-6.1 with RDMA_RXE built in
     need=()
-    for p in gcc make flex bison bc libc6-dev xz-utils; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
+    for p in gcc make flex bison bc libc6-dev xz-utils patch; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
     [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
     local src; src=$(ls -d "$LAB"/src/linux-source-*/ 2>/dev/null | head -1 || true)
     if [ -z "$src" ]; then
@@ -68,6 +72,12 @@ setup() {
       dpkg-deb --fsys-tarfile "$d"/*.deb | tar -xO --wildcards '*/linux-source-*.tar.xz' | tar -xJ -C "$LAB/src"
       rm -rf "$d"; src=$(ls -d "$LAB"/src/linux-source-*/ | head -1)
     fi
+    # UML 6.1 saves a task's FP registers in a fixed 2696-byte area and hands the host exactly that much; a host
+    # whose XSTATE is larger (AMX: 11008 bytes) refuses it with EFAULT and the guest's init dies at its first exec
+    # ("ptrace set fp regs failed, errno = 14"). The patch sizes the transfer from the host at boot.
+    if ! patch -d "$src" -p1 -R -s -f --dry-run < "$HERE/uml-host-xstate.patch" >/dev/null 2>&1; then
+      patch -d "$src" -p1 -N -s < "$HERE/uml-host-xstate.patch" >&2 || die "cannot apply uml-host-xstate.patch"
+    fi
     local b="$LAB/uml-build"; mkdir -p "$b"
     echo "rxe-vm: building UML kernel in $b (one-time, ~30 min on 2 cores)" >&2
     make -s ARCH=um -C "$src" O="$b" defconfig >&2
@@ -79,11 +89,12 @@ setup() {
       -e MAGIC_SYSRQ -e BINFMT_ELF -e BINFMT_SCRIPT -e UNIX98_PTYS -e DEVPTS_FS -d MODULES \
       -e SSL -e NULL_CHAN -e PORT_CHAN -e PTY_CHAN -e TTY_CHAN -e XTERM_CHAN -e MEMFD_CREATE \
       -e SHMEM -e CGROUPS -e NAMESPACES -e PROC_SYSCTL -e INFINIBAND_ADDR_TRANS \
-      -e INFINIBAND_ON_DEMAND_PAGING -d STATIC_LINK
+      -e INFINIBAND_ON_DEMAND_PAGING -d STATIC_LINK --set-val KERNEL_STACK_ORDER 3
     make -s ARCH=um -C "$src" O="$b" olddefconfig >&2
     grep -q '^CONFIG_RDMA_RXE=y' "$b/.config" || die "RDMA_RXE not selectable for UML"
     make -s ARCH=um -C "$src" O="$b" -j"$(nproc)" linux >&2 || die "UML kernel build failed"
     cp "$b/linux" "$UML.tmp" && mv "$UML.tmp" "$UML"
+    echo "$RECIPE" > "$UML.recipe"
   fi
   # optional helper for perftest inside the guest (see header): TSC-based gettimeofday()
   if [ ! -s "$LAB/uml/libtscgtod.so" ]; then
@@ -128,6 +139,15 @@ EOF
 exec 9>"$LAB/.setup.lock"; flock 9; setup; flock -u 9; exec 9>&-
 
 # ------------------------------------------------ per-run
+# UML backs guest memory with host mappings, many per GiB the guest touches. At the host's default
+# vm.max_map_count (65530) a guest process that touches a few GiB (64 MiB Arrow batches over three transports) is
+# SIGKILLed, and the console says "UML ran out of memory on the host side". Raise the limit where allowed.
+want_maps=1048576
+maps=$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo "$want_maps")
+if [ "$maps" -lt "$want_maps" ] && ! { echo "$want_maps" > /proc/sys/vm/max_map_count; } 2>/dev/null; then
+  echo "rxe-vm: vm.max_map_count is $maps and cannot be raised here; a guest process that touches a few GiB" \
+       "may be killed (sysctl -w vm.max_map_count=$want_maps as root avoids it)" >&2
+fi
 RUN=$(mktemp -d "$LAB/runs/run.XXXXXX")
 case "$RUN" in *[[:space:]]*) die "LAB path must not contain spaces";; esac
 cleanup() { [ "${RXE_VM_KEEP:-0}" = 1 ] || rm -rf "$RUN"; }

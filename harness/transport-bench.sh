@@ -13,7 +13,7 @@ classpath="$root/thallus-rdma/target/test-classes:$root/thallus-rdma/target/clas
 rm -f "$cp_file"
 read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' "$root/pom.xml")"
 export RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-3600}"
-# 1M-row batches of 64 MiB over ipc do not fit the default 4 GiB guest: the demo was killed there.
+# 1M-row batches of 64 MiB over three transports take more than the default 4 GiB guest.
 export RXE_VM_MEM="${RXE_VM_MEM:-8G}"
 exec "$root/harness/rxe-vm.sh" bash -c '
   set -u
