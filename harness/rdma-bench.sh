@@ -13,17 +13,17 @@ source "$root/harness/jdk.sh"
 jdk="$(find_jdk)" || { echo "rdma-bench: needs a JDK 25 or newer (JAVA_HOME, PATH or /usr/lib/jvm)" >&2; exit 1; }
 java_bin="$jdk/bin/java"
 read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' "$root/pom.xml")"
+# Every program in the guest reads the clock from the TSC, as on a host (see harness/tsc-time.c).
+export RXE_VM_TSC_CLOCK=1
 exec "$root/harness/rxe-vm.sh" bash -c '
   set -u
   java_cmd=("$@")
   gidx=1
-  export TSC_MHZ=$(awk -F: "/^cpu MHz/{print \$2; exit}" /proc/cpuinfo)
-  shim=${RXE_LAB:-${XDG_CACHE_HOME:-$HOME/.cache}/rxe-vm}/uml/libtscgtod.so
   perf() {
     local tool=$1; shift
-    LD_PRELOAD=$shim $tool -d rxe0 -x $gidx -F "$@" > /tmp/srv.log 2>&1 & local server=$!
+    $tool -d rxe0 -x $gidx -F "$@" > /tmp/srv.log 2>&1 & local server=$!
     sleep 1
-    LD_PRELOAD=$shim timeout 120 $tool -d rxe0 -x $gidx -F "$@" 127.0.0.1 > /tmp/cli.log 2>&1 || cat /tmp/cli.log
+    timeout 120 $tool -d rxe0 -x $gidx -F "$@" 127.0.0.1 > /tmp/cli.log 2>&1 || cat /tmp/cli.log
     wait $server || true
     echo "perftest $tool $*:"; sed -n "/#bytes/,/^---/p" /tmp/cli.log | grep -v "^-*$"
   }

@@ -28,9 +28,10 @@
 # CMD's stdout/stderr arrive on this script's stdout/stderr; CMD's stdin is /dev/null.
 # The guest has ONE vCPU (UML); busy-polling two-sided ping-pong (ib_send_lat, ib_write_lat,
 # ibv_rc_pingpong without -e) costs a 10 ms scheduler tick per hop: use event mode (-e).
-# perftest calibrates the TSC against gettimeofday(), which is jittery under UML; for
-# stable numbers run it with  TSC_MHZ=$(awk -F: '/^cpu MHz/{print $2;exit}' /proc/cpuinfo)
-# LD_PRELOAD=$RXE_LAB/uml/libtscgtod.so  (built by this script).
+# UML has no vDSO fast path: every clock read is a trapped system call (~65 us in the guest),
+# and gettimeofday() is jittery, which perftest calibrates against. RXE_VM_TSC_CLOCK=1 runs CMD
+# with LD_PRELOAD=$LAB/uml/libtsctime.so (tsc-time.c, built by this script): clock_gettime and
+# gettimeofday answered from the TSC, as a Linux host's vDSO does. Use it for measurements.
 set -euo pipefail
 LAB=${RXE_LAB:-${XDG_CACHE_HOME:-$HOME/.cache}/rxe-vm}
 UML="$LAB/uml/linux"
@@ -96,14 +97,10 @@ setup() {
     cp "$b/linux" "$UML.tmp" && mv "$UML.tmp" "$UML"
     echo "$RECIPE" > "$UML.recipe"
   fi
-  # optional helper for perftest inside the guest (see header): TSC-based gettimeofday()
-  if [ ! -s "$LAB/uml/libtscgtod.so" ]; then
-    printf '%s\n' '#include <sys/time.h>' '#include <stdlib.h>' '#include <x86intrin.h>' \
-      'static double mhz;' 'int gettimeofday(struct timeval *tv, void *tz) { (void)tz;' \
-      '  if (!mhz) { const char *e = getenv("TSC_MHZ"); mhz = e ? atof(e) : 2000.0; }' \
-      '  unsigned long long us = (unsigned long long)(__rdtsc() / mhz);' \
-      '  tv->tv_sec = us / 1000000; tv->tv_usec = us % 1000000; return 0; }' > "$LAB/uml/tscgtod.c"
-    gcc -O2 -shared -fPIC -o "$LAB/uml/libtscgtod.so" "$LAB/uml/tscgtod.c" || true
+  # clock reads from the TSC for programs in the guest (see tsc-time.c), rebuilt when its source changes
+  if [ ! -s "$LAB/uml/libtsctime.so" ] || [ "$HERE/tsc-time.c" -nt "$LAB/uml/libtsctime.so" ]; then
+    gcc -O2 -shared -fPIC -o "$LAB/uml/libtsctime.so.tmp" "$HERE/tsc-time.c" &&
+      mv "$LAB/uml/libtsctime.so.tmp" "$LAB/uml/libtsctime.so" || die "cannot build tsc-time.c"
   fi
   # PID 1 of the guest (a host bash script; the guest's / is the host's / read-only)
   cat > "$LAB/uml/init.tmp" <<'EOF'
@@ -168,6 +165,7 @@ done
   echo 'rdma link add rxe0 type rxe netdev rxenet0 || exit 125'
   echo 'for i in $(seq 200); do grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null && break; sleep 0.05; done'
   echo 'ulimit -l unlimited'
+  [ "${RXE_VM_TSC_CLOCK:-0}" = 1 ] && printf 'export LD_PRELOAD=%q\n' "$LAB/uml/libtsctime.so"
   for v in PATH HOME LANG LC_ALL TZ JAVA_HOME MAVEN_OPTS CI TERM ${RXE_VM_ENV:-}; do
     [ -n "${!v+x}" ] && printf 'export %s=%q\n' "$v" "${!v}"
   done

@@ -15,6 +15,8 @@ read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.
 export RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-3600}"
 # 1M-row batches of 64 MiB over three transports take more than the default 4 GiB guest.
 export RXE_VM_MEM="${RXE_VM_MEM:-8G}"
+# Every program in the guest reads the clock from the TSC, as on a host (see harness/tsc-time.c).
+export RXE_VM_TSC_CLOCK=1
 exec "$root/harness/rxe-vm.sh" bash -c '
   set -u
   root=$1; classpath=$2; shift 2; flags=("$@")
@@ -25,12 +27,10 @@ exec "$root/harness/rxe-vm.sh" bash -c '
   ./thallus demo --rows 1 --batch-rows 1 --runs 21 --transports rdma,tcp,ipc 2>/dev/null
   source "$root/harness/jdk.sh"; java="$(find_jdk)/bin/java"
   "$java" "${flags[@]}" -cp "$classpath" io.thallus.rdma.verbs.RegistrationCostMain
-  export TSC_MHZ=$(awk -F: "/^cpu MHz/{print \$2; exit}" /proc/cpuinfo)
-  shim=${RXE_LAB:-${XDG_CACHE_HOME:-$HOME/.cache}/rxe-vm}/uml/libtscgtod.so
   for size in 4194304:200 67108864:20; do
-    LD_PRELOAD=$shim ib_read_bw -d rxe0 -x 1 -F -s ${size%:*} -n ${size#*:} > /tmp/srv.log 2>&1 & server=$!
+    ib_read_bw -d rxe0 -x 1 -F -s ${size%:*} -n ${size#*:} > /tmp/srv.log 2>&1 & server=$!
     sleep 1
-    LD_PRELOAD=$shim timeout 300 ib_read_bw -d rxe0 -x 1 -F -s ${size%:*} -n ${size#*:} 127.0.0.1 > /tmp/cli.log 2>&1 || cat /tmp/cli.log
+    timeout 300 ib_read_bw -d rxe0 -x 1 -F -s ${size%:*} -n ${size#*:} 127.0.0.1 > /tmp/cli.log 2>&1 || cat /tmp/cli.log
     wait $server || true
     echo "perftest ib_read_bw -s ${size%:*} (MB/sec = MiB/s):"; sed -n "/#bytes/,/^---/p" /tmp/cli.log | grep -v "^-*$"
   done
