@@ -21,6 +21,7 @@ import io.thallus.spi.Transport;
 import java.util.ArrayDeque;
 import java.util.EnumSet;
 import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.ForeignAllocation;
@@ -29,8 +30,10 @@ import org.apache.arrow.memory.ForeignAllocation;
  * The rdma transport's client side. Its queue pair exists before HELLO (the offer carries its endpoint) and is
  * connected with the server's from WELCOME. Each BATCH becomes one RDMA READ of the packed body into a registered,
  * pooled receive buffer, posted from the control thread as the message arrives (up to {@value #IN_FLIGHT} at
- * once); a completion thread waits for them event-driven and delivers the batches, END and errors in arrival
- * order. The buffer is lent to the batch as its {@code ArrowBuf}s and goes back to the pool when the consumer
+ * once). Whoever finds reads complete delivers them, with the batches, END and errors between them, in arrival
+ * order: the control thread looks right after each post (a read that is already in, as on Soft-RoCE, where the
+ * post runs it, or one that finished while the next BATCH was on its way, costs no thread hand-off), and a
+ * completion thread waits event-driven for the rest. One of them delivers at a time. The buffer is lent to the batch as its {@code ArrowBuf}s and goes back to the pool when the consumer
  * releases the batch; the server's copy is released as soon as the read is in. Small batches come inline in the
  * BATCH frame instead.
  */
@@ -54,6 +57,8 @@ final class RdmaClientSession implements ClientSession {
   private final ReadChain[] chains;
   private final ArrayDeque<Integer> freeChains = new ArrayDeque<>();
   private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+  /** Held by whoever takes completions and delivers: they leave the queue in order and must be handed over so. */
+  private final ReentrantLock delivery = new ReentrantLock();
   private final Thread completer;
   private volatile BatchSink sink;
   private final RegisteredBufferPool receive;
@@ -68,6 +73,8 @@ final class RdmaClientSession implements ClientSession {
   private volatile boolean failed;
   private int lent;
   private boolean closed;
+  /** Set once close() has released the queue pair and what was pending: only then may the verbs objects go. */
+  private boolean tornDown;
   private boolean destroyed;
 
   private RdmaClientSession(ClientOffer.Context context, RdmaDevice device) {
@@ -168,8 +175,33 @@ final class RdmaClientSession implements ClientSession {
       chain.add(buffer.address(), buffer.localKey(), start, key, (int) length);
       pending.add(new Pending(sequence, header, buffer, start, length, slot, null, null, System.nanoTime()));
       chain.post(sequence);
-      notifyAll();
     }
+    deliverCompleted();
+    synchronized (this) {
+      if (!pending.isEmpty()) {
+        notifyAll(); // the completion thread waits for the rest
+      }
+    }
+  }
+
+  /** Delivers whatever has completed, unless the completion thread is at it already (it will see these too). */
+  private void deliverCompleted() {
+    if (!delivery.tryLock()) {
+      return;
+    }
+    try {
+      if (isClosed()) {
+        return;
+      }
+      handle(completions.poll());
+      deliverReady();
+    } finally {
+      delivery.unlock();
+    }
+  }
+
+  private synchronized boolean isClosed() {
+    return closed;
   }
 
   private synchronized int takeChain(Deadline deadline) {
@@ -210,36 +242,42 @@ final class RdmaClientSession implements ClientSession {
     sink.deliver(header, contents);
   }
 
-  /** Delivers finished reads and the actions between them, in arrival order. */
+  /**
+   * Waits for the reads the control thread did not find complete, and delivers them with the actions between them,
+   * in arrival order. Completions are taken and delivered under {@link #delivery}; the sleep is outside it.
+   */
   private void completeLoop() {
     try {
       while (true) {
-        deliverReady();
-        synchronized (this) {
-          if (closed) {
-            return;
+        int taken = 0;
+        boolean readAhead;
+        delivery.lock();
+        try {
+          deliverReady();
+          synchronized (this) {
+            if (closed) {
+              return;
+            }
+            readAhead = !pending.isEmpty() && pending.peek().sequence() >= 0;
           }
-          if (pending.isEmpty() || pending.peek().sequence() < 0) {
-            if (pending.isEmpty()) {
+          if (readAhead) {
+            taken = completions.poll();
+            if (taken == 0) {
+              taken = completions.armAndPoll();
+            }
+            handle(taken);
+          }
+        } finally {
+          delivery.unlock();
+        }
+        if (!readAhead) {
+          synchronized (this) {
+            if (!closed && pending.isEmpty()) {
               wait(200);
             }
-            continue;
           }
-        }
-        int n;
-        try {
-          n = completions.await(Deadline.after(java.time.Duration.ofMillis(200)), "reads");
-        } catch (ThallusException e) {
-          if (e.code() == StatusCode.DEADLINE_EXCEEDED) {
-            checkOldest();
-            continue;
-          }
-          throw e;
-        }
-        for (int i = 0; i < n; i++) {
-          completions.check(i, "reading a batch body");
-          deliverReady(); // an END or inline batch that arrived between two reads goes out between them
-          complete(completions.workRequestId(i));
+        } else if (taken == 0 && !completions.sleep(Deadline.after(java.time.Duration.ofMillis(200)))) {
+          checkOldest();
         }
       }
     } catch (InterruptedException e) {
@@ -248,6 +286,15 @@ final class RdmaClientSession implements ClientSession {
       fail(e);
     } catch (RuntimeException e) {
       fail(ThallusException.of(StatusCode.INTERNAL, "rdma completion handling failed: " + e, e));
+    }
+  }
+
+  /** Delivers the {@code n} reads just taken off the completion queue, and the actions queued between them. */
+  private void handle(int n) {
+    for (int i = 0; i < n; i++) {
+      completions.check(i, "reading a batch body");
+      deliverReady(); // an END or inline batch that arrived between two reads goes out between them
+      complete(completions.workRequestId(i));
     }
   }
 
@@ -385,27 +432,36 @@ final class RdmaClientSession implements ClientSession {
         Thread.currentThread().interrupt();
       }
     }
-    synchronized (this) {
-      // The queue pair goes first, so no read still in flight can land in a buffer given back below.
-      pair.close();
-      for (Pending item : pending) {
-        if (item.buffer() != null) {
-          item.buffer().close();
-        }
-        if (item.ready() != null) {
-          item.ready().close();
-        }
-      }
-      pending.clear();
-      for (ReadChain chain : chains) {
-        chain.close();
-      }
-      destroyIfIdle();
+    // A control thread still delivering finishes first: it polls the completion queue released below.
+    delivery.lock();
+    try {
+      tearDown();
+    } finally {
+      delivery.unlock();
     }
   }
 
+  private synchronized void tearDown() {
+    // The queue pair goes first, so no read still in flight can land in a buffer given back below.
+    pair.close();
+    for (Pending item : pending) {
+      if (item.buffer() != null) {
+        item.buffer().close();
+      }
+      if (item.ready() != null) {
+        item.ready().close();
+      }
+    }
+    pending.clear();
+    for (ReadChain chain : chains) {
+      chain.close();
+    }
+    tornDown = true;
+    destroyIfIdle();
+  }
+
   private void destroyIfIdle() {
-    if (closed && lent == 0 && !destroyed) {
+    if (tornDown && lent == 0 && !destroyed) {
       destroyed = true;
       receive.close();
       completions.close();

@@ -97,25 +97,47 @@ public final class CompletionQueue implements AutoCloseable {
       if (n > 0) {
         return n;
       }
-      arm();
-      n = poll();
+      n = armAndPoll();
       if (n > 0) {
         return n;
       }
-      long millis = deadline.remainingMillis();
-      if (millis == 0) {
+      if (deadline.remainingMillis() == 0) {
         throw deadline.expired(what);
       }
-      int ready;
-      try {
-        ready = (int) Verbs.POLL.invokeExact(callState, pollFd, 1L, (int) Math.min(millis, Integer.MAX_VALUE));
-      } catch (Throwable e) {
-        throw new IllegalStateException("poll failed to run: " + e, e);
-      }
-      if (ready > 0) {
-        consumeEvent();
-      }
+      sleep(deadline);
     }
+  }
+
+  /**
+   * Asks for an event at the next completion, then polls once more (one may have come in before the request): the
+   * first half of a wait, for a caller that must take completions under a lock of its own and sleep outside it.
+   */
+  public int armAndPoll() {
+    arm();
+    return poll();
+  }
+
+  /**
+   * Sleeps in {@code poll(2)} on the completion channel until an event (the queue must have been armed since its
+   * last poll) or the deadline; returns whether an event came. It may belong to a completion someone else has
+   * taken already: poll, and arm again if there is none.
+   */
+  public boolean sleep(Deadline deadline) {
+    long millis = deadline.remainingMillis();
+    if (millis == 0) {
+      return false;
+    }
+    int ready;
+    try {
+      ready = (int) Verbs.POLL.invokeExact(callState, pollFd, 1L, (int) Math.min(millis, Integer.MAX_VALUE));
+    } catch (Throwable e) {
+      throw new IllegalStateException("poll failed to run: " + e, e);
+    }
+    if (ready > 0) {
+      consumeEvent();
+      return true;
+    }
+    return false;
   }
 
   private void arm() {

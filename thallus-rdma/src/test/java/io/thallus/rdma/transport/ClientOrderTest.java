@@ -101,7 +101,9 @@ class ClientOrderTest {
       }
     };
 
-    send(sink, 0, ROWS);
+    // The read may be handed over by the control thread itself (it looks for completions after posting) or by the
+    // completion thread: either way this thread stays free to send the END.
+    Thread control = Thread.ofPlatform().name("test-control").start(() -> send(sink, 0, ROWS));
 
     assertThat(handingOver.await(20, TimeUnit.SECONDS)).as("the read completed and reached the sink").isTrue();
     CountDownLatch ended = new CountDownLatch(1);
@@ -112,6 +114,8 @@ class ClientOrderTest {
     assertThat(seen).as("END waits while the batch is in hand").isEmpty();
     letGo.countDown();
     assertThat(ended.await(20, TimeUnit.SECONDS)).as("END ran after the batch").isTrue();
+    control.join(WAIT.toMillis());
+    assertThat(control.isAlive()).as("the control thread finished").isFalse();
     long expectedSum = (long) ROWS * (ROWS - 1) / 2 * 3;
     assertThat(seen).containsExactly("batch 0 of " + ROWS + " rows, sum " + expectedSum, "end");
     serverSession.released(1, 0);
