@@ -153,6 +153,22 @@ public abstract class TransportConformanceSuite {
     assertThat(actual.schema()).isEqualTo(DuckDBReference.run(sql, 1024).schema());
   }
 
+  /** Credits come back half a window at a time: no window size may leave the server without one, or lose a batch. */
+  @Test
+  void everyCreditWindowDeliversTheWholeResult() {
+    String sql = "SELECT i, i * 7 AS seven, 'row ' || i AS name FROM range(6000) t(i)";
+    Collected expected = DuckDBReference.run(sql, 150);
+    for (int credits : new int[] {1, 2, 3, 5, 8}) {
+      Collected actual;
+      try (ThallusClient windowed = connect(ClientOptions.builder().credits(credits).build());
+           ThallusStream stream = windowed.query(QueryRequest.builder(sql).batchRows(150).build())) {
+        actual = Collected.fromIterator(stream);
+      }
+      assertThat(actual.batches()).as("batches with %d credits", credits).isGreaterThan(2 * 8);
+      assertSameResult(actual, expected);
+    }
+  }
+
   @Test
   void oneRow() {
     String sql = "SELECT 42 AS answer, 'one' AS word, NULL::DOUBLE AS nothing";

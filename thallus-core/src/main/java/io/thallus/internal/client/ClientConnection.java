@@ -210,7 +210,7 @@ public final class ClientConnection implements AutoCloseable {
       throw failure;
     }
     int id = nextStreamId.getAndIncrement();
-    StreamState state = new StreamState(this, id, settings.timeout());
+    StreamState state = new StreamState(this, id, settings.timeout(), request.credits());
     streams.put(id, state);
     send(new Message.Open(id, request.sql(), request.dataset(), request.batchRows(), request.credits(),
         request.timeoutMillis(), request.flags(), request.parameters(), request.options()));

@@ -24,6 +24,12 @@ public final class StreamState implements AutoCloseable {
   private final ClientConnection connection;
   private final int id;
   private final Duration timeout;
+  /**
+   * Credits are returned this many at a time: half the window, so the server never runs dry while a NEXT travels,
+   * and half the NEXT messages (and the thread wake-ups each costs on both sides) of granting every batch.
+   */
+  private final int grantEvery;
+  private int owed;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition arrived = lock.newCondition();
   private final ArrayDeque<BatchContents> batches = new ArrayDeque<>();
@@ -34,10 +40,11 @@ public final class StreamState implements AutoCloseable {
   private long arrivedBatches;
   private long arrivedRows;
 
-  StreamState(ClientConnection connection, int id, Duration timeout) {
+  StreamState(ClientConnection connection, int id, Duration timeout, int credits) {
     this.connection = connection;
     this.id = id;
     this.timeout = timeout;
+    this.grantEvery = Math.max(1, credits / 2);
   }
 
   public int id() {
@@ -69,6 +76,7 @@ public final class StreamState implements AutoCloseable {
   public BatchContents take() {
     Deadline deadline = Deadline.after(timeout);
     BatchContents batch;
+    int grant = 0;
     lock.lock();
     try {
       while (batches.isEmpty() && end == null && failure == null) {
@@ -84,10 +92,16 @@ public final class StreamState implements AutoCloseable {
         }
         return null;
       }
+      if (++owed >= grantEvery) {
+        grant = owed;
+        owed = 0;
+      }
     } finally {
       lock.unlock();
     }
-    connection.grant(id, 1);
+    if (grant > 0) {
+      connection.grant(id, grant);
+    }
     return batch;
   }
 
