@@ -6,7 +6,10 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 cp_file="$(mktemp)"
-./mvnw -q -o -pl thallus-rdma dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$cp_file" >/dev/null
+# Not offline: on a fresh machine the dependency plugin itself is not in the local repository yet.
+./mvnw -q -pl thallus-rdma dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$cp_file" >"$cp_file.log" 2>&1 \
+  || { cat "$cp_file.log"; exit 1; }
+rm -f "$cp_file.log"
 classpath="$root/thallus-rdma/target/test-classes:$root/thallus-rdma/target/classes:$(cat "$cp_file")"
 rm -f "$cp_file"
 source "$root/harness/jdk.sh"

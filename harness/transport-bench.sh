@@ -8,7 +8,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 ./mvnw -q -DskipTests -pl thallus-cli -am install >/tmp/transport-bench-build.log 2>&1 || { cat /tmp/transport-bench-build.log; exit 1; }
 cp_file="$(mktemp)"
-./mvnw -q -o -pl thallus-rdma dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$cp_file" >/dev/null
+# Not offline: on a fresh machine the dependency plugin itself is not in the local repository yet.
+./mvnw -q -pl thallus-rdma dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$cp_file" >"$cp_file.log" 2>&1 \
+  || { cat "$cp_file.log"; exit 1; }
+rm -f "$cp_file.log"
 classpath="$root/thallus-rdma/target/test-classes:$root/thallus-rdma/target/classes:$(cat "$cp_file")"
 rm -f "$cp_file"
 read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' "$root/pom.xml")"
@@ -22,9 +25,9 @@ exec "$root/harness/rxe-vm.sh" bash -c '
   root=$1; classpath=$2; shift 2; flags=("$@")
   cd "$root"
   for batch in 65536 1048576; do
-    ./thallus demo --rows 10000000 --batch-rows $batch --runs 3 --transports rdma,tcp,ipc 2>/dev/null
+    ./thallus demo --rows 10000000 --batch-rows $batch --runs 5 --transports rdma,tcp,ipc 2>/dev/null
   done
-  ./thallus demo --rows 1 --batch-rows 1 --runs 21 --transports rdma,tcp,ipc 2>/dev/null
+  ./thallus demo --rows 1 --batch-rows 1 --runs 101 --transports rdma,tcp,ipc 2>/dev/null
   source "$root/harness/jdk.sh"; java="$(find_jdk)/bin/java"
   "$java" "${flags[@]}" -cp "$classpath" io.thallus.rdma.verbs.RegistrationCostMain
   for size in 4194304:200 67108864:20; do
