@@ -33,16 +33,30 @@ public final class ChildJvm implements AutoCloseable {
 
   /** Starts {@code main} with this JVM's class path and JVM flags. */
   public static ChildJvm start(Class<?> main, String... args) throws IOException {
-    List<String> command = new ArrayList<>();
-    command.add(ProcessHandle.current().info().command().orElse("java"));
+    return start(List.of(), System.getProperty("java.class.path"), main, args);
+  }
+
+  /**
+   * Starts {@code main} behind {@code launcher} (say {@code setpriv} with another user's ids) on {@code classPath},
+   * with this JVM's executable and flags.
+   */
+  public static ChildJvm start(List<String> launcher, String classPath, Class<?> main, String... args)
+      throws IOException {
+    List<String> command = new ArrayList<>(launcher);
+    command.add(javaExecutable());
     command.addAll(JvmFlags.forChild());
     command.add("-Xmx512m");
     command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
     command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
+    command.add(classPath);
     command.add(main.getName());
     command.addAll(List.of(args));
     return new ChildJvm(new ProcessBuilder(command).redirectErrorStream(true).start());
+  }
+
+  /** The java executable this JVM runs on. */
+  public static String javaExecutable() {
+    return ProcessHandle.current().info().command().orElse("java");
   }
 
   /** Waits for a line starting with {@code prefix} and returns it; fails with everything the child printed. */

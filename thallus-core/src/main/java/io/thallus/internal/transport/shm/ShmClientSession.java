@@ -47,6 +47,11 @@ final class ShmClientSession implements ClientSession {
       throw ThallusException.of(StatusCode.UNAVAILABLE, "the server's shared memory folder " + folder
           + " is not visible here: client and server are not on the same host");
     }
+    if (!Files.isReadable(folder) || !Files.isExecutable(folder)) {
+      // Checked here, not at the first batch, so that the client can still choose another transport.
+      throw ThallusException.of(StatusCode.UNAVAILABLE, "the server's shared memory folder " + folder
+          + " is not open to this user: shm needs client and server to run as the same user");
+    }
     return new ShmClientSession(context.allocator(), folder);
   }
 
