@@ -46,6 +46,8 @@ public final class ChildJvm implements AutoCloseable {
     command.add(javaExecutable());
     command.addAll(JvmFlags.forChild());
     command.add("-Xmx512m");
+    // No /tmp/hsperfdata_<user> left behind, least of all for the other users some tests run children as.
+    command.add("-XX:-UsePerfData");
     command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
     command.add("-cp");
     command.add(classPath);
