@@ -33,9 +33,9 @@ import org.apache.arrow.memory.ForeignAllocation;
  * once). Whoever finds reads complete delivers them, with the batches, END and errors between them, in arrival
  * order: the control thread looks right after each post (a read that is already in, as on Soft-RoCE, where the
  * post runs it, or one that finished while the next BATCH was on its way, costs no thread hand-off), and a
- * completion thread waits event-driven for the rest. One of them delivers at a time. The buffer is lent to the batch as its {@code ArrowBuf}s and goes back to the pool when the consumer
- * releases the batch; the server's copy is released as soon as the read is in. Small batches come inline in the
- * BATCH frame instead.
+ * completion thread waits event-driven for the rest. One of them delivers at a time. The buffer is lent to the
+ * batch as its {@code ArrowBuf}s and goes back to the pool when the consumer releases the batch; the server's copy
+ * is released as soon as the read is in. Small batches come inline in the BATCH frame instead.
  */
 final class RdmaClientSession implements ClientSession {
   /** Reads posted and not yet complete, at most: enough to keep the device busy while the consumer works. */
