@@ -97,10 +97,25 @@ class BadInputTest {
   @Test
   void anOversizedFrameIsRefusedWithoutBeingRead() throws Exception {
     try (RawControlConnection raw = new RawControlConnection(server.getLocation())) {
+      raw.send(hello(Protocol.VERSION));
+      assertThat(raw.receive()).isInstanceOf(Message.Welcome.class);
       raw.sendBytes(ByteBuffer.allocate(5).putInt(1 << 30).put((byte) MessageType.OPEN.wireValue()).array());
       Message.Error error = expectError(raw);
       assertThat(error.code()).isEqualTo(StatusCode.PROTOCOL_ERROR);
       assertThat(error.message()).contains("over the maximum of " + Protocol.DEFAULT_SERVER_MAX_FRAME);
+      assertThat(raw.closedByServer()).isTrue();
+    }
+    assertStillServing();
+  }
+
+  @Test
+  void beforeHelloOnlyASmallFrameIsRead() throws Exception {
+    try (RawControlConnection raw = new RawControlConnection(server.getLocation())) {
+      raw.sendBytes(ByteBuffer.allocate(5).putInt(Protocol.HELLO_MAX_FRAME + 1)
+          .put((byte) MessageType.HELLO.wireValue()).array());
+      Message.Error error = expectError(raw);
+      assertThat(error.code()).isEqualTo(StatusCode.PROTOCOL_ERROR);
+      assertThat(error.message()).contains("over the maximum of " + Protocol.HELLO_MAX_FRAME);
       assertThat(raw.closedByServer()).isTrue();
     }
     assertStillServing();

@@ -144,7 +144,7 @@ class AccessTest {
         assertThatThrownBy(() -> query(second, longSql))
             .isInstanceOfSatisfying(ThallusException.class,
                 e -> assertThat(e.code()).isEqualTo(StatusCode.INVALID_ARGUMENT))
-            .hasMessageContaining("over this server's limit of 100");
+            .hasMessageContaining("over the server's limit of 100 bytes");
       }
       try (ThallusClient again = ThallusClient.connect(allocator, location)) {
         assertThat(single(again, "SELECT 4")).as("a departed client frees its place").isEqualTo(4);

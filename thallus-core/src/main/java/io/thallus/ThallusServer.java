@@ -31,8 +31,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.thallus.internal.server.BatchSizeEstimator;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -96,21 +100,32 @@ public final class ThallusServer implements AutoCloseable {
           NioIoHandler.newFactory());
       ioLoop = new MultiThreadIoEventLoopGroup(settings.ioThreads, new DefaultThreadFactory("thallus-server-io", true),
           NioIoHandler.newFactory());
-      streamThreads = Executors.newThreadPerTaskExecutor(
+      ThreadPoolExecutor engineThreads = new ThreadPoolExecutor(settings.engineThreads, settings.engineThreads,
+          30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
           Thread.ofPlatform().name("thallus-server-stream-", 0).daemon().factory());
+      engineThreads.allowCoreThreadTimeOut(true);
+      streamThreads = engineThreads;
       ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1,
           Thread.ofPlatform().name("thallus-server-timer").daemon().factory());
       timerPool.setRemoveOnCancelPolicy(true);
       timers = timerPool;
+      // Streams that wait for their client are parked, not sleeping on a thread: this finds the ones waiting too long.
+      timers.scheduleWithFixedDelay(() -> registry.expireIdle(System.nanoTime()), 200, 200, TimeUnit.MILLISECONDS);
       InetSocketAddress bindAddress = new InetSocketAddress(settings.location.host(), settings.location.port());
       ServerContext context = new ServerContext(settings.serverName, allocator, engine, dataRoot, transports,
           streamThreads, timers, settings.ioTimeout, settings.idleTimeout, settings.maxBatchRows, registry,
-          settings.authentication, new ServerContext.Limits(settings.maxConnections,
-              settings.maxStreamsPerConnection, settings.maxSqlBytes, settings.memoryPerClient), settings.tls != null);
+          settings.authentication, new ServerContext.Limits(settings.maxConnections, settings.maxPendingHandshakes,
+              settings.handshakeTimeout, Protocol.HELLO_MAX_FRAME, settings.maxFrameBytes,
+              settings.connectionIdleTimeout, settings.maxStreams, settings.maxStreamsPerConnection,
+              settings.maxCreditsPerStream, settings.maxCreditsPerConnection, settings.engineThreadsPerConnection,
+              settings.maxSqlBytes, settings.memoryPerClient), settings.tls != null);
       ServerBootstrap bootstrap = new ServerBootstrap()
           .group(acceptLoop, ioLoop)
           .channel(NioServerSocketChannel.class)
           .childOption(ChannelOption.TCP_NODELAY, true)
+          // A client that stops reading makes the channel unwritable past the high mark; its streams then wait.
+          .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(8 << 20, 16 << 20))
+          .childOption(ChannelOption.MESSAGE_SIZE_ESTIMATOR, BatchSizeEstimator.INSTANCE)
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
@@ -118,9 +133,12 @@ public final class ThallusServer implements AutoCloseable {
                 ch.pipeline().addLast("tls", settings.tls.context().newHandler(ch.alloc()));
               }
               ch.pipeline()
-                  .addLast("frames", new FrameDecoder(settings.maxFrameBytes))
+                  // Small until HELLO has authenticated the client; the handler raises it then.
+                  .addLast("frames", new FrameDecoder(Math.min(Protocol.HELLO_MAX_FRAME, settings.maxFrameBytes)))
                   .addLast("decoder", new MessageCodec.Decoder())
                   .addLast("encoder", MessageCodec.Encoder.INSTANCE)
+                  .addLast("idle", new IdleStateHandler(settings.connectionIdleTimeout.toMillis(), 0, 0,
+                      TimeUnit.MILLISECONDS))
                   .addLast("connection", new ServerConnectionHandler(context));
             }
           });
@@ -236,7 +254,7 @@ public final class ThallusServer implements AutoCloseable {
     private List<String> transports = List.of();
     private int maxFrameBytes = Protocol.DEFAULT_SERVER_MAX_FRAME;
     private int maxBatchRows = 1 << 24;
-    private long memoryLimit = Long.MAX_VALUE;
+    private long memoryLimit = defaultMemoryLimit();
     private long memoryPerClient = 1L << 30;
     private int ioThreads = 1;
     private Duration ioTimeout = Duration.ofSeconds(60);
@@ -248,6 +266,14 @@ public final class ThallusServer implements AutoCloseable {
     private int maxConnections = 1024;
     private int maxStreamsPerConnection = 64;
     private int maxSqlBytes = 1 << 20;
+    private int maxPendingHandshakes = 256;
+    private Duration handshakeTimeout = Duration.ofSeconds(5);
+    private Duration connectionIdleTimeout = Duration.ofHours(1);
+    private int maxStreams = 256;
+    private int maxCreditsPerStream = 256;
+    private int maxCreditsPerConnection = 1024;
+    private int engineThreads = Math.max(16, 4 * Runtime.getRuntime().availableProcessors());
+    private int engineThreadsPerConnection = 2;
 
     private Builder(BufferAllocator allocator, Location location) {
       this.allocator = Objects.requireNonNull(allocator, "allocator");
@@ -284,7 +310,7 @@ public final class ThallusServer implements AutoCloseable {
       return this;
     }
 
-    /** The most memory the server's streams may hold at once. */
+    /** The most memory the server's streams may hold at once (default: a quarter of the machine's memory). */
     public Builder memoryLimit(long bytes) {
       this.memoryLimit = positive(bytes, "memoryLimit");
       return this;
@@ -353,6 +379,60 @@ public final class ThallusServer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Connections that have not authenticated yet (default 256). One more closes the oldest of them, so silent
+     * sockets cannot lock out a client that authenticates promptly.
+     */
+    public Builder maxPendingHandshakes(int count) {
+      this.maxPendingHandshakes = positive(count, "maxPendingHandshakes");
+      return this;
+    }
+
+    /** How long a new connection has to authenticate with HELLO (default 5 s); then it is closed. */
+    public Builder handshakeTimeout(Duration timeout) {
+      this.handshakeTimeout = positive(timeout, "handshakeTimeout");
+      return this;
+    }
+
+    /** How long an authenticated connection with no open stream may send nothing (default 1 h); then it is closed. */
+    public Builder connectionIdleTimeout(Duration timeout) {
+      this.connectionIdleTimeout = positive(timeout, "connectionIdleTimeout");
+      return this;
+    }
+
+    /** Streams open on the whole server at once (default 256); one more is refused with RESOURCE_EXHAUSTED. */
+    public Builder maxStreams(int count) {
+      this.maxStreams = positive(count, "maxStreams");
+      return this;
+    }
+
+    /** Credits one stream may hold (default 256): batches it may send ahead of the client's reading. */
+    public Builder maxCreditsPerStream(int count) {
+      this.maxCreditsPerStream = positive(count, "maxCreditsPerStream");
+      return this;
+    }
+
+    /** Credits one client may hold over all its streams (default 1024). */
+    public Builder maxCreditsPerConnection(int count) {
+      this.maxCreditsPerConnection = positive(count, "maxCreditsPerConnection");
+      return this;
+    }
+
+    /**
+     * Threads that run queries and produce batches (default: 4 per core, at least 16). A stream holds one only while
+     * it works; one waiting for its client holds none.
+     */
+    public Builder engineThreads(int count) {
+      this.engineThreads = positive(count, "engineThreads");
+      return this;
+    }
+
+    /** Engine threads one client's streams may hold at once (default 2); its other streams wait their turn. */
+    public Builder engineThreadsPerConnection(int count) {
+      this.engineThreadsPerConnection = positive(count, "engineThreadsPerConnection");
+      return this;
+    }
+
     public Builder serverName(String name) {
       this.serverName = Objects.requireNonNull(name);
       return this;
@@ -367,6 +447,22 @@ public final class ThallusServer implements AutoCloseable {
         throw new IllegalArgumentException(name + " must be positive, got " + value);
       }
       return value;
+    }
+
+    private static Duration positive(Duration value, String name) {
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException(name + " must be positive, got " + value);
+      }
+      return value;
+    }
+
+    /** A quarter of the machine's memory: room for DuckDB's own memory and the JVM beside the batches. */
+    private static long defaultMemoryLimit() {
+      if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+          instanceof com.sun.management.OperatingSystemMXBean os && os.getTotalMemorySize() > 0) {
+        return os.getTotalMemorySize() / 4;
+      }
+      return 4L << 30;
     }
 
     private static long positive(long value, String name) {

@@ -140,9 +140,11 @@ public final class BatchLayouts {
   /** Bodies up to this size travel inside the BATCH frame: cheaper than moving them any other way. */
   public static final int INLINE_MAX = 32 * 1024;
 
-  /** A packed body copied into the bytes a BATCH frame carries inline (padding zeroed). */
-  public static io.netty.buffer.ByteBuf copyInline(PackedBody body) {
-    io.netty.buffer.ByteBuf inline = io.netty.buffer.ByteBufAllocator.DEFAULT.directBuffer((int) body.length());
+  /**
+   * A packed body copied into {@code inline}, the bytes a BATCH frame carries (padding zeroed); returns it. Take
+   * the buffer from {@link ControlWriter#allocateInline} so it counts against the client's budget.
+   */
+  public static io.netty.buffer.ByteBuf copyInline(PackedBody body, io.netty.buffer.ByteBuf inline) {
     for (int i = 0; i < body.buffers().size(); i++) {
       ArrowBuf buffer = body.buffers().get(i);
       inline.writeZero((int) (body.offsets().get(i) - inline.writerIndex()));

@@ -69,6 +69,10 @@ public final class ClientConnection implements AutoCloseable {
   private volatile ThallusException broken;
   private String transport;
   private Channel channel;
+  /** The server's limits from WELCOME (0: not stated), checked before a request is sent. */
+  private int serverMaxSqlBytes;
+  private int serverMaxFrameBytes;
+  private int serverMaxCredits;
 
   private ClientConnection(BufferAllocator allocator, Settings settings) {
     this.allocator = allocator;
@@ -171,6 +175,9 @@ public final class ClientConnection implements AutoCloseable {
             "the server chose transport " + welcomed.transport() + ", which this client did not offer");
       }
       transport = welcomed.transport();
+      serverMaxSqlBytes = limit(welcomed, Protocol.SERVER_MAX_SQL_BYTES);
+      serverMaxFrameBytes = limit(welcomed, Protocol.SERVER_MAX_FRAME_BYTES);
+      serverMaxCredits = limit(welcomed, Protocol.SERVER_MAX_CREDITS);
       try {
         session = chosen.accept(welcomed.parameters());
       } catch (ThallusException e) {
@@ -182,6 +189,46 @@ public final class ClientConnection implements AutoCloseable {
       }
     } finally {
       offers.values().forEach(ClientOffer::close);
+    }
+  }
+
+  private static int limit(Message.Welcome welcomed, String key) {
+    try {
+      return Integer.parseInt(welcomed.parameters().getOrDefault(key, "0"));
+    } catch (NumberFormatException e) {
+      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "the server sent " + key + "="
+          + welcomed.parameters().get(key) + ", not a number");
+    }
+  }
+
+  /**
+   * Refuses a request the server would refuse, before sending it: a frame over the server's maximum would be cut
+   * off by the server mid-write, which the client would see as a lost connection instead of the reason.
+   */
+  private void checkAgainstServerLimits(Message.Open request) {
+    int sqlBytes = io.netty.buffer.ByteBufUtil.utf8Bytes(request.sql());
+    if (serverMaxSqlBytes > 0 && sqlBytes > serverMaxSqlBytes) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "SQL text of " + sqlBytes
+          + " bytes is over the server's limit of " + serverMaxSqlBytes + " bytes");
+    }
+    if (serverMaxCredits > 0 && request.credits() > serverMaxCredits) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, request.credits()
+          + " credits is over the server's limit of " + serverMaxCredits + " per stream");
+    }
+    if (serverMaxFrameBytes > 0 && (!request.parameters().isEmpty()
+        || sqlBytes + request.dataset().length() > serverMaxFrameBytes / 2)) {
+      // Parameters, or text large enough to matter: measure the real frame before sending it.
+      io.netty.buffer.ByteBuf frame = io.netty.buffer.Unpooled.buffer();
+      try {
+        MessageCodec.Encoder.encode(request, frame);
+        long length = frame.readableBytes() - (long) FrameDecoder.HEADER_BYTES;
+        if (length > serverMaxFrameBytes) {
+          throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the request is " + length
+              + " bytes, over the server's frame limit of " + serverMaxFrameBytes + " bytes");
+        }
+      } finally {
+        frame.release();
+      }
     }
   }
 
@@ -209,6 +256,7 @@ public final class ClientConnection implements AutoCloseable {
     if (failure != null) {
       throw failure;
     }
+    checkAgainstServerLimits(request);
     int id = nextStreamId.getAndIncrement();
     StreamState state = new StreamState(this, id, settings.timeout(), request.credits());
     streams.put(id, state);

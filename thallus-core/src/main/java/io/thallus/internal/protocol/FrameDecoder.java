@@ -22,12 +22,33 @@ import io.netty.handler.codec.TooLongFrameException;
 public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
   public static final int HEADER_BYTES = 4;
 
-  private final int maxFrameLength;
+  /** Raised once a connection has authenticated: strangers may send only small frames. */
+  private volatile int maxFrameLength;
 
   public FrameDecoder(int maxFrameLength) {
     // The parent's own limit would count the 4 length bytes too; ours is on what the length field says.
     super(Integer.MAX_VALUE, 0, HEADER_BYTES, 0, HEADER_BYTES, true);
     this.maxFrameLength = maxFrameLength;
+  }
+
+  /** Changes the maximum for the frames still to come (the event loop calls it between frames). */
+  public void setMaxFrameLength(int bytes) {
+    this.maxFrameLength = bytes;
+  }
+
+  /** A frame whose length field is over the maximum; it says how long the refused frame is. */
+  public static final class FrameTooLongException extends TooLongFrameException {
+    private static final long serialVersionUID = 1L;
+    private final long frameLength;
+
+    FrameTooLongException(long frameLength, int maximum) {
+      super("frame of " + frameLength + " bytes is over the maximum of " + maximum + " bytes");
+      this.frameLength = frameLength;
+    }
+
+    public long frameLength() {
+      return frameLength;
+    }
   }
 
   @Override
@@ -37,8 +58,7 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
       throw new CorruptedFrameException("frame length 0: a frame has at least its type byte");
     }
     if (frameLength > maxFrameLength) {
-      throw new TooLongFrameException(
-          "frame of " + frameLength + " bytes is over the maximum of " + maxFrameLength + " bytes");
+      throw new FrameTooLongException(frameLength, maxFrameLength);
     }
     return frameLength;
   }

@@ -8,6 +8,15 @@ public final class Protocol {
   public static final int VERSION = 1;
   /** What a server accepts from a client by default: enough for SQL text, small enough to bound memory. */
   public static final int DEFAULT_SERVER_MAX_FRAME = 4 << 20;
+  /**
+   * What a server reads from a connection that has not authenticated yet: a HELLO is a few hundred bytes, so a
+   * stranger cannot make the server buffer megabytes.
+   */
+  public static final int HELLO_MAX_FRAME = 64 << 10;
+  /** WELCOME parameters in which the server states its limits, so a client can refuse a request before sending it. */
+  public static final String SERVER_MAX_FRAME_BYTES = "server.max_frame_bytes";
+  public static final String SERVER_MAX_SQL_BYTES = "server.max_sql_bytes";
+  public static final String SERVER_MAX_CREDITS = "server.max_credits_per_stream";
   /** What a client accepts from a server by default: ipc batches travel inside frames. */
   public static final int DEFAULT_CLIENT_MAX_FRAME = 512 << 20;
 

@@ -1,49 +1,68 @@
 package io.thallus.internal.server;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.DecoderException;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
 import io.thallus.Status;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
+import io.thallus.internal.protocol.FrameDecoder;
 import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.Protocol;
 import io.thallus.internal.protocol.QueryParameters;
+import io.thallus.spi.BatchHeader;
 import io.thallus.spi.ControlWriter;
+import io.thallus.spi.Deadline;
 import io.thallus.spi.QuerySpec;
 import io.thallus.spi.ServerSession;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.OutOfMemoryException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One client connection on the server: the HELLO handshake, then OPEN/NEXT/CANCEL/CLOSE for its streams. Runs on
- * the connection's event loop and never blocks it: queries run on stream threads.
+ * the connection's event loop and never blocks it: queries run on the engine threads.
+ *
+ * <p>Before HELLO has authenticated it, a connection counts as pending (not as a client), may send only a small
+ * frame, and has {@code handshakeTimeout} to finish. After it, a connection with no open stream that stays silent
+ * for {@code connectionIdleTimeout} is closed.
  */
 public final class ServerConnectionHandler extends SimpleChannelInboundHandler<Message> {
   private static final Logger LOG = LoggerFactory.getLogger(ServerConnectionHandler.class);
   private static final AtomicLong IDS = new AtomicLong();
+  /** How long an oversized frame is read and thrown away after its ERROR, so the client can read the ERROR. */
+  private static final long DRAIN_MILLIS = 5_000;
 
   private final ServerContext context;
   private final long id = IDS.incrementAndGet();
   private final Map<Integer, ServerStream> streams = new ConcurrentHashMap<>();
   /** Streams the client has closed whose threads are still winding down: they no longer count against its limit. */
-  private final java.util.Set<Integer> closing = ConcurrentHashMap.newKeySet();
-  private final ControlWriter controlWriter = this::writeBatch;
+  private final Set<Integer> closing = ConcurrentHashMap.newKeySet();
+  private final ControlWriter controlWriter = new Writer();
   private volatile Channel channel;
   private volatile ServerSession session;
+  private volatile EngineLane lane;
+  private ScheduledFuture<?> handshakeTimer;
   /** Holds what this connection's streams produce; it outlives them while the client still holds batches. */
   private BufferAllocator allocator;
   private boolean inactive;
@@ -65,23 +84,43 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     return allocator;
   }
 
+  EngineLane lane() {
+    return lane;
+  }
+
+  /** Whether the control connection takes more bytes now; a stream produces nothing while it does not. */
+  boolean isWritable() {
+    Channel ch = channel;
+    return ch == null || ch.isWritable() || !ch.isActive();
+  }
+
   @Override
   public void channelActive(ChannelHandlerContext ctx) {
     channel = ctx.channel();
     allocator = context.allocator().newChildAllocator("connection-" + id, 0, context.limits().memoryPerClient());
-    context.registry().add(this);
+    lane = new EngineLane(context.engineThreads(), context.limits().engineThreadsPerConnection());
+    Optional<ServerConnectionHandler> crowdedOut = context.registry().addPending(this,
+        context.limits().maxPendingHandshakes());
+    crowdedOut.ifPresent(oldest -> oldest.failConnection(Status.of(StatusCode.RESOURCE_EXHAUSTED,
+        "too many connections are waiting to authenticate (the most is " + context.limits().maxPendingHandshakes()
+            + "); this one waited longest")));
     if (context.registry().isShuttingDown()) {
       failConnection(Status.of(StatusCode.UNAVAILABLE, "the server is shutting down"));
-    } else if (context.registry().connections().size() > context.limits().maxConnections()) {
-      failConnection(Status.of(StatusCode.RESOURCE_EXHAUSTED, "the server has its maximum of "
-          + context.limits().maxConnections() + " clients connected; try again later"));
+      return;
     }
+    long timeoutMillis = context.limits().handshakeTimeout().toMillis();
+    handshakeTimer = ctx.executor().schedule(() -> {
+      if (session == null) {
+        failConnection(Status.of(StatusCode.DEADLINE_EXCEEDED,
+            "no valid HELLO within " + timeoutMillis + " ms of connecting"));
+      }
+    }, timeoutMillis, TimeUnit.MILLISECONDS);
   }
 
   @Override
   protected void channelRead0(ChannelHandlerContext ctx, Message message) {
     if (message instanceof Message.Hello hello) {
-      onHello(hello);
+      onHello(ctx, hello);
       return;
     }
     if (session == null) {
@@ -100,7 +139,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
   }
 
-  private void onHello(Message.Hello hello) {
+  private void onHello(ChannelHandlerContext ctx, Message.Hello hello) {
     if (session != null) {
       failConnection(Status.of(StatusCode.PROTOCOL_ERROR, "HELLO sent twice"));
       return;
@@ -117,6 +156,11 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
           "authentication failed: this server needs a valid token, or a user name and password"));
       return;
     }
+    if (!context.registry().promote(this, context.limits().maxConnections())) {
+      failConnection(Status.of(StatusCode.RESOURCE_EXHAUSTED, "the server has its maximum of "
+          + context.limits().maxConnections() + " clients connected; try again later"));
+      return;
+    }
     InetSocketAddress remote = (InetSocketAddress) channel.remoteAddress();
     List<String> unavailable = new ArrayList<>();
     for (String name : hello.transports()) {
@@ -131,7 +175,16 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       try {
         ServerSession accepted = started.get().server().accept(remote, hello.parameters());
         session = accepted;
-        send(new Message.Welcome(Protocol.VERSION, name, accepted.welcomeParameters(), context.serverName()));
+        handshakeTimer.cancel(false);
+        // Authenticated: from now on the client may send frames as large as the server allows.
+        if (ctx.pipeline().get("frames") instanceof FrameDecoder frames) {
+          frames.setMaxFrameLength(context.limits().maxFrameBytes());
+        }
+        Map<String, String> parameters = new HashMap<>(accepted.welcomeParameters());
+        parameters.put(Protocol.SERVER_MAX_FRAME_BYTES, Integer.toString(context.limits().maxFrameBytes()));
+        parameters.put(Protocol.SERVER_MAX_SQL_BYTES, Integer.toString(context.limits().maxSqlBytes()));
+        parameters.put(Protocol.SERVER_MAX_CREDITS, Integer.toString(context.limits().maxCreditsPerStream()));
+        send(new Message.Welcome(Protocol.VERSION, name, parameters, context.serverName()));
         return;
       } catch (ThallusException e) {
         unavailable.add(name + " (" + e.status().description() + ")");
@@ -145,6 +198,13 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
 
   private void onOpen(Message.Open open) {
     int streamId = open.streamId();
+    if (streamId <= 0) {
+      // An ERROR on stream 0 means "the connection failed": answering a stream 0 would read as that.
+      failConnection(Status.of(StatusCode.PROTOCOL_ERROR, "stream id " + streamId
+          + " is not allowed: stream ids start at 1 (0 is reserved for connection errors)"));
+      return;
+    }
+    ServerStream stream = null;
     try {
       if (streams.containsKey(streamId)) {
         throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "stream id " + streamId + " is in use");
@@ -153,9 +213,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
         throw ThallusException.of(StatusCode.INVALID_ARGUMENT,
             "batch rows must be within 1.." + context.maxBatchRows() + ", got " + open.batchRows());
       }
-      if (open.credits() < 0) {
-        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "negative credits " + open.credits());
-      }
+      checkCredits(0, open.credits());
       if (open.sql().isBlank()) {
         throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "empty SQL");
       }
@@ -180,19 +238,40 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       }
       QuerySpec spec = new QuerySpec(open.sql(), dataset, open.batchRows(),
           QueryParameters.forEngine(open.parameters()), open.schemaOnly(), open.options());
-      ServerStream stream = new ServerStream(this, context, session, streamId, spec, open.credits());
-      streams.put(streamId, stream);
-      context.registry().add(stream);
-      try {
-        context.streamThreads().execute(stream);
-      } catch (RejectedExecutionException e) {
-        streams.remove(streamId);
-        context.registry().remove(stream);
-        throw ThallusException.of(StatusCode.UNAVAILABLE, "the server is shutting down");
+      stream = new ServerStream(this, context, session, streamId, spec, open.credits());
+      if (!context.registry().add(stream, context.limits().maxStreams())) {
+        throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "the server has its maximum of "
+            + context.limits().maxStreams() + " streams open; try again later");
       }
+      streams.put(streamId, stream);
       stream.scheduleTimeout(open.timeoutMillis());
+      stream.start();
     } catch (ThallusException e) {
       send(new Message.Error(streamId, e.code(), e.status().description()));
+    }
+  }
+
+  /**
+   * Refuses credits over the server's maxima: credits are what a stream may send ahead of the client, so they bound
+   * what a client that reads nothing makes the server hold.
+   */
+  private void checkCredits(int current, int more) {
+    if (more < 0) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "negative credits " + more);
+    }
+    long stream = (long) current + more;
+    if (stream > context.limits().maxCreditsPerStream()) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a stream may hold at most "
+          + context.limits().maxCreditsPerStream() + " credits (maxCreditsPerStream); this grant makes " + stream);
+    }
+    long connection = more;
+    for (ServerStream open : streams.values()) {
+      connection += open.credits();
+    }
+    if (connection > context.limits().maxCreditsPerConnection()) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a client may hold at most "
+          + context.limits().maxCreditsPerConnection() + " credits over all its streams (maxCreditsPerConnection);"
+          + " this grant makes " + connection);
     }
   }
 
@@ -202,9 +281,24 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       session.released(next.streamId(), batchId);
     }
     if (stream != null) {
-      stream.grant(next.credits());
+      try {
+        checkCredits(stream.credits(), next.credits());
+        stream.grant(next.credits());
+      } catch (ThallusException e) {
+        stream.abort(e.status(), true);
+      }
+    }
+    if (next.releases().length > 0) {
+      // Released memory may let a stream look ahead again.
+      wakeStreams();
     }
     // A NEXT for a stream that has just ended crossed its END on the wire: nothing left to grant.
+  }
+
+  private void wakeStreams() {
+    for (ServerStream stream : streams.values()) {
+      stream.wake();
+    }
   }
 
   private void abortStream(int streamId, Status status, boolean answer) {
@@ -214,7 +308,6 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
   }
 
-  /** Called by a stream's thread when it has finished and released what it held. */
   private void closeStream(int streamId) {
     if (streams.containsKey(streamId)) {
       closing.add(streamId);
@@ -222,6 +315,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     abortStream(streamId, Status.of(StatusCode.CANCELLED, "stream " + streamId + " closed by the client"), false);
   }
 
+  /** Called by a stream when it has finished and released what it held. */
   void streamDone(ServerStream stream) {
     streams.remove(stream.id(), stream);
     closing.remove(stream.id());
@@ -244,20 +338,62 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
         toClose.close();
       }
     } finally {
-      if (allocator != null) {
-        try {
-          allocator.close();
-        } catch (IllegalStateException leak) {
-          LOG.error("connection {} leaked memory: {}", id, leak.getMessage());
-        }
-      }
+      closeAllocatorAfterPendingWrites();
     }
+  }
+
+  /**
+   * Frames a stream queued just before it ended may still wait on the event loop, holding this connection's memory
+   * until they are written or dropped; the allocator closes after them, on the same loop.
+   */
+  private void closeAllocatorAfterPendingWrites() {
+    if (allocator == null) {
+      return;
+    }
+    Runnable closeAllocator = () -> {
+      try {
+        allocator.close();
+      } catch (IllegalStateException leak) {
+        LOG.error("connection {} leaked memory: {}", id, leak.getMessage());
+      }
+    };
+    Channel ch = channel;
+    try {
+      if (ch == null || ch.eventLoop().inEventLoop()) {
+        closeAllocator.run();
+      } else {
+        ch.eventLoop().execute(closeAllocator);
+      }
+    } catch (java.util.concurrent.RejectedExecutionException loopGone) {
+      closeAllocator.run();
+    }
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+    if (ctx.channel().isWritable()) {
+      wakeStreams();
+    }
+    ctx.fireChannelWritabilityChanged();
+  }
+
+  @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
+    if (event instanceof IdleStateEvent && session != null && streams.isEmpty()) {
+      failConnection(Status.of(StatusCode.DEADLINE_EXCEEDED, "closing a connection that sent nothing for "
+          + context.limits().connectionIdleTimeout().toSeconds() + " s and has no stream open"));
+      return;
+    }
+    ctx.fireUserEventTriggered(event);
   }
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
     synchronized (this) {
       inactive = true;
+    }
+    if (handshakeTimer != null) {
+      handshakeTimer.cancel(false);
     }
     for (ServerStream stream : streams.values()) {
       stream.abort(Status.of(StatusCode.UNAVAILABLE, "the client disconnected"), false);
@@ -268,7 +404,10 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-    if (cause instanceof DecoderException) {
+    if (cause instanceof FrameDecoder.FrameTooLongException tooLong) {
+      failConnectionAfterDraining(ctx, Status.of(StatusCode.PROTOCOL_ERROR, "malformed frame: "
+          + tooLong.getMessage()), tooLong.frameLength());
+    } else if (cause instanceof DecoderException) {
       Throwable reason = cause.getCause() != null && cause.getMessage() != null
           && cause.getMessage().startsWith(cause.getCause().getClass().getName()) ? cause.getCause() : cause;
       failConnection(Status.of(StatusCode.PROTOCOL_ERROR, "malformed frame: " + reason.getMessage()));
@@ -290,6 +429,60 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
   }
 
+  /**
+   * Like {@link #failConnection}, for a frame too long to read: the client is most likely still sending it, and a
+   * close with unread bytes resets the connection, which can destroy the ERROR before the client reads it. So the
+   * rest of the frame is read and thrown away (nothing is kept) until it has all come, or for a few seconds.
+   */
+  private void failConnectionAfterDraining(ChannelHandlerContext ctx, Status status, long frameBytes) {
+    Channel ch = ctx.channel();
+    if (!ch.isActive() || ch.pipeline().get("drain") != null) {
+      return;
+    }
+    Drain drain = new Drain(frameBytes);
+    ch.pipeline().addBefore("frames", "drain", drain);
+    ch.pipeline().remove("decoder");
+    ch.pipeline().remove("frames");
+    ch.writeAndFlush(new Message.Error(0, status.code(), status.description()));
+    drain.closeWhenDone(ch);
+  }
+
+  /**
+   * Reads and drops what is left of a refused frame, then closes: once it has all come, once the client has sent
+   * nothing for a moment, or at the latest after a few seconds.
+   */
+  private static final class Drain extends ChannelInboundHandlerAdapter {
+    private static final long QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+    private final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(DRAIN_MILLIS);
+    private long left;
+    private long lastRead = System.nanoTime();
+
+    Drain(long frameBytes) {
+      this.left = frameBytes;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      if (msg instanceof ByteBuf bytes) {
+        left -= bytes.readableBytes();
+      }
+      ReferenceCountUtil.release(msg);
+      lastRead = System.nanoTime();
+      if (left <= 0) {
+        ctx.close();
+      }
+    }
+
+    void closeWhenDone(Channel ch) {
+      long now = System.nanoTime();
+      if (now - lastRead >= QUIET_NANOS || now >= deadline) {
+        ch.close();
+      } else if (ch.isActive()) {
+        ch.eventLoop().schedule(() -> closeWhenDone(ch), 50, TimeUnit.MILLISECONDS);
+      }
+    }
+  }
+
   void send(Message message) {
     Channel ch = channel;
     if (ch != null) {
@@ -297,16 +490,43 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
   }
 
-  private void writeBatch(io.thallus.spi.BatchHeader header, io.netty.buffer.ByteBuf inline, Runnable onWritten) {
-    Channel ch = channel;
-    ch.writeAndFlush(new Message.Batch(header, inline)).addListener(f -> onWritten.run());
-  }
-
   /** Closes the connection without a word (server shutdown after its streams were told). */
   public void close() {
     Channel ch = channel;
     if (ch != null) {
       ch.close();
+    }
+  }
+
+  /** BATCH frames for this connection's streams, with their inline bytes counted against its budget. */
+  private final class Writer implements ControlWriter {
+    @Override
+    public void writeBatch(BatchHeader header, ByteBuf inline, Runnable onWritten) {
+      Channel ch = channel;
+      ch.writeAndFlush(new Message.Batch(header, inline)).addListener(f -> onWritten.run());
+    }
+
+    @Override
+    public ByteBuf allocateInline(int capacity) {
+      Deadline deadline = Deadline.after(context.ioTimeout());
+      while (true) {
+        try {
+          return AccountedByteBuf.allocate(allocator, capacity);
+        } catch (OutOfMemoryException e) {
+          if (deadline.isExpired()) {
+            throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, ServerStream.budgetName(allocator)
+                + " is used up: " + capacity + " bytes for a batch frame found no room in "
+                + context.ioTimeout().toSeconds() + " s", e);
+          }
+          try {
+            // Frames being written free memory without signalling: look again shortly.
+            Thread.sleep(5);
+          } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            throw ThallusException.of(StatusCode.CANCELLED, "interrupted waiting for memory for a batch frame");
+          }
+        }
+      }
     }
   }
 }

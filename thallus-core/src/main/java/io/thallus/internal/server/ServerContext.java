@@ -18,7 +18,7 @@ public record ServerContext(
     QueryEngine engine,
     Optional<DataRoot> dataRoot,
     List<Started> transports,
-    ExecutorService streamThreads,
+    ExecutorService engineThreads,
     ScheduledExecutorService timers,
     Duration ioTimeout,
     Duration idleTimeout,
@@ -29,10 +29,27 @@ public record ServerContext(
     boolean tls) {
 
   /**
-   * What one server lets its clients use. {@code memoryPerClient} bounds each connection's Arrow memory (its child
-   * allocator) as well as what a transport holds for it.
+   * What one server lets its clients use, and what a stranger can make it hold before authenticating.
+   *
+   * @param maxConnections authenticated clients connected at once
+   * @param maxPendingHandshakes connections that have not finished HELLO; one more closes the oldest of them
+   * @param handshakeTimeout how long a connection may take to authenticate
+   * @param helloFrameBytes the largest frame read before authentication (HELLO is small)
+   * @param maxFrameBytes the largest frame read from an authenticated client
+   * @param connectionIdleTimeout how long an authenticated connection with no open stream may stay silent
+   * @param maxStreams streams open on the whole server (each holds an engine result)
+   * @param maxStreamsPerConnection streams one client may have open
+   * @param maxCreditsPerStream batches one stream may be granted ahead of what it has sent
+   * @param maxCreditsPerConnection the same, summed over one client's streams
+   * @param engineThreadsPerConnection engine threads one client's streams may occupy at once
+   * @param maxSqlBytes the longest SQL text, in UTF-8 bytes
+   * @param memoryPerClient each connection's Arrow memory (its child allocator: batches, inline bodies and ipc
+   *     frames until written) and what a transport holds for it
    */
-  public record Limits(int maxConnections, int maxStreamsPerConnection, int maxSqlBytes, long memoryPerClient) {}
+  public record Limits(int maxConnections, int maxPendingHandshakes, Duration handshakeTimeout, int helloFrameBytes,
+      int maxFrameBytes, Duration connectionIdleTimeout, int maxStreams, int maxStreamsPerConnection,
+      int maxCreditsPerStream, int maxCreditsPerConnection, int engineThreadsPerConnection, int maxSqlBytes,
+      long memoryPerClient) {}
 
   /** A transport with its started server side. */
   public record Started(Transport transport, ServerTransport server) {}

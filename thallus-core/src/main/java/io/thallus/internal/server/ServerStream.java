@@ -1,8 +1,6 @@
 package io.thallus.internal.server;
 
 import io.thallus.Status;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.protocol.Message;
@@ -12,21 +10,37 @@ import io.thallus.spi.Deadline;
 import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
 import io.thallus.spi.ServerSession;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One result stream on the server, run on its own thread: execute the query, send OPENED, then send a batch for
- * every credit the client grants, then END — or ERROR with the reason, whatever stops it.
+ * One result stream on the server: execute the query, send OPENED, then a batch for every credit the client grants,
+ * then END — or ERROR with the reason, whatever stops it.
+ *
+ * <p>The stream runs in steps on the connection's {@link EngineLane}, not on a thread of its own: a step goes as far
+ * as it can and returns its thread when it has to wait for the client (no credit, or a control connection whose
+ * outbound buffer is full). A grant, a release, writability or an abort schedules the next step. So a stream that
+ * has not been asked for a batch holds no thread and no batch memory, only its open engine result.
+ *
+ * <p>Once the client has asked for a batch, the stream fetches one batch ahead while the client's budget has room,
+ * so END goes out without waiting for a credit the client has no reason to send.
  */
-final class ServerStream implements Runnable {
+final class ServerStream {
   private static final Logger LOG = LoggerFactory.getLogger(ServerStream.class);
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
+  /** What a parked stream waits for; each has its own deadline. */
+  private enum Wait { NOTHING, CREDIT, WRITABLE }
 
   private final ServerConnectionHandler connection;
   private final ServerContext context;
@@ -35,11 +49,32 @@ final class ServerStream implements Runnable {
   private final QuerySpec spec;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
+  private final CancelSignal cancelSignal = new CancelSignal();
+  private final long startNanos = System.nanoTime();
+
+  // Guarded by lock.
   private int credits;
   private Status abortStatus;
   private boolean answerAbort;
-  private final CancelSignal cancelSignal = new CancelSignal();
+  /** A step is queued or running: nobody else may submit one. */
+  private boolean scheduled;
+  /** Something changed while a step ran: the step looks again before it parks. */
+  private boolean rerun;
+  private boolean finished;
+  private Wait waitingFor = Wait.NOTHING;
+  private long parkedAt;
+
+  // Touched only by the step that runs (steps never overlap).
   private volatile QueryResult result;
+  private BatchContents ahead;
+  private boolean exhausted;
+  private boolean asked;
+  private long nextBatchBytes;
+  private long rows;
+  private long batches;
+  private long bytes;
+  private long cpuNanos;
+  private long stepCpuStart;
   private volatile ScheduledFuture<?> timeout;
 
   ServerStream(ServerConnectionHandler connection, ServerContext context, ServerSession session, int id,
@@ -56,14 +91,29 @@ final class ServerStream implements Runnable {
     return id;
   }
 
+  /** Credits granted and not yet used. */
+  int credits() {
+    lock.lock();
+    try {
+      return credits;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Runs the first step: the query. */
+  void start() {
+    wake();
+  }
+
   void grant(int more) {
     lock.lock();
     try {
       credits = (int) Math.min(Integer.MAX_VALUE, (long) credits + Math.max(0, more));
-      changed.signalAll();
     } finally {
       lock.unlock();
     }
+    wake();
   }
 
   /** Stops the stream; the first reason wins. {@code answer}: whether the client is told (it is gone, or closed). */
@@ -83,54 +133,195 @@ final class ServerStream implements Runnable {
     if (running != null) {
       running.cancel();
     }
+    wake();
   }
 
-  @Override
-  public void run() {
-    long start = System.nanoTime();
-    long cpuStart = THREADS.getCurrentThreadCpuTime();
-    long rows = 0;
-    long batches = 0;
-    long bytes = 0;
-    Status failure = null;
+  /** Something the stream may be waiting for has changed: run a step, or have the running one look again. */
+  void wake() {
+    lock.lock();
     try {
-      throwIfAborted();
+      if (finished) {
+        return;
+      }
+      if (scheduled) {
+        rerun = true;
+        changed.signalAll();
+        return;
+      }
+      scheduled = true;
+      waitingFor = Wait.NOTHING;
+    } finally {
+      lock.unlock();
+    }
+    connection.lane().submit(this::step);
+  }
+
+  /** Fails the stream if it has waited for its client longer than that wait allows. */
+  void expireIfIdle(long nowNanos) {
+    Status expired = null;
+    lock.lock();
+    try {
+      long waited = nowNanos - parkedAt;
+      if (waitingFor == Wait.CREDIT && waited > context.idleTimeout().toNanos()) {
+        expired = Status.of(StatusCode.DEADLINE_EXCEEDED, "stream " + id + " was idle for "
+            + context.idleTimeout().toSeconds() + " s: the client asked for no batch");
+      } else if (waitingFor == Wait.WRITABLE && waited > context.ioTimeout().toNanos()) {
+        expired = Status.of(StatusCode.DEADLINE_EXCEEDED, "stream " + id + " stopped: the client read nothing "
+            + "from its connection for " + context.ioTimeout().toSeconds() + " s");
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (expired != null) {
+      abort(expired, true);
+    }
+  }
+
+  private void step() {
+    stepCpuStart = THREADS.getCurrentThreadCpuTime();
+    Status failure = null;
+    boolean over;
+    try {
+      over = advance();
+    } catch (ThallusException e) {
+      failure = e.status();
+      over = true;
+    } catch (RuntimeException | Error e) {
+      failure = budgetExhausted(e);
+      if (failure == null) {
+        LOG.error("stream {} failed", id, e);
+        failure = Status.of(StatusCode.INTERNAL, "server error: " + e).withCause(e);
+      }
+      over = true;
+    } finally {
+      cpuNanos += THREADS.getCurrentThreadCpuTime() - stepCpuStart;
+    }
+    if (over) {
+      finish(failure);
+    }
+  }
+
+  /** Goes as far as the stream can. True when it is over (END sent, or a failure thrown). */
+  private boolean advance() {
+    throwIfAborted();
+    if (result == null) {
       result = context.engine().execute(spec, connection.allocator(), cancelSignal);
       throwIfAborted();
       connection.send(new Message.Opened(id, result.schema().serializeAsMessage()));
       if (spec.schemaOnly()) {
-        connection.send(new Message.End(id, 0, 0, 0, System.nanoTime() - start,
-            THREADS.getCurrentThreadCpuTime() - cpuStart));
-        return;
+        sendEnd();
+        return true;
       }
-      long nextBatchBytes = fixedWidthBytes(result.schema(), spec.batchRows());
-      while (true) {
-        awaitCredit();
-        awaitHeadroom(nextBatchBytes);
-        BatchContents batch = result.next();
-        if (batch == null) {
-          connection.send(new Message.End(id, rows, batches, bytes, System.nanoTime() - start,
-              THREADS.getCurrentThreadCpuTime() - cpuStart));
-          return;
-        }
-        rows += batch.rowCount();
-        bytes += batch.bufferBytes();
-        nextBatchBytes = Math.max(nextBatchBytes, batch.bufferBytes());
-        takeCredit();
-        session.send(id, batches++, batch, connection.controlWriter(), Deadline.after(context.ioTimeout()));
-      }
-    } catch (ThallusException e) {
-      failure = e.status();
-    } catch (RuntimeException | Error e) {
-      failure = budgetExhausted(e);
-      if (failure != null) {
-        return;
-      }
-      LOG.error("stream {} failed", id, e);
-      failure = Status.of(StatusCode.INTERNAL, "server error: " + e).withCause(e);
-    } finally {
-      failure = finish(failure);
+      nextBatchBytes = fixedWidthBytes(result.schema(), spec.batchRows());
     }
+    while (true) {
+      throwIfAborted();
+      if (ahead == null && !exhausted) {
+        if (hasCredit()) {
+          asked = true;
+          awaitHeadroom(nextBatchBytes);
+        } else if (!asked || connection.allocator().getHeadroom() < nextBatchBytes) {
+          // Not asked yet, or no room to look ahead: hold nothing until the client asks.
+          if (park(Wait.CREDIT)) {
+            continue;
+          }
+          return false;
+        }
+        ahead = result.next();
+        if (ahead == null) {
+          exhausted = true;
+        } else {
+          nextBatchBytes = Math.max(nextBatchBytes, ahead.bufferBytes());
+        }
+      }
+      if (exhausted) {
+        sendEnd();
+        return true;
+      }
+      if (!hasCredit()) {
+        if (park(Wait.CREDIT)) {
+          continue;
+        }
+        return false;
+      }
+      if (!connection.isWritable()) {
+        // The client is not reading its control connection: produce nothing more until it does.
+        if (park(Wait.WRITABLE)) {
+          continue;
+        }
+        return false;
+      }
+      takeCredit();
+      BatchContents batch = ahead;
+      ahead = null;
+      rows += batch.rowCount();
+      bytes += batch.bufferBytes();
+      session.send(id, batches++, batch, connection.controlWriter(), Deadline.after(context.ioTimeout()));
+      if (connection.lane().hasWaiting() || enginePoolIsFull()) {
+        // Another stream waits for a thread: take turns, one batch each.
+        yieldTurn();
+        return false;
+      }
+    }
+  }
+
+  private boolean enginePoolIsFull() {
+    return context.engineThreads() instanceof java.util.concurrent.ThreadPoolExecutor pool
+        && !pool.getQueue().isEmpty();
+  }
+
+  private void sendEnd() {
+    connection.send(new Message.End(id, rows, batches, bytes, System.nanoTime() - startNanos,
+        cpuNanos + THREADS.getCurrentThreadCpuTime() - stepCpuStart));
+  }
+
+  private boolean hasCredit() {
+    lock.lock();
+    try {
+      return credits > 0;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void takeCredit() {
+    lock.lock();
+    try {
+      credits--;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Gives the thread back until {@link #wake} — unless something changed since the step last looked, in which case
+   * it returns true and the step goes on.
+   */
+  private boolean park(Wait reason) {
+    lock.lock();
+    try {
+      if (rerun || abortStatus != null) {
+        rerun = false;
+        return true;
+      }
+      scheduled = false;
+      waitingFor = reason;
+      parkedAt = System.nanoTime();
+      return false;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Queues the next step behind the lane's waiting ones; this step ends. */
+  private void yieldTurn() {
+    lock.lock();
+    try {
+      rerun = false;
+    } finally {
+      lock.unlock();
+    }
+    connection.lane().submit(this::step);
   }
 
   /**
@@ -175,7 +366,7 @@ final class ServerStream implements Runnable {
   }
 
   /** Which budget is short: this client's own ({@code memoryPerClient}) or the server's over all clients. */
-  private static String budgetName(BufferAllocator connectionMemory) {
+  static String budgetName(BufferAllocator connectionMemory) {
     BufferAllocator server = connectionMemory.getParentAllocator();
     boolean ownIsShort = server == null
         || connectionMemory.getLimit() - connectionMemory.getAllocatedMemory() <= server.getHeadroom();
@@ -184,25 +375,25 @@ final class ServerStream implements Runnable {
   }
 
   /** The bytes a batch's fixed-width buffers take (variable-width data comes on top): a floor for the estimate. */
-  private static long fixedWidthBytes(org.apache.arrow.vector.types.pojo.Schema schema, int rows) {
-    long bytes = 0;
-    for (org.apache.arrow.vector.types.pojo.Field field : schema.getFields()) {
-      bytes += fixedWidthBytes(field, rows);
+  private static long fixedWidthBytes(Schema schema, int rows) {
+    long total = 0;
+    for (Field field : schema.getFields()) {
+      total += fixedWidthBytes(field, rows);
     }
-    return bytes;
+    return total;
   }
 
-  private static long fixedWidthBytes(org.apache.arrow.vector.types.pojo.Field field, int rows) {
+  private static long fixedWidthBytes(Field field, int rows) {
     long validity = (rows + 7L) / 8;
     long values = switch (field.getType()) {
-      case org.apache.arrow.vector.types.pojo.ArrowType.Int t -> (long) rows * t.getBitWidth() / 8;
-      case org.apache.arrow.vector.types.pojo.ArrowType.FloatingPoint t -> rows * 8L;
-      case org.apache.arrow.vector.types.pojo.ArrowType.Decimal t -> rows * (long) t.getBitWidth() / 8;
-      case org.apache.arrow.vector.types.pojo.ArrowType.Date t -> rows * 8L;
-      case org.apache.arrow.vector.types.pojo.ArrowType.Time t -> rows * 8L;
-      case org.apache.arrow.vector.types.pojo.ArrowType.Timestamp t -> rows * 8L;
-      case org.apache.arrow.vector.types.pojo.ArrowType.Utf8 t -> rows * 4L;
-      case org.apache.arrow.vector.types.pojo.ArrowType.Binary t -> rows * 4L;
+      case ArrowType.Int t -> (long) rows * t.getBitWidth() / 8;
+      case ArrowType.FloatingPoint t -> rows * 8L;
+      case ArrowType.Decimal t -> rows * (long) t.getBitWidth() / 8;
+      case ArrowType.Date t -> rows * 8L;
+      case ArrowType.Time t -> rows * 8L;
+      case ArrowType.Timestamp t -> rows * 8L;
+      case ArrowType.Utf8 t -> rows * 4L;
+      case ArrowType.Binary t -> rows * 4L;
       default -> 0;
     };
     return validity + values;
@@ -219,10 +410,13 @@ final class ServerStream implements Runnable {
     return null;
   }
 
-  private Status finish(Status failure) {
+  private void finish(Status failure) {
     boolean answer = true;
     lock.lock();
     try {
+      finished = true;
+      scheduled = false;
+      waitingFor = Wait.NOTHING;
       if (abortStatus != null) {
         // A cancelled query fails inside the engine with the engine's words; the reason is the abort's.
         failure = abortStatus;
@@ -238,44 +432,16 @@ final class ServerStream implements Runnable {
     if (pendingTimeout != null) {
       pendingTimeout.cancel(false);
     }
+    if (ahead != null) {
+      ahead.close();
+      ahead = null;
+    }
     QueryResult running = result;
     if (running != null) {
       running.close();
     }
     session.streamClosed(id);
     connection.streamDone(this);
-    return failure;
-  }
-
-  /** Waits until the client grants a batch, the stream is aborted, or it has been idle too long. */
-  private void awaitCredit() {
-    Deadline idle = Deadline.after(context.idleTimeout());
-    lock.lock();
-    try {
-      while (credits == 0 && abortStatus == null) {
-        long left = idle.remainingNanos();
-        if (left == 0) {
-          throw ThallusException.of(StatusCode.DEADLINE_EXCEEDED, "stream " + id + " was idle for "
-              + context.idleTimeout().toSeconds() + " s: the client asked for no batch");
-        }
-        changed.awaitNanos(left);
-      }
-      throwIfAborted();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw ThallusException.of(StatusCode.CANCELLED, "stream thread interrupted");
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  private void takeCredit() {
-    lock.lock();
-    try {
-      credits--;
-    } finally {
-      lock.unlock();
-    }
   }
 
   private void throwIfAborted() {

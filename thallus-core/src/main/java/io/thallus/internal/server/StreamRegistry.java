@@ -1,30 +1,73 @@
 package io.thallus.internal.server;
 
+import io.thallus.Status;
+import io.thallus.StatusCode;
+import java.util.LinkedHashSet;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** Every live stream and connection of a server, so shutdown can reach them. */
+/**
+ * Every live stream and connection of a server, so shutdown can reach them, limits can count them and deadlines
+ * can be checked. Connections are either pending (not yet authenticated, counted against the handshake limit) or
+ * clients (counted against the client limit), never both.
+ */
 public final class StreamRegistry {
   private final Set<ServerStream> streams = ConcurrentHashMap.newKeySet();
   private final Set<ServerConnectionHandler> connections = ConcurrentHashMap.newKeySet();
+  /** In arrival order, so the oldest is the one to let go when strangers crowd in. */
+  private final LinkedHashSet<ServerConnectionHandler> pending = new LinkedHashSet<>();
+  private final Set<ServerConnectionHandler> clients = ConcurrentHashMap.newKeySet();
   private volatile boolean shuttingDown;
 
-  void add(ServerStream stream) {
-    streams.add(stream);
-    if (shuttingDown) {
-      stream.abort(io.thallus.Status.of(io.thallus.StatusCode.UNAVAILABLE, "the server is shutting down"), true);
+  /** Adds a stream unless the server already has {@code max} open; false when it is full. */
+  synchronized boolean add(ServerStream stream, int max) {
+    if (streams.size() >= max) {
+      return false;
     }
+    streams.add(stream);
+    return true;
   }
 
   void remove(ServerStream stream) {
     streams.remove(stream);
   }
 
-  void add(ServerConnectionHandler connection) {
+  /**
+   * A new, unauthenticated connection. When more than {@code maxPending} are waiting to authenticate, the oldest
+   * of them is returned so the caller can close it: a flood of silent sockets then cannot lock out a client that
+   * authenticates promptly.
+   */
+  Optional<ServerConnectionHandler> addPending(ServerConnectionHandler connection, int maxPending) {
     connections.add(connection);
+    synchronized (pending) {
+      pending.add(connection);
+      if (pending.size() > maxPending) {
+        ServerConnectionHandler oldest = pending.iterator().next();
+        pending.remove(oldest);
+        return Optional.of(oldest);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** Moves an authenticated connection from pending to clients, unless {@code maxClients} are connected. */
+  synchronized boolean promote(ServerConnectionHandler connection, int maxClients) {
+    synchronized (pending) {
+      pending.remove(connection);
+    }
+    if (clients.size() >= maxClients) {
+      return false;
+    }
+    clients.add(connection);
+    return true;
   }
 
   void remove(ServerConnectionHandler connection) {
+    synchronized (pending) {
+      pending.remove(connection);
+    }
+    clients.remove(connection);
     connections.remove(connection);
   }
 
@@ -36,11 +79,18 @@ public final class StreamRegistry {
     return streams.size();
   }
 
+  /** Fails every stream whose client has let it wait past its deadline (run periodically). */
+  public void expireIdle(long nowNanos) {
+    for (ServerStream stream : streams) {
+      stream.expireIfIdle(nowNanos);
+    }
+  }
+
   /** Stops every stream (each tells its client why) and refuses new ones. */
   public void shutDown() {
     shuttingDown = true;
     for (ServerStream stream : streams) {
-      stream.abort(io.thallus.Status.of(io.thallus.StatusCode.UNAVAILABLE, "the server is shutting down"), true);
+      stream.abort(Status.of(StatusCode.UNAVAILABLE, "the server is shutting down"), true);
     }
   }
 

@@ -145,8 +145,8 @@ final class RdmaServer implements ServerTransport {
         BatchLayouts.PackedBody body = BatchLayouts.pack(contents, 0);
         if (body.length() <= BatchLayouts.INLINE_MAX) {
           // A small batch costs less in the BATCH frame than as an RDMA READ, and holds no registered memory.
-          control.writeBatch(new BatchHeader(streamId, batchId, body.parts()), BatchLayouts.copyInline(body),
-              () -> {});
+          control.writeBatch(new BatchHeader(streamId, batchId, body.parts()),
+              BatchLayouts.copyInline(body, control.allocateInline((int) body.length())), () -> {});
           return;
         }
         RegisteredBufferPool.Buffer buffer = exposed.borrow(Math.max(body.length(), 8), deadline);

@@ -1,5 +1,7 @@
 package io.thallus.rdma.transport;
 
+import io.thallus.rdma.testing.DirectControlWriter;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBufAllocator;
@@ -171,14 +173,14 @@ class ClientOrderTest {
 
   private void send(ClientSession.BatchSink sink, long batchId, int rows) {
     try (BatchContents batch = batch(serverMemory, rows)) {
-      serverSession.send(1, batchId, batch, (header, inline, onWritten) -> {
+      serverSession.send(1, batchId, batch, new DirectControlWriter((header, inline, onWritten) -> {
         try {
           client.onBatch(header, inline, sink);
         } finally {
           inline.release();
         }
         onWritten.run();
-      }, Deadline.after(WAIT));
+      }), Deadline.after(WAIT));
     }
   }
 

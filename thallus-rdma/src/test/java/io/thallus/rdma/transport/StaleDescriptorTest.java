@@ -1,5 +1,7 @@
 package io.thallus.rdma.transport;
 
+import io.thallus.rdma.testing.DirectControlWriter;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.thallus.StatusCode;
@@ -134,11 +136,11 @@ class StaleDescriptorTest {
 
   private static BatchHeader send(ServerSession session, long batchId, BatchContents contents) {
     BatchHeader[] sent = new BatchHeader[1];
-    session.send(1, batchId, contents, (header, inline, onWritten) -> {
+    session.send(1, batchId, contents, new DirectControlWriter((header, inline, onWritten) -> {
       sent[0] = header;
       inline.release();
       onWritten.run();
-    }, Deadline.after(WAIT));
+    }), Deadline.after(WAIT));
     assertThat(sent[0]).as("the BATCH header").isNotNull();
     return sent[0];
   }

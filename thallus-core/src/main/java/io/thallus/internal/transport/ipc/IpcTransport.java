@@ -79,7 +79,9 @@ public final class IpcTransport implements Transport {
 
     @Override
     public void send(int streamId, long batchId, BatchContents contents, ControlWriter control, Deadline deadline) {
-      ByteBuf frame = ByteBufAllocator.DEFAULT.directBuffer((int) Math.min(Integer.MAX_VALUE - 8,
+      // The frame counts against the client's budget until it is written: a client that reads nothing cannot
+      // make the server queue frames without bound.
+      ByteBuf frame = control.allocateInline((int) Math.min(Integer.MAX_VALUE - 8,
           contents.bufferBytes() + 1024L * (1 + contents.dictionaries().size())));
       try (contents) {
         WriteChannel out = new WriteChannel(new ByteBufWriter(frame));

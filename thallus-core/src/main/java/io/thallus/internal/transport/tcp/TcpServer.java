@@ -169,7 +169,8 @@ final class TcpServer implements ServerTransport {
         BatchLayouts.PackedBody body = BatchLayouts.pack(contents, 0);
         BatchHeader header = new BatchHeader(streamId, batchId, body.parts());
         if (body.length() <= BatchLayouts.INLINE_MAX) {
-          control.writeBatch(header, BatchLayouts.copyInline(body), () -> {});
+          control.writeBatch(header,
+              BatchLayouts.copyInline(body, control.allocateInline((int) body.length())), () -> {});
           return;
         }
         SocketIo io = awaitData(deadline);

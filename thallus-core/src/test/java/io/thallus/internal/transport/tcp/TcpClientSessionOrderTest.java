@@ -74,7 +74,7 @@ class TcpClientSessionOrderTest {
           try (VectorSchemaRoot root = VectorSchemaRoot.of(values);
               BatchContents batch = new BatchContents(List.of(), new VectorUnloader(root).getRecordBatch())) {
             BatchLayouts.PackedBody body = BatchLayouts.pack(batch, 0);
-            var bytes = BatchLayouts.copyInline(body);
+            var bytes = BatchLayouts.copyInline(body, io.netty.buffer.Unpooled.directBuffer((int) body.length()));
             try {
               session.onBatch(new BatchHeader(1, 0, body.parts()), Unpooled.EMPTY_BUFFER, sink);
               data.write(bytes.nioBuffer());

@@ -1,0 +1,64 @@
+package io.thallus.internal.server;
+
+import java.util.ArrayDeque;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * One connection's way onto the server's engine threads: at most {@code width} of its steps run at once, the rest
+ * wait here in order, holding no thread. So a client whose streams block (a full socket, a spent budget) occupies
+ * {@code width} threads at most, and the others keep being served.
+ */
+final class EngineLane {
+  private final Executor engineThreads;
+  private final int width;
+  private final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
+  private int running;
+
+  EngineLane(Executor engineThreads, int width) {
+    this.engineThreads = engineThreads;
+    this.width = width;
+  }
+
+  void submit(Runnable step) {
+    synchronized (this) {
+      if (running >= width) {
+        waiting.add(step);
+        return;
+      }
+      running++;
+    }
+    dispatch(step);
+  }
+
+  /** Whether a step of this lane is waiting for a thread: a running step should make way for it. */
+  synchronized boolean hasWaiting() {
+    return !waiting.isEmpty();
+  }
+
+  private void dispatch(Runnable step) {
+    try {
+      engineThreads.execute(() -> runThenNext(step));
+    } catch (RejectedExecutionException shuttingDown) {
+      // The pool is closing: a step that only finishes a stream must still run, so it runs here.
+      runThenNext(step);
+    }
+  }
+
+  private void runThenNext(Runnable step) {
+    try {
+      step.run();
+    } finally {
+      Runnable next;
+      synchronized (this) {
+        next = waiting.poll();
+        if (next == null) {
+          running--;
+        }
+      }
+      if (next != null) {
+        dispatch(next);
+      }
+    }
+  }
+}
