@@ -133,6 +133,7 @@ public final class ThallusServer implements AutoCloseable {
                 ch.pipeline().addLast("tls", settings.tls.context().newHandler(ch.alloc()));
               }
               ch.pipeline()
+                  .addLast("first-byte", new ServerConnectionHandler.FirstByte())
                   // Small until HELLO has authenticated the client; the handler raises it then.
                   .addLast("frames", new FrameDecoder(Math.min(Protocol.HELLO_MAX_FRAME, settings.maxFrameBytes)))
                   .addLast("decoder", new MessageCodec.Decoder())
@@ -266,7 +267,7 @@ public final class ThallusServer implements AutoCloseable {
     private int maxConnections = 1024;
     private int maxStreamsPerConnection = 64;
     private int maxSqlBytes = 1 << 20;
-    private int maxPendingHandshakes = 256;
+    private int maxPendingHandshakes = 1024;
     private Duration handshakeTimeout = Duration.ofSeconds(5);
     private Duration connectionIdleTimeout = Duration.ofHours(1);
     private int maxStreams = 256;
@@ -380,8 +381,8 @@ public final class ThallusServer implements AutoCloseable {
     }
 
     /**
-     * Connections that have not authenticated yet (default 256). One more closes the oldest of them, so silent
-     * sockets cannot lock out a client that authenticates promptly.
+     * Connections that have not authenticated yet (default 1024). One more closes the oldest that has sent nothing
+     * (else the oldest), so silent sockets cannot lock out a client that authenticates promptly.
      */
     public Builder maxPendingHandshakes(int count) {
       this.maxPendingHandshakes = positive(count, "maxPendingHandshakes");

@@ -47,6 +47,33 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--tls-key", description = "TLS private key (PKCS#8 PEM); needs --tls-cert.")
   Path tlsKey;
 
+  @Option(names = "--batch-memory", description = "Arrow memory the server's streams may hold at once, in bytes "
+      + "(default: a quarter of the machine's memory).")
+  Long batchMemory;
+
+  @Option(names = "--memory-per-client", description = "Arrow memory one client may hold, in bytes (default 1 GiB).")
+  Long memoryPerClient;
+
+  @Option(names = "--max-clients", description = "Authenticated clients at once (default 1024).")
+  Integer maxClients;
+
+  @Option(names = "--max-pending-handshakes", description = "Connections still authenticating (default 256); one "
+      + "more closes the oldest.")
+  Integer maxPendingHandshakes;
+
+  @Option(names = "--handshake-timeout-ms", description = "Time a connection has to authenticate (default 5000).")
+  Long handshakeTimeoutMillis;
+
+  @Option(names = "--max-streams", description = "Streams open on the whole server (default 256).")
+  Integer maxStreams;
+
+  @Option(names = "--max-streams-per-client", description = "Streams one client may have open (default 64).")
+  Integer maxStreamsPerClient;
+
+  @Option(names = "--engine-threads", description = "Threads that run queries and produce batches "
+      + "(default: 4 per core, at least 16).")
+  Integer engineThreads;
+
   @Override
   public Integer call() throws InterruptedException, java.io.IOException {
     DuckDBEngine.Builder engine = DuckDBEngine.builder().filesUnder(dataRoot);
@@ -80,6 +107,34 @@ final class ServeCommand implements Callable<Integer> {
     }
     if (tlsCertificate != null) {
       server.tls(Tls.server(tlsCertificate, tlsKey));
+    }
+    return limits(server);
+  }
+
+  private ThallusServer.Builder limits(ThallusServer.Builder server) {
+    if (batchMemory != null) {
+      server.memoryLimit(batchMemory);
+    }
+    if (memoryPerClient != null) {
+      server.memoryPerClient(memoryPerClient);
+    }
+    if (maxClients != null) {
+      server.maxConnections(maxClients);
+    }
+    if (maxPendingHandshakes != null) {
+      server.maxPendingHandshakes(maxPendingHandshakes);
+    }
+    if (handshakeTimeoutMillis != null) {
+      server.handshakeTimeout(java.time.Duration.ofMillis(handshakeTimeoutMillis));
+    }
+    if (maxStreams != null) {
+      server.maxStreams(maxStreams);
+    }
+    if (maxStreamsPerClient != null) {
+      server.maxStreamsPerConnection(maxStreamsPerClient);
+    }
+    if (engineThreads != null) {
+      server.engineThreads(engineThreads);
     }
     return server;
   }

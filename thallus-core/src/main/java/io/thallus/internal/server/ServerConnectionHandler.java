@@ -67,6 +67,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   private BufferAllocator allocator;
   private boolean inactive;
   private boolean sessionClosed;
+  /** Whether any byte has come from the client: a pending connection that has spoken is the last to be let go. */
+  private volatile boolean spoken;
 
   public ServerConnectionHandler(ServerContext context) {
     this.context = context;
@@ -86,6 +88,22 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
 
   EngineLane lane() {
     return lane;
+  }
+
+  boolean hasSpoken() {
+    return spoken;
+  }
+
+  /** Sits before the frame decoder and notes the first byte a connection sends, then steps aside. */
+  public static final class FirstByte extends ChannelInboundHandlerAdapter {
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      if (ctx.pipeline().get("connection") instanceof ServerConnectionHandler connection) {
+        connection.spoken = true;
+      }
+      ctx.pipeline().remove(this);
+      ctx.fireChannelRead(msg);
+    }
   }
 
   /** Whether the control connection takes more bytes now; a stream produces nothing while it does not. */

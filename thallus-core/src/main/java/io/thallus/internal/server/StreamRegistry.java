@@ -34,21 +34,22 @@ public final class StreamRegistry {
   }
 
   /**
-   * A new, unauthenticated connection. When more than {@code maxPending} are waiting to authenticate, the oldest
-   * of them is returned so the caller can close it: a flood of silent sockets then cannot lock out a client that
-   * authenticates promptly.
+   * A new, unauthenticated connection. When more than {@code maxPending} are waiting to authenticate, one of them
+   * is returned for the caller to close: the oldest that has not sent a byte, else the oldest. A flood of silent
+   * sockets then costs only other silent sockets their place, never a client whose HELLO is on its way.
    */
   Optional<ServerConnectionHandler> addPending(ServerConnectionHandler connection, int maxPending) {
     connections.add(connection);
     synchronized (pending) {
       pending.add(connection);
-      if (pending.size() > maxPending) {
-        ServerConnectionHandler oldest = pending.iterator().next();
-        pending.remove(oldest);
-        return Optional.of(oldest);
+      if (pending.size() <= maxPending) {
+        return Optional.empty();
       }
+      ServerConnectionHandler victim = pending.stream().filter(c -> !c.hasSpoken()).findFirst()
+          .orElseGet(() -> pending.iterator().next());
+      pending.remove(victim);
+      return Optional.of(victim);
     }
-    return Optional.empty();
   }
 
   /** Moves an authenticated connection from pending to clients, unless {@code maxClients} are connected. */
