@@ -217,7 +217,7 @@ public final class DuckDBEngine implements QueryEngine {
         throw ThallusException.of(StatusCode.CANCELLED, "the query was cancelled", e);
       }
       if (message != null && message.contains(HIDDEN_ERROR)) {
-        message = diagnose(spec).orElse(message);
+        message = diagnose(spec, cancel).orElse(message);
       }
       throw ThallusException.of(StatusCode.INVALID_ARGUMENT, message, e);
     } catch (RuntimeException e) {
@@ -292,9 +292,10 @@ public final class DuckDBEngine implements QueryEngine {
 
   /**
    * DuckDB's JDBC driver reports any error of a streaming query as "Invalid result set". Running the query once
-   * more without streaming, on a database of its own, brings back DuckDB's own message for the caller.
+   * more without streaming, on a database of its own, brings back DuckDB's own message for the caller. The re-run
+   * answers to the same {@code cancel} as the query: a client that leaves, cancels or runs out of time stops it too.
    */
-  private Optional<String> diagnose(QuerySpec spec) {
+  private Optional<String> diagnose(QuerySpec spec, CancelSignal cancel) {
     DuckDBConnection connection = null;
     try {
       synchronized (this) {
@@ -309,12 +310,16 @@ public final class DuckDBEngine implements QueryEngine {
       }
       try (PreparedStatement statement = connection.prepareStatement(spec.sql())) {
         bind(statement, spec.parameters());
+        AtomicBoolean executing = new AtomicBoolean(true);
+        cancel.onCancel(cancelling(statement, executing));
         try (java.sql.ResultSet ignored = statement.executeQuery()) {
           return Optional.empty();
+        } finally {
+          executing.set(false);
         }
       }
     } catch (SQLException e) {
-      return Optional.ofNullable(e.getMessage());
+      return cancel.isCancelled() ? Optional.empty() : Optional.ofNullable(e.getMessage());
     } finally {
       closeQuietly(connection);
     }
