@@ -77,6 +77,13 @@ public final class ChildJvm implements AutoCloseable {
     throw new AssertionError("the child never printed '" + prefix + "'; it printed:\n" + seen);
   }
 
+  /** Every line the child printed since the last call (or since it started), taken out of what later calls see. */
+  public List<String> takeLines() {
+    List<String> taken = new ArrayList<>();
+    lines.drainTo(taken);
+    return taken;
+  }
+
   /** Waits for the child to exit; returns its exit code, then everything it printed, one line each. */
   public List<String> awaitExit(long seconds) throws InterruptedException {
     if (!process.waitFor(seconds, TimeUnit.SECONDS)) {

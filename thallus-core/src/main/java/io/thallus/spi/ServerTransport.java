@@ -9,10 +9,26 @@ import org.apache.arrow.memory.BufferAllocator;
 public interface ServerTransport extends AutoCloseable {
   /**
    * What a transport's server side may use. {@code memoryPerClient} bounds what one client's session may hold
-   * for it (shared segments, registered regions, batches kept until released).
+   * for it (shared segments, registered regions, batches kept until released). {@code handshakeTimeout} bounds how
+   * long the transport waits for a client's part of its own handshake, such as a tcp data connection's token: far
+   * shorter than {@code ioTimeout}, since whatever is held meanwhile is held for someone not yet known.
    */
   record Context(BufferAllocator allocator, InetSocketAddress controlAddress, Duration ioTimeout,
-      long memoryPerClient) {}
+      long memoryPerClient, Duration handshakeTimeout) {
+    public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(5);
+
+    public Context {
+      if (handshakeTimeout.isNegative() || handshakeTimeout.isZero()) {
+        throw new IllegalArgumentException("handshake timeout must be positive: " + handshakeTimeout);
+      }
+    }
+
+    /** With the {@linkplain #DEFAULT_HANDSHAKE_TIMEOUT default handshake timeout}. */
+    public Context(BufferAllocator allocator, InetSocketAddress controlAddress, Duration ioTimeout,
+        long memoryPerClient) {
+      this(allocator, controlAddress, ioTimeout, memoryPerClient, DEFAULT_HANDSHAKE_TIMEOUT);
+    }
+  }
 
   /** Called when a client chose this transport; {@code offer} holds the client's parameters. */
   ServerSession accept(InetSocketAddress client, Map<String, String> offer);

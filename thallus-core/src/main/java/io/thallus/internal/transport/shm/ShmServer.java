@@ -59,23 +59,8 @@ final class ShmServer implements ServerTransport {
     Path devShm = Path.of("/dev/shm");
     Path base = Files.isDirectory(devShm) && Files.isWritable(devShm) ? devShm
         : Path.of(System.getProperty("java.io.tmpdir"));
-    sweepStale(base);
+    StaleFolders.sweep(base, PREFIX);
     return new ShmServer(context, base);
-  }
-
-  /** Removes the segment folders of servers that died without cleaning up (their pid is in the name). */
-  private static void sweepStale(Path base) {
-    try (DirectoryStream<Path> folders = Files.newDirectoryStream(base, PREFIX + "*")) {
-      for (Path folder : folders) {
-        String[] parts = folder.getFileName().toString().split("-");
-        if (parts.length == 3 && parts[1].chars().allMatch(Character::isDigit)
-            && ProcessHandle.of(Long.parseLong(parts[1])).isEmpty()) {
-          deleteFolder(folder);
-        }
-      }
-    } catch (IOException | RuntimeException e) {
-      LOG.debug("could not sweep stale shm segments in {}: {}", base, e.toString());
-    }
   }
 
   static void deleteFolder(Path folder) {

@@ -13,8 +13,6 @@ import io.thallus.spi.ServerTransport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
@@ -28,86 +26,65 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.arrow.memory.ArrowBuf;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The tcp transport's server side: a listening socket for data connections, and one session per client. A data
- * connection proves which session it belongs to with the random token the session sent in WELCOME.
+ * connection proves which session it belongs to with the random token the session sent in WELCOME; until it has,
+ * the {@link DataConnectionAcceptor} holds it, briefly and boundedly.
  */
 final class TcpServer implements ServerTransport {
-  private static final Logger LOG = LoggerFactory.getLogger(TcpServer.class);
   static final int TOKEN_BYTES = 16;
   private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(BatchLayouts.ALIGNMENT);
 
-  private final Context context;
   private final ServerSocketChannel listener;
-  private final Selector selector;
-  private final Thread acceptor;
+  private final DataConnectionAcceptor acceptor;
   private final SecureRandom random = new SecureRandom();
-  private final Map<String, Session> waiting = new ConcurrentHashMap<>();
-  private volatile boolean closed;
+  private final Map<String, Session> waiting;
 
-  private TcpServer(Context context, ServerSocketChannel listener, Selector selector) {
-    this.context = context;
+  private TcpServer(ServerSocketChannel listener, DataConnectionAcceptor acceptor, Map<String, Session> waiting) {
     this.listener = listener;
-    this.selector = selector;
-    this.acceptor = Thread.ofPlatform().name("thallus-server-tcp-accept").daemon().unstarted(this::acceptLoop);
+    this.acceptor = acceptor;
+    this.waiting = waiting;
   }
 
   static TcpServer start(Context context) {
+    ServerSocketChannel listener = null;
     try {
-      ServerSocketChannel listener = ServerSocketChannel.open();
-      listener.bind(new InetSocketAddress(context.controlAddress().getAddress(), 0));
+      listener = ServerSocketChannel.open();
+      // A backlog as deep as the pending connections kept: a burst of connects waits in the kernel, not refused.
+      listener.bind(new InetSocketAddress(context.controlAddress().getAddress(), 0),
+          DataConnectionAcceptor.MAX_PENDING);
       listener.configureBlocking(false);
-      Selector selector = Selector.open();
-      listener.register(selector, SelectionKey.OP_ACCEPT);
-      TcpServer server = new TcpServer(context, listener, selector);
-      server.acceptor.start();
-      return server;
+      Map<String, Session> waiting = new ConcurrentHashMap<>();
+      DataConnectionAcceptor acceptor = DataConnectionAcceptor.start(listener, context.handshakeTimeout(),
+          (channel, token) -> handOver(waiting, channel, token));
+      return new TcpServer(listener, acceptor, waiting);
     } catch (IOException e) {
+      if (listener != null) {
+        DataConnectionAcceptor.closeQuietly(listener);
+      }
       throw ThallusException.of(StatusCode.UNAVAILABLE, "cannot open the tcp data port: " + e.getMessage(), e);
     }
   }
 
-  private void acceptLoop() {
-    while (!closed) {
-      try {
-        selector.select(500);
-        selector.selectedKeys().clear();
-        SocketChannel accepted;
-        while ((accepted = listener.accept()) != null) {
-          SocketChannel channel = accepted;
-          Thread.ofVirtual().name("thallus-server-tcp-handshake").start(() -> identify(channel));
-        }
-      } catch (IOException | RuntimeException e) {
-        if (!closed) {
-          LOG.warn("tcp data listener failed: {}", e.toString());
-        }
-      }
+  /** Gives a data connection whose token has arrived to the session that token belongs to, or closes it. */
+  private static void handOver(Map<String, Session> waiting, SocketChannel channel, byte[] token) {
+    Session session = waiting.remove(HexFormat.of().formatHex(token));
+    if (session == null) {
+      DataConnectionAcceptor.closeQuietly(channel);
+      return;
     }
-  }
-
-  /** Reads the token a new data connection starts with and hands the connection to its session. */
-  private void identify(SocketChannel channel) {
-    SocketIo io = null;
+    SocketIo io;
     try {
       channel.socket().setTcpNoDelay(true);
       io = new SocketIo(channel);
-      ByteBuffer token = ByteBuffer.allocate(TOKEN_BYTES);
-      io.readFully(token, Deadline.after(context.ioTimeout()), "a data connection's token");
-      Session session = waiting.remove(HexFormat.of().formatHex(token.array()));
-      if (session == null) {
-        io.close();
-        return;
-      }
-      session.data.complete(io);
-    } catch (IOException | RuntimeException e) {
-      if (io != null) {
-        io.close();
-      } else {
-        closeQuietly(channel);
-      }
+    } catch (IOException e) {
+      DataConnectionAcceptor.closeQuietly(channel);
+      return;
+    }
+    if (!session.data.complete(io)) {
+      // The session closed before its connection came.
+      io.close();
     }
   }
 
@@ -123,28 +100,9 @@ final class TcpServer implements ServerTransport {
 
   @Override
   public void close() {
-    closed = true;
-    selector.wakeup();
-    try {
-      acceptor.join(TimeUnit.SECONDS.toMillis(5));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    try {
-      selector.close();
-    } catch (IOException ignored) {
-      // Shutting down.
-    }
-    closeQuietly(listener);
+    acceptor.close();
+    DataConnectionAcceptor.closeQuietly(listener);
     waiting.values().forEach(Session::close);
-  }
-
-  private static void closeQuietly(java.io.Closeable closeable) {
-    try {
-      closeable.close();
-    } catch (IOException ignored) {
-      // Shutting down or already broken.
-    }
   }
 
   /** One client's data connection. Bodies are written in the order their BATCH messages are queued. */
