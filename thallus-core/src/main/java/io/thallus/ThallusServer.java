@@ -153,7 +153,8 @@ public final class ThallusServer implements AutoCloseable {
       location = Location.of(settings.location.host(), bound.getPort());
       for (Transport transport : Transports.enabled(settings.transports)) {
         ServerTransport server = transport.startServer(
-            new ServerTransport.Context(allocator, bound, settings.ioTimeout, settings.memoryPerClient));
+            new ServerTransport.Context(allocator, bound, settings.ioTimeout, settings.memoryPerClient,
+                settings.handshakeTimeout));
         transports.add(new ServerContext.Started(transport, server));
       }
       return this;
