@@ -347,4 +347,74 @@ class HardeningTest {
       assertHonestClientServed(server, "ipc");
     }
   }
+
+  /**
+   * Attack 6: a client that leaves while its rows stream stops DuckDB's work at once. The query below fills its
+   * first batches quickly, then scans two billion rows for the one that remains; without the stop, an engine
+   * thread would go on scanning for a minute after the client has gone.
+   */
+  @Test
+  void aClientThatLeavesStopsItsStreamingQuery() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = server(allocator).engineThreads(4).build().start()) {
+      try (BufferAllocator memory = new RootAllocator()) {
+        ThallusClient leaving = ThallusClient.connect(memory, server.getLocation().withTransport("tcp"), honest());
+        ThallusStream stream = leaving.query(QueryRequest.builder(
+            "SELECT i FROM range(20000000000) t(i) WHERE i < 300000 OR i = 19999999999").batchRows(65536).build());
+        try (VectorSchemaRoot first = stream.next()) {
+          assertThat(first.getRowCount()).isEqualTo(65536);
+        }
+        leaving.close();
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (serverStreamThreads() > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertThat(serverStreamThreads()).as("engine threads still at work for a client that left").isZero();
+      Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory after the client left");
+      assertHonestClientServed(server, "tcp");
+    }
+  }
+
+  /**
+   * Attack 7: a query that fails on its own is run once more to learn DuckDB's message; that second run obeys the
+   * query's deadline. The query takes about D to fail; with a timeout of 1.5 D the error must come near the
+   * timeout, not after a second full run (2 D).
+   */
+  @Test
+  void theRunThatRecoversAnErrorMessageObeysTheDeadline() throws Exception {
+    String sql = "SELECT CASE WHEN (SELECT sum(i % 7) FROM range(@ROWS) t(i)) >= 0 THEN error('late failure') END AS v";
+    long rows = 50_000_000;
+    long failNanos = 0;
+    // Calibrate on DuckDB itself, on this machine now: about 3 s until the error.
+    for (int i = 0; i < 6 && failNanos < TimeUnit.SECONDS.toNanos(2); i++, rows *= 2) {
+      long start = System.nanoTime();
+      String calibration = sql.replace("@ROWS", Long.toString(rows));
+      try (Connection connection = DriverManager.getConnection("jdbc:duckdb:");
+           Statement statement = connection.createStatement()) {
+        assertThatThrownBy(() -> statement.executeQuery(calibration))
+            .hasMessageContaining("late failure");
+      }
+      failNanos = System.nanoTime() - start;
+    }
+    long queryRows = rows / 2;
+    long timeoutMillis = TimeUnit.NANOSECONDS.toMillis(failNanos * 3 / 2);
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = server(allocator).build().start();
+         BufferAllocator memory = new RootAllocator();
+         ThallusClient client = ThallusClient.connect(memory, server.getLocation(), honest())) {
+      long start = System.nanoTime();
+      assertThatThrownBy(() -> {
+        try (ThallusStream stream = client.query(QueryRequest.builder(sql.replace("@ROWS", Long.toString(queryRows)))
+            .timeout(Duration.ofMillis(timeoutMillis)).build())) {
+          stream.next();
+        }
+      }).isInstanceOfSatisfying(ThallusException.class,
+          e -> assertThat(e.code()).isEqualTo(StatusCode.DEADLINE_EXCEEDED));
+      long elapsed = System.nanoTime() - start;
+      assertThat(elapsed).as("time to the error, in ns; one run takes " + failNanos + " ns")
+          .isLessThan(failNanos * 3 / 2 + failNanos * 3 / 8);
+      assertHonestClientServed(server, "tcp");
+    }
+  }
 }

@@ -121,9 +121,7 @@ public final class DuckDBEngine implements QueryEngine {
       if (threads != null) {
         settings.setProperty("threads", Integer.toString(threads));
       }
-      if (memoryLimit != null) {
-        settings.setProperty("memory_limit", memoryLimit);
-      }
+      settings.setProperty("memory_limit", memoryLimit != null ? memoryLimit : defaultMemoryLimit());
       Properties properties = new Properties();
       properties.putAll(settings);
       // Streaming results: a result is produced as it is read, so OPEN returns before the query has finished.
@@ -149,6 +147,12 @@ public final class DuckDBEngine implements QueryEngine {
    */
   private static void lockDown(DuckDBConnection database, Path filesRoot) throws SQLException {
     try (Statement statement = database.createStatement()) {
+      // Set on this connection before the lock, inherited by every query's duplicate (they are per connection):
+      // DuckDB fills a 10 MiB buffer per open streaming result (13 MB of RSS each, unseen by memory_limit); 1 MiB
+      // keeps an open result at about 1.3 MB. Sorts and hash tables of one query spill past a quarter of the
+      // memory limit instead of taking all of it.
+      statement.execute("SET streaming_buffer_size = '1MiB'");
+      statement.execute("SET operator_memory_limit = '" + operatorMemoryLimit(database) + "'");
       if (filesRoot != null) {
         statement.execute("SET allowed_directories = [" + literal(filesRoot + "/") + "]");
       }
@@ -157,6 +161,40 @@ public final class DuckDBEngine implements QueryEngine {
       statement.execute("SET autoload_known_extensions = false");
       statement.execute("SET lock_configuration = true");
     }
+  }
+
+  /** Half of the machine's memory (DuckDB's own default is 80%): the server's Arrow budget and the JVM need room. */
+  private static String defaultMemoryLimit() {
+    if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+        instanceof com.sun.management.OperatingSystemMXBean os && os.getTotalMemorySize() > 0) {
+      return (os.getTotalMemorySize() / 2 >> 20) + "MiB";
+    }
+    return "4GiB";
+  }
+
+  /** A quarter of the database's memory limit, in DuckDB's syntax. */
+  private static String operatorMemoryLimit(DuckDBConnection database) throws SQLException {
+    try (Statement statement = database.createStatement();
+         java.sql.ResultSet limit = statement.executeQuery(
+             "SELECT current_setting('memory_limit')")) {
+      limit.next();
+      return (parseBytes(limit.getString(1)) / 4 >> 20) + "MiB";
+    }
+  }
+
+  /** DuckDB's display of a size ("9.3 GiB", "953.6 MiB") in bytes. */
+  static long parseBytes(String size) {
+    String[] parts = size.trim().split("\\s+");
+    double value = Double.parseDouble(parts[0]);
+    String unit = parts.length > 1 ? parts[1].toUpperCase(Locale.ROOT) : "B";
+    long scale = switch (unit) {
+      case "KIB", "KB" -> 1L << 10;
+      case "MIB", "MB" -> 1L << 20;
+      case "GIB", "GB" -> 1L << 30;
+      case "TIB", "TB" -> 1L << 40;
+      default -> 1;
+    };
+    return (long) (value * scale);
   }
 
   @Override
@@ -233,7 +271,9 @@ public final class DuckDBEngine implements QueryEngine {
    * statement returned) or a deadline passes; the thread that cancels never blocks.
    */
   private static Runnable cancelling(Statement statement, AtomicBoolean executing) {
-    return () -> Thread.ofVirtual().name("thallus-duckdb-cancel").start(() -> {
+    // A platform thread: DuckDB's cancel waits for the connection's lock, which planning holds (for as long as 30 s
+    // when it folds a huge constant), and a virtual thread blocked in native code would pin its carrier that long.
+    return () -> Thread.ofPlatform().daemon().name("thallus-duckdb-cancel").start(() -> {
       Deadline deadline = Deadline.after(CANCEL_PERSISTENCE);
       do {
         try {
@@ -453,6 +493,9 @@ public final class DuckDBEngine implements QueryEngine {
       } catch (SQLException | RuntimeException ignored) {
         // The query may have finished already; there is nothing left to cancel.
       }
+      // A cancel reaches DuckDB only while the statement executes; once rows stream, only closing the connection
+      // stops the work of a read in progress (it then fails at once, and close() later finds it closed).
+      closeQuietly(connection);
     }
 
     @Override

@@ -131,7 +131,8 @@ final class ServerStream {
     cancelSignal.cancel();
     QueryResult running = result;
     if (running != null) {
-      running.cancel();
+      // Off the caller's thread (often an event loop): stopping an engine's work may wait on the engine's locks.
+      Thread.ofPlatform().daemon().name("thallus-server-cancel").start(running::cancel);
     }
     wake();
   }
