@@ -197,7 +197,8 @@ final class ShmClientSession implements ClientSession {
       mapped.values().forEach(Mapped::retire);
       mapped.clear();
     }
-    // The server removes the folder when it closes the session; if it died, nobody else will.
-    ShmServer.deleteFolder(folder);
+    // The folder is the server's; it is the client's to remove only when the server died without removing it,
+    // and only if it is what a server of this user makes: a client never deletes where a server merely points.
+    StaleFolders.removeIfStale(folder, ShmServer.PREFIX);
   }
 }

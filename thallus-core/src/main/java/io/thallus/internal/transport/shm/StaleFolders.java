@@ -29,6 +29,22 @@ final class StaleFolders {
   private StaleFolders() {}
 
   static void sweep(Path base, String prefix) {
+    sweep(base, prefix, name -> true);
+  }
+
+  /**
+   * Removes {@code folder} if it is a stale folder of this user (named for a process that is gone), as the sweep
+   * would; anything else, wherever a peer says it is, is left alone.
+   */
+  static void removeIfStale(Path folder, String prefix) {
+    Path base = folder.toAbsolutePath().getParent();
+    if (base != null && folder.getFileName() != null) {
+      String name = folder.getFileName().toString();
+      sweep(base, prefix, name::equals);
+    }
+  }
+
+  private static void sweep(Path base, String prefix, java.util.function.Predicate<String> which) {
     OptionalInt ownUid = fileSystemUid();
     if (ownUid.isEmpty()) {
       LOG.debug("not sweeping stale shm folders in {}: this process's uid is unknown here", base);
@@ -43,7 +59,8 @@ final class StaleFolders {
       }
       List<Path> stale = new ArrayList<>();
       for (Path entry : entries) {
-        if (isStaleName(entry.getFileName().toString(), prefix)) {
+        String name = entry.getFileName().toString();
+        if (which.test(name) && isStaleName(name, prefix)) {
           stale.add(entry);
         }
       }
