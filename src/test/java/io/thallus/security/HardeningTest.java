@@ -417,4 +417,34 @@ class HardeningTest {
       assertHonestClientServed(server, "tcp");
     }
   }
+
+  /**
+   * The tcp data socket: a token seen on the wire, presented from another address (127.0.0.2 here), does not
+   * take the client's batches; the client's own connection, from its control connection's address, still does,
+   * and a token is accepted once only.
+   */
+  @Test
+  void aRacedDataTokenFromAnotherAddressIsRefused() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = server(allocator).build().start();
+         RawControlConnection victim = new RawControlConnection(server.getLocation())) {
+      victim.send(hello("tcp"));
+      Message.Welcome welcome = (Message.Welcome) victim.receive();
+      int dataPort = Integer.parseInt(welcome.parameters().get("tcp.port"));
+      byte[] token = java.util.HexFormat.of().parseHex(welcome.parameters().get("tcp.token"));
+      try (Socket racer = new Socket()) {
+        racer.bind(new java.net.InetSocketAddress("127.0.0.2", 0));
+        racer.connect(new java.net.InetSocketAddress("127.0.0.1", dataPort));
+        racer.getOutputStream().write(token);
+        assertThat(closedWithin(racer, Duration.ofSeconds(3))).as("the racer from another address").isTrue();
+      }
+      try (Socket own = new Socket("127.0.0.1", dataPort);
+           Socket second = new Socket("127.0.0.1", dataPort)) {
+        own.getOutputStream().write(token);
+        assertThat(closedWithin(own, Duration.ofMillis(500))).as("the client's own data connection").isFalse();
+        second.getOutputStream().write(token);
+        assertThat(closedWithin(second, Duration.ofSeconds(3))).as("the same token a second time").isTrue();
+      }
+    }
+  }
 }

@@ -69,8 +69,16 @@ final class TcpServer implements ServerTransport {
 
   /** Gives a data connection whose token has arrived to the session that token belongs to, or closes it. */
   private static void handOver(Map<String, Session> waiting, SocketChannel channel, byte[] token) {
-    Session session = waiting.remove(HexFormat.of().formatHex(token));
+    String key = HexFormat.of().formatHex(token);
+    Session session = waiting.remove(key);
     if (session == null) {
+      DataConnectionAcceptor.closeQuietly(channel);
+      return;
+    }
+    if (!session.isFromItsClient(channel)) {
+      // A token seen on the wire, presented from another host: refused, and the session still waits for its own
+      // client. A token is used once: the one connection it is accepted from is final.
+      waiting.putIfAbsent(key, session);
       DataConnectionAcceptor.closeQuietly(channel);
       return;
     }
@@ -93,7 +101,7 @@ final class TcpServer implements ServerTransport {
     byte[] bytes = new byte[TOKEN_BYTES];
     random.nextBytes(bytes);
     String token = HexFormat.of().formatHex(bytes);
-    Session session = new Session(token);
+    Session session = new Session(token, client.getAddress());
     waiting.put(token, session);
     return session;
   }
@@ -108,12 +116,23 @@ final class TcpServer implements ServerTransport {
   /** One client's data connection. Bodies are written in the order their BATCH messages are queued. */
   private final class Session implements ServerSession {
     private final String token;
+    /** The control connection's peer: the data connection must come from the same address. */
+    private final java.net.InetAddress client;
     private final CompletableFuture<SocketIo> data = new CompletableFuture<>();
     private final Object writeLock = new Object();
     private volatile boolean broken;
 
-    Session(String token) {
+    Session(String token, java.net.InetAddress client) {
       this.token = token;
+      this.client = client;
+    }
+
+    boolean isFromItsClient(SocketChannel channel) {
+      try {
+        return channel.getRemoteAddress() instanceof InetSocketAddress remote && remote.getAddress().equals(client);
+      } catch (IOException e) {
+        return false;
+      }
     }
 
     @Override
