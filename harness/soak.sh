@@ -5,6 +5,8 @@
 # query was right, the server's RSS stayed under the bound, its descriptors came back and no log line repeated more
 # than 5 times a second. Everything runs on 127.0.0.1 and stops by itself.
 # Usage: harness/soak.sh [seconds=300] [rss bound MB=2560] [idle=1000] [data=1000] [greedy=4] [honest=4]
+# SOAK_SERVER_JAR runs another build's CLI jar as the server (say an older commit's, for a before/after), with
+# SOAK_SERVER_LIMITS in place of this build's limit flags.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -22,8 +24,9 @@ mkdir "$work/data"
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"
 # shellcheck disable=SC2086
 "$jdk/bin/java" $flags -Xmx1g -XX:-UsePerfData -Dorg.slf4j.simpleLogger.defaultLogLevel=info \
-  -jar thallus-cli/target/thallus.jar serve --data-root "$work/data" --port 0 --token-file "$work/token" \
-  --memory-limit 1GB --batch-memory 1073741824 > "$work/server.log" 2>&1 &
+  -jar "${SOAK_SERVER_JAR:-thallus-cli/target/thallus.jar}" serve --data-root "$work/data" --port 0 \
+  --token-file "$work/token" --memory-limit 1GB ${SOAK_SERVER_LIMITS---batch-memory 1073741824} \
+  > "$work/server.log" 2>&1 &
 server=$!
 for _ in $(seq 1 100); do
   port="$(sed -n 's/^thallus serving .*:\([0-9][0-9]*\) over .*/\1/p' "$work/server.log" | head -1)"

@@ -57,7 +57,7 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--max-clients", description = "Authenticated clients at once (default 1024).")
   Integer maxClients;
 
-  @Option(names = "--max-pending-handshakes", description = "Connections still authenticating (default 256); one "
+  @Option(names = "--max-pending-handshakes", description = "Connections still authenticating (default 1024); one "
       + "more closes the oldest.")
   Integer maxPendingHandshakes;
 
