@@ -62,7 +62,7 @@ public final class ThallusServer implements AutoCloseable {
   private final StreamRegistry registry = new StreamRegistry();
   private EventLoopGroup acceptLoop;
   private EventLoopGroup ioLoop;
-  private ExecutorService streamThreads;
+  private ExecutorService engineThreads;
   private ScheduledExecutorService timers;
   private final List<ServerContext.Started> transports = new ArrayList<>();
   private Channel serverChannel;
@@ -100,11 +100,11 @@ public final class ThallusServer implements AutoCloseable {
           NioIoHandler.newFactory());
       ioLoop = new MultiThreadIoEventLoopGroup(settings.ioThreads, new DefaultThreadFactory("thallus-server-io", true),
           NioIoHandler.newFactory());
-      ThreadPoolExecutor engineThreads = new ThreadPoolExecutor(settings.engineThreads, settings.engineThreads,
+      ThreadPoolExecutor pool = new ThreadPoolExecutor(settings.engineThreads, settings.engineThreads,
           30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
           Thread.ofPlatform().name("thallus-server-stream-", 0).daemon().factory());
-      engineThreads.allowCoreThreadTimeOut(true);
-      streamThreads = engineThreads;
+      pool.allowCoreThreadTimeOut(true);
+      engineThreads = pool;
       ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1,
           Thread.ofPlatform().name("thallus-server-timer").daemon().factory());
       timerPool.setRemoveOnCancelPolicy(true);
@@ -113,7 +113,7 @@ public final class ThallusServer implements AutoCloseable {
       timers.scheduleWithFixedDelay(() -> registry.expireIdle(System.nanoTime()), 200, 200, TimeUnit.MILLISECONDS);
       InetSocketAddress bindAddress = new InetSocketAddress(settings.location.host(), settings.location.port());
       ServerContext context = new ServerContext(settings.serverName, allocator, engine, dataRoot, transports,
-          streamThreads, timers, settings.ioTimeout, settings.idleTimeout, settings.maxBatchRows, registry,
+          engineThreads, timers, settings.ioTimeout, settings.idleTimeout, settings.maxBatchRows, registry,
           settings.authentication, new ServerContext.Limits(settings.maxConnections, settings.maxPendingHandshakes,
               settings.handshakeTimeout, Protocol.HELLO_MAX_FRAME, settings.maxFrameBytes,
               settings.connectionIdleTimeout, settings.maxStreams, settings.maxStreamsPerConnection,
@@ -207,9 +207,9 @@ public final class ThallusServer implements AutoCloseable {
     for (ServerConnectionHandler connection : registry.connections()) {
       connection.close();
     }
-    if (streamThreads != null) {
-      streamThreads.shutdown();
-      awaitTermination(streamThreads, deadline);
+    if (engineThreads != null) {
+      engineThreads.shutdown();
+      awaitTermination(engineThreads, deadline);
     }
     if (timers != null) {
       timers.shutdownNow();
