@@ -3,7 +3,7 @@ package io.thallus.bench;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.spi.BatchContents;
-import io.thallus.spi.BatchLayouts;
+import io.thallus.spi.PackedBody;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -35,7 +35,7 @@ public final class RawSocketBaseline implements AutoCloseable {
         int length = (int) buffer.readableBytes();
         if (length > 0) {
           buffers.add(buffer.nioBuffer(0, length));
-          size += BatchLayouts.align(length);
+          size += PackedBody.align(length);
         }
       }
       batches.add(buffers.toArray(ByteBuffer[]::new));
@@ -84,14 +84,14 @@ public final class RawSocketBaseline implements AutoCloseable {
   private void write(ServerSocketChannel listener) {
     try (SocketChannel writer = listener.accept()) {
       writer.socket().setTcpNoDelay(true);
-      ByteBuffer zeros = ByteBuffer.allocateDirect(BatchLayouts.ALIGNMENT);
+      ByteBuffer zeros = ByteBuffer.allocateDirect(PackedBody.ALIGNMENT);
       for (ByteBuffer[] batch : batches) {
         // Pad each buffer to the 8-byte boundary the tcp transport also pads to, so both move the same bytes.
         List<ByteBuffer> gather = new ArrayList<>();
         for (ByteBuffer buffer : batch) {
           ByteBuffer view = buffer.duplicate();
           gather.add(view);
-          int padding = (int) (BatchLayouts.align(view.remaining()) - view.remaining());
+          int padding = (int) (PackedBody.align(view.remaining()) - view.remaining());
           if (padding > 0) {
             gather.add(zeros.slice(0, padding));
           }

@@ -45,9 +45,14 @@ public final class BatchContents implements AutoCloseable {
     List<ArrowDictionaryBatch> copies = new ArrayList<>(dictionaries.size());
     for (ArrowDictionaryBatch dictionary : dictionaries) {
       copies.add(new ArrowDictionaryBatch(dictionary.getDictionaryId(),
-          BatchLayouts.retainedCopy(dictionary.getDictionary()), dictionary.isDelta()));
+          retainedCopy(dictionary.getDictionary()), dictionary.isDelta()));
     }
-    return new BatchContents(copies, BatchLayouts.retainedCopy(records));
+    return new BatchContents(copies, retainedCopy(records));
+  }
+
+  private static ArrowRecordBatch retainedCopy(ArrowRecordBatch batch) {
+    // The constructor retains every buffer once more.
+    return new ArrowRecordBatch(batch.getLength(), batch.getNodes(), batch.getBuffers());
   }
 
   @Override

@@ -1,48 +1,34 @@
 package io.thallus.spi;
 
-import io.netty.buffer.ByteBuf;
 import io.thallus.ThallusException;
 
-/** One connection's use of a transport on the client. */
+/**
+ * One connection's use of a transport on the client. Core decodes every BATCH frame, rebuilds inline bodies itself,
+ * keeps each stream's batches, END and errors in order, and tells the server what the consumer released; the session
+ * only fetches out-of-line bodies.
+ */
 public interface ClientSession extends AutoCloseable {
-  /** Where received batches go. Called from the control thread or a transport's own thread, in batch order. */
-  interface BatchSink {
-    /** A whole batch arrived; the sink owns {@code contents} from here on. */
-    void deliver(BatchHeader header, BatchContents contents);
+  /** Where a fetch ends: exactly one of the two, once, on any thread. */
+  interface Fetched {
+    void body(FetchedBody body);
 
-    /** The transport cannot go on: every stream on this connection fails with {@code error}. */
-    void fail(ThallusException error);
-
-    /**
-     * The stream has releases waiting in {@link ClientSession#takeReleases}. They ride on the stream's next credit
-     * grant; a stream that will grant no more (ended, closed) gets them sent on their own. Any thread may call it.
-     */
-    default void releasePending(int streamId) {}
+    /** The body cannot be fetched; the connection fails with {@code error}. */
+    void failed(ThallusException error);
   }
 
   /**
-   * Called on the control thread for every BATCH message, in arrival order. Must not block. {@code inline} is
-   * only valid during the call (retain it to keep it). Hands the batch to {@code sink} once its body is in.
+   * Fetches the body {@code header}'s descriptors name. Called on the control thread for every out-of-line BATCH, in
+   * arrival order; it must not block for long (fetch asynchronously, or within the I/O deadline at most).
    */
-  void onBatch(BatchHeader header, ByteBuf inline, BatchSink sink);
+  void fetch(BatchHeader header, Fetched done);
 
   /**
-   * Runs {@code action} once every batch handed to {@link #onBatch} before this call has been delivered: END and
-   * errors of a stream must not overtake its batches. Transports that deliver during {@code onBatch} run it now.
+   * Whether the server holds an out-of-line body until this client releases it (shm, cma, rdma), so core reports
+   * releases; false where the body was handed over with its frame (tcp).
    */
-  default void afterPendingBatches(Runnable action) {
-    action.run();
+  default boolean serverHoldsBodies() {
+    return true;
   }
-
-  /**
-   * The ids of the stream's batches whose buffers the consumer has released since the last call, for transports
-   * that read the server's memory (shm, rdma): the server may reuse it once told (piggybacked on NEXT).
-   */
-  default long[] takeReleases(int streamId) {
-    return NO_RELEASES;
-  }
-
-  long[] NO_RELEASES = new long[0];
 
   @Override
   void close();

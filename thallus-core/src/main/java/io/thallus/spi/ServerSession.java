@@ -2,26 +2,24 @@ package io.thallus.spi;
 
 import java.util.Map;
 
-/** One client connection's use of a transport on the server. */
+/**
+ * One client connection's use of a transport on the server. Core packs each batch, carries small ones inside their
+ * BATCH frame, writes every frame, and keeps the ledger of held batches; the session only places bodies.
+ */
 public interface ServerSession extends AutoCloseable {
   /** Parameters for WELCOME. */
   Map<String, String> welcomeParameters();
 
   /**
-   * Sends batch {@code batchId} of stream {@code streamId}: writes its BATCH message (whose header this transport
-   * builds) through {@code control} and moves its body the way this transport does. Takes ownership of {@code contents}: the session closes them once the client can no longer need them
-   * (after the write for tcp and ipc; after the client released the batch for shm and rdma). Called on a stream's
-   * own thread, never on an event loop, so it may block until {@code deadline}.
+   * Places {@code body} where the client can fetch it, and says where that is. Returns null when the body does not
+   * fit now but would once the client releases batches: core waits for a release (within its deadline and the
+   * client's memory budget) and asks again. Called on a stream's thread, one placement of a connection at a time and
+   * never on an event loop, so it may block until {@code deadline}. The body's buffers stay valid until the placement's
+   * {@link PlacedBody#afterAnnounced} has returned.
    */
-  void send(int streamId, long batchId, BatchContents contents, ControlWriter control, Deadline deadline);
+  PlacedBody place(PackedBody body, Deadline deadline);
 
-  /** The client has finished with this batch (piggybacked on NEXT). */
-  default void released(int streamId, long batchId) {}
-
-  /** The stream is over: release whatever of it the client did not release. */
-  default void streamClosed(int streamId) {}
-
-  /** The connection is over: release everything. Idempotent. */
+  /** The connection is over; core has closed every placement before. Idempotent. */
   @Override
   void close();
 }

@@ -31,6 +31,14 @@ public interface Transport {
     return true;
   }
 
+  /**
+   * Whether this transport moves no bodies of its own: every batch travels inside its BATCH frame serialized as Arrow
+   * IPC messages, which core writes and reads (the ipc baseline). Its sessions are never asked to place or fetch.
+   */
+  default boolean serializesBatches() {
+    return false;
+  }
+
   /** Starts this transport's server side; called once when a server starts. */
   ServerTransport startServer(ServerTransport.Context context);
 

@@ -26,7 +26,6 @@ import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.MessageCodec;
 import io.thallus.internal.protocol.Protocol;
 import io.thallus.spi.BatchContents;
-import io.thallus.spi.BatchHeader;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
@@ -64,8 +63,8 @@ public final class ClientConnection implements AutoCloseable {
   private final Map<Integer, StreamState> streams = new ConcurrentHashMap<>();
   private final AtomicInteger nextStreamId = new AtomicInteger(1);
   private final CompletableFuture<Message.Welcome> welcome = new CompletableFuture<>();
-  private final ClientSession.BatchSink sink = new Sink();
   private volatile ClientSession session;
+  private volatile BatchInbox inbox;
   private volatile ThallusException broken;
   private String transport;
   private Channel channel;
@@ -180,6 +179,9 @@ public final class ClientConnection implements AutoCloseable {
       serverMaxCredits = limit(welcomed, Protocol.SERVER_MAX_CREDITS);
       try {
         session = chosen.accept(welcomed.parameters());
+        boolean serializes = candidates.stream().filter(t -> t.name().equals(welcomed.transport()))
+            .anyMatch(Transport::serializesBatches);
+        inbox = new BatchInbox(session, serializes, allocator, new Receiver());
       } catch (ThallusException e) {
         chosen.close();
         if (location.transport().isEmpty() && e.code() == StatusCode.UNAVAILABLE && candidates.size() > 1) {
@@ -266,8 +268,8 @@ public final class ClientConnection implements AutoCloseable {
   }
 
   void grant(int streamId, int credits) {
-    ClientSession current = session;
-    long[] releases = current == null ? ClientSession.NO_RELEASES : current.takeReleases(streamId);
+    BatchInbox current = inbox;
+    long[] releases = current == null ? ReleasedBatches.NONE : current.takeReleases(streamId);
     if (streams.containsKey(streamId)) {
       send(new Message.Next(streamId, credits, releases));
     } else if (releases.length > 0) {
@@ -290,7 +292,7 @@ public final class ClientConnection implements AutoCloseable {
 
   /** Sends a stream's waiting releases now, for a stream that will grant no more credits. */
   private void flushReleases(int streamId) {
-    ClientSession current = session;
+    BatchInbox current = inbox;
     if (current != null && !streams.containsKey(streamId)) {
       long[] releases = current.takeReleases(streamId);
       if (releases.length > 0) {
@@ -321,12 +323,16 @@ public final class ClientConnection implements AutoCloseable {
     if (current != null) {
       current.close();
     }
+    BatchInbox arrived = inbox;
+    if (arrived != null) {
+      arrived.close();
+    }
   }
 
-  private final class Sink implements ClientSession.BatchSink {
+  private final class Receiver implements BatchInbox.Receiver {
     @Override
-    public void deliver(BatchHeader header, BatchContents contents) {
-      StreamState state = streams.get(header.streamId());
+    public void batch(int streamId, BatchContents contents) {
+      StreamState state = streams.get(streamId);
       if (state == null) {
         contents.close();
       } else {
@@ -335,7 +341,7 @@ public final class ClientConnection implements AutoCloseable {
     }
 
     @Override
-    public void releasePending(int streamId) {
+    public void releasesWaiting(int streamId) {
       flushReleases(streamId);
     }
 
@@ -368,14 +374,14 @@ public final class ClientConnection implements AutoCloseable {
           }
         }
         case Message.Batch b -> {
-          ClientSession current = session;
+          BatchInbox current = inbox;
           if (current == null) {
             failAndClose(ctx, ThallusException.of(StatusCode.PROTOCOL_ERROR, "BATCH before the handshake ended"));
           } else {
-            current.onBatch(b.header(), b.inline(), sink);
+            current.onBatch(b.header(), b.inline());
           }
         }
-        case Message.End e -> afterBatches(() -> {
+        case Message.End e -> afterBatches(e.streamId(), () -> {
           StreamState state = streams.get(e.streamId());
           if (state != null) {
             state.onEnd(new StreamState.End(e.rows(), e.batches(), e.bytes(), e.serverNanos(), e.serverCpuNanos()));
@@ -386,7 +392,7 @@ public final class ClientConnection implements AutoCloseable {
           if (e.streamId() == 0) {
             failAndClose(ctx, error);
           } else {
-            afterBatches(() -> {
+            afterBatches(e.streamId(), () -> {
               StreamState state = streams.get(e.streamId());
               if (state != null) {
                 state.onFailure(error);
@@ -400,12 +406,12 @@ public final class ClientConnection implements AutoCloseable {
     }
 
     /** Runs a stream's END or error only after the batches the server sent before it. */
-    private void afterBatches(Runnable action) {
-      ClientSession current = session;
+    private void afterBatches(int streamId, Runnable action) {
+      BatchInbox current = inbox;
       if (current == null) {
         action.run();
       } else {
-        current.afterPendingBatches(action);
+        current.afterBatches(streamId, action);
       }
     }
 

@@ -17,9 +17,6 @@ import io.thallus.internal.protocol.FrameDecoder;
 import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.Protocol;
 import io.thallus.internal.protocol.QueryParameters;
-import io.thallus.spi.BatchHeader;
-import io.thallus.spi.ControlWriter;
-import io.thallus.spi.Deadline;
 import io.thallus.spi.QuerySpec;
 import io.thallus.spi.ServerSession;
 import java.io.IOException;
@@ -35,7 +32,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.OutOfMemoryException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,9 +54,10 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   private final Map<Integer, ServerStream> streams = new ConcurrentHashMap<>();
   /** Streams the client has closed whose threads are still winding down: they no longer count against its limit. */
   private final Set<Integer> closing = ConcurrentHashMap.newKeySet();
-  private final ControlWriter controlWriter = new Writer();
   private volatile Channel channel;
   private volatile ServerSession session;
+  /** Sends the batches of this connection's streams; made with the session. */
+  private volatile BatchSender sender;
   private volatile EngineLane lane;
   private ScheduledFuture<?> handshakeTimer;
   /** Holds what this connection's streams produce; it outlives them while the client still holds batches. */
@@ -78,8 +75,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     return id;
   }
 
-  ControlWriter controlWriter() {
-    return controlWriter;
+  BatchSender sender() {
+    return sender;
   }
 
   BufferAllocator allocator() {
@@ -192,6 +189,9 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       }
       try {
         ServerSession accepted = started.get().server().accept(remote, hello.parameters());
+        sender = new BatchSender(accepted, started.get().transport().serializesBatches(),
+            (header, inline) -> channel.writeAndFlush(new Message.Batch(header, inline), channel.voidPromise()),
+            allocator, context.ioTimeout(), context.limits().memoryPerClient());
         session = accepted;
         handshakeTimer.cancel(false);
         // Authenticated: from now on the client may send frames as large as the server allows.
@@ -256,7 +256,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       }
       QuerySpec spec = new QuerySpec(open.sql(), dataset, open.batchRows(),
           QueryParameters.forEngine(open.parameters()), open.schemaOnly(), open.options());
-      stream = new ServerStream(this, context, session, streamId, spec, open.credits());
+      stream = new ServerStream(this, context, streamId, spec, open.credits());
       if (!context.registry().add(stream, context.limits().maxStreams())) {
         throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "the server has its maximum of "
             + context.limits().maxStreams() + " streams open; try again later");
@@ -296,7 +296,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   private void onNext(Message.Next next) {
     ServerStream stream = streams.get(next.streamId());
     for (long batchId : next.releases()) {
-      session.released(next.streamId(), batchId);
+      sender.released(next.streamId(), batchId);
     }
     if (stream != null) {
       try {
@@ -351,7 +351,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       return;
     }
     try {
-      ServerSession toClose = session;
+      BatchSender toClose = sender;
       if (toClose != null) {
         toClose.close();
       }
@@ -513,38 +513,6 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     Channel ch = channel;
     if (ch != null) {
       ch.close();
-    }
-  }
-
-  /** BATCH frames for this connection's streams, with their inline bytes counted against its budget. */
-  private final class Writer implements ControlWriter {
-    @Override
-    public void writeBatch(BatchHeader header, ByteBuf inline, Runnable onWritten) {
-      Channel ch = channel;
-      ch.writeAndFlush(new Message.Batch(header, inline)).addListener(f -> onWritten.run());
-    }
-
-    @Override
-    public ByteBuf allocateInline(int capacity) {
-      Deadline deadline = Deadline.after(context.ioTimeout());
-      while (true) {
-        try {
-          return AccountedByteBuf.allocate(allocator, capacity);
-        } catch (OutOfMemoryException e) {
-          if (deadline.isExpired()) {
-            throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, ServerStream.budgetName(allocator)
-                + " is used up: " + capacity + " bytes for a batch frame found no room in "
-                + context.ioTimeout().toSeconds() + " s", e);
-          }
-          try {
-            // Frames being written free memory without signalling: look again shortly.
-            Thread.sleep(5);
-          } catch (InterruptedException interrupted) {
-            Thread.currentThread().interrupt();
-            throw ThallusException.of(StatusCode.CANCELLED, "interrupted waiting for memory for a batch frame");
-          }
-        }
-      }
     }
   }
 }

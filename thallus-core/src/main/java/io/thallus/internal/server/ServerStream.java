@@ -9,7 +9,6 @@ import io.thallus.spi.CancelSignal;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
-import io.thallus.spi.ServerSession;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.concurrent.ScheduledFuture;
@@ -44,7 +43,6 @@ final class ServerStream {
 
   private final ServerConnectionHandler connection;
   private final ServerContext context;
-  private final ServerSession session;
   private final int id;
   private final QuerySpec spec;
   private final ReentrantLock lock = new ReentrantLock();
@@ -77,11 +75,10 @@ final class ServerStream {
   private long stepCpuStart;
   private volatile ScheduledFuture<?> timeout;
 
-  ServerStream(ServerConnectionHandler connection, ServerContext context, ServerSession session, int id,
+  ServerStream(ServerConnectionHandler connection, ServerContext context, int id,
       QuerySpec spec, int initialCredits) {
     this.connection = connection;
     this.context = context;
-    this.session = session;
     this.id = id;
     this.spec = spec;
     this.credits = initialCredits;
@@ -257,7 +254,7 @@ final class ServerStream {
       ahead = null;
       rows += batch.rowCount();
       bytes += batch.bufferBytes();
-      session.send(id, batches++, batch, connection.controlWriter(), Deadline.after(context.ioTimeout()));
+      connection.sender().send(id, batches++, batch, Deadline.after(context.ioTimeout()));
       if (connection.lane().hasWaiting() || enginePoolIsFull()) {
         // Another stream waits for a thread: take turns, one batch each.
         yieldTurn();
@@ -441,7 +438,6 @@ final class ServerStream {
     if (running != null) {
       running.close();
     }
-    session.streamClosed(id);
     connection.streamDone(this);
   }
 

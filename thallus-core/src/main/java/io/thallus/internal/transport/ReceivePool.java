@@ -6,14 +6,11 @@ import io.thallus.spi.Deadline;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import org.apache.arrow.memory.ArrowBuf;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.ForeignAllocation;
 
 /**
  * Page-aligned, pre-faulted receive buffers that are reused: writing fresh pages costs several times more than
- * writing pages already touched. A buffer is lent to one batch at a time as an {@link ArrowBuf} accounted by the
- * client's allocator; when the batch's last buffer is released it comes back here.
+ * writing pages already touched. A buffer is lent to one body at a time; core accounts it to the client's allocator
+ * while the batch lives, and gives it back when the batch's last buffer is released.
  */
 public final class ReceivePool extends SizeClassPool<ReceivePool.Region> {
   static final long PAGE = 4096;
@@ -22,20 +19,9 @@ public final class ReceivePool extends SizeClassPool<ReceivePool.Region> {
     super(limitBytes);
   }
 
-  /** A buffer of at least {@code bytes}, lent as one ArrowBuf of exactly {@code bytes}. */
-  public ArrowBuf borrow(long bytes, BufferAllocator allocator, Deadline deadline) {
-    Region region = take(bytes, deadline);
-    try {
-      return allocator.wrapForeignAllocation(new Loan(region, bytes));
-    } catch (RuntimeException e) {
-      giveBack(region);
-      throw e;
-    }
-  }
-
-  /** The bytes of a lent buffer as a direct ByteBuffer for socket reads. */
-  public static ByteBuffer byteBuffer(ArrowBuf buffer, long length) {
-    return buffer.nioBuffer(0, Math.toIntExact(length));
+  /** A buffer of at least {@code bytes}, for one body of exactly {@code bytes}. */
+  public Lease lend(long bytes, Deadline deadline) {
+    return new Lease(take(bytes, deadline), bytes);
   }
 
   @Override
@@ -77,18 +63,34 @@ public final class ReceivePool extends SizeClassPool<ReceivePool.Region> {
   /** One page-aligned block of native memory, with its own arena so it can be freed alone. */
   record Region(long size, Arena arena, MemorySegment segment) {}
 
-  /** A region lent to one batch: when Arrow releases the last reference, the region comes back. */
-  private final class Loan extends ForeignAllocation {
+  /** A region lent to one body; it comes back when released (once; later calls do nothing). */
+  public final class Lease {
     private final Region region;
+    private final long bytes;
+    private final java.util.concurrent.atomic.AtomicBoolean returned = new java.util.concurrent.atomic.AtomicBoolean();
 
-    Loan(Region region, long bytes) {
-      super(bytes, region.segment().address());
+    private Lease(Region region, long bytes) {
       this.region = region;
+      this.bytes = bytes;
     }
 
-    @Override
-    protected void release0() {
-      giveBack(region);
+    public long address() {
+      return region.segment().address();
+    }
+
+    public long bytes() {
+      return bytes;
+    }
+
+    /** The body's bytes as a direct ByteBuffer, for socket reads. */
+    public ByteBuffer byteBuffer() {
+      return region.segment().asSlice(0, bytes).asByteBuffer();
+    }
+
+    public void release() {
+      if (returned.compareAndSet(false, true)) {
+        giveBack(region);
+      }
     }
   }
 }

@@ -57,6 +57,15 @@ public abstract class SizeClassPool<B> implements AutoCloseable {
 
   /** A buffer of at least {@code bytes}, reused if one is idle. */
   protected final B take(long bytes, Deadline deadline) {
+    return take(bytes, deadline, false);
+  }
+
+  /** As {@link #take(long, Deadline)} without waiting: null when every byte the pool may hold is lent out. */
+  protected final B tryTake(long bytes) {
+    return take(bytes, null, true);
+  }
+
+  private B take(long bytes, Deadline deadline, boolean orNull) {
     long size = sizeFor(bytes);
     if (size > limitBytes) {
       throw tooLarge(bytes, limitBytes);
@@ -78,6 +87,9 @@ public abstract class SizeClassPool<B> implements AutoCloseable {
           lent++;
           lentBytes += size;
           return buffer;
+        }
+        if (orNull) {
+          return null;
         }
         long left = deadline.remainingNanos();
         if (left == 0) {

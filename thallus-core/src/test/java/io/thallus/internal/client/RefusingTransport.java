@@ -37,10 +37,8 @@ public final class RefusingTransport implements Transport {
           }
 
           @Override
-          public void send(int streamId, long batchId, io.thallus.spi.BatchContents contents,
-              io.thallus.spi.ControlWriter control, io.thallus.spi.Deadline deadline) {
-            contents.close();
-            throw ThallusException.of(StatusCode.INTERNAL, "the refusing transport never sends");
+          public io.thallus.spi.PlacedBody place(io.thallus.spi.PackedBody body, io.thallus.spi.Deadline deadline) {
+            throw ThallusException.of(StatusCode.INTERNAL, "the refusing transport never places a body");
           }
 
           @Override

@@ -1,6 +1,5 @@
 package io.thallus.rdma.transport;
 
-import io.netty.buffer.Unpooled;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.rdma.verbs.CompletionQueue;
@@ -11,27 +10,25 @@ import io.thallus.rdma.verbs.QueuePair;
 import io.thallus.rdma.verbs.RdmaDevice;
 import io.thallus.rdma.verbs.RegisteredBufferPool;
 import io.thallus.rdma.verbs.WindowBinder;
-import io.thallus.spi.BatchContents;
-import io.thallus.spi.BatchHeader;
-import io.thallus.spi.BatchLayouts;
-import io.thallus.spi.ControlWriter;
+import io.thallus.spi.BatchPart;
 import io.thallus.spi.Deadline;
+import io.thallus.spi.PackedBody;
+import io.thallus.spi.PlacedBody;
 import io.thallus.spi.ServerSession;
 import io.thallus.spi.ServerTransport;
 import io.thallus.spi.Transport;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.EnumSet;
-import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.ForeignAllocation;
-import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
  * The rdma transport's server side: one device per server; per client a protection domain of its own, a queue pair
  * and a pool of registered, page-aligned buffers. Each batch is packed into one pool buffer (one copy, no
- * registration on the data path once the pool is warm) and stays there until the client releases it.
+ * registration on the data path once the pool is warm) and stays there until core frees its placement.
  *
  * <p>Where the device has type 2B memory windows (rxe does, as do ConnectX NICs), the buffers grant no remote access
  * themselves: each batch gets a window bound to its bytes for the client's queue pair, and its key is sent in the
@@ -101,28 +98,15 @@ final class RdmaServer implements ServerTransport {
     device.close();
   }
 
-  private record BatchKey(int streamId, long batchId) {}
-
-  /**
-   * A batch the client may still read, its window (null without windows), and its entry in the server allocator's
-   * accounting.
-   */
-  private record Held(RegisteredBufferPool.Buffer buffer, MemoryWindow window, ArrowBuf accounted) {
-    void release() {
-      accounted.close();
-      buffer.close();
-    }
-  }
-
-  /** One client's domain, queue pair, registered buffers, windows, and the batches it may still read. */
+  /** One client's domain, queue pair, registered buffers, and the windows of the batches it may still read. */
   private final class Session implements ServerSession {
     private final ProtectionDomain domain;
     private final CompletionQueue completions;
     private final QueuePair pair;
     private final WindowBinder binder;
     private final RegisteredBufferPool exposed;
-    private final Map<BatchKey, Held> held = new HashMap<>();
     private final ArrayDeque<MemoryWindow> freeWindows = new ArrayDeque<>();
+    private final java.util.Set<Placed> live = new java.util.HashSet<>();
     private boolean closed;
 
     Session(ProtectionDomain domain, CompletionQueue completions, QueuePair pair, RegisteredBufferPool exposed) {
@@ -138,42 +122,28 @@ final class RdmaServer implements ServerTransport {
       return Map.of(RdmaTransport.ENDPOINT, pair.endpoint(options).encode());
     }
 
+    /** Copies the body into a pooled registered buffer and exposes it; null while the pool has no buffer free. */
     @Override
-    public void send(int streamId, long batchId, BatchContents contents, ControlWriter control, Deadline deadline) {
-      BatchHeader header;
-      try (contents) {
-        BatchLayouts.PackedBody body = BatchLayouts.pack(contents, 0);
-        if (body.length() <= BatchLayouts.INLINE_MAX) {
-          // A small batch costs less in the BATCH frame than as an RDMA READ, and holds no registered memory.
-          control.writeBatch(new BatchHeader(streamId, batchId, body.parts()),
-              BatchLayouts.copyInline(body, control.allocateInline((int) body.length())), () -> {});
-          return;
-        }
-        RegisteredBufferPool.Buffer buffer = exposed.borrow(Math.max(body.length(), 8), deadline);
-        try {
-          for (int i = 0; i < body.buffers().size(); i++) {
-            ArrowBuf source = body.buffers().get(i);
-            long length = source.readableBytes();
-            if (length > 0) {
-              MemoryUtil.copyMemory(source.memoryAddress(), buffer.address() + body.offsets().get(i), length);
-            }
-          }
-          int key = hold(new BatchKey(streamId, batchId), buffer, body.length(), deadline);
-          header = new BatchHeader(streamId, batchId, BatchLayouts.relocate(body.parts(), buffer.address(), key));
-        } catch (RuntimeException e) {
-          buffer.close();
-          throw e;
-        }
+    public PlacedBody place(PackedBody body, Deadline deadline) {
+      RegisteredBufferPool.Buffer buffer = exposed.tryBorrow(Math.max(body.length(), 8));
+      if (buffer == null) {
+        return null;
       }
-      control.writeBatch(header, Unpooled.EMPTY_BUFFER, () -> {});
+      try {
+        body.copyTo(buffer.address());
+        return expose(buffer, body, deadline);
+      } catch (RuntimeException e) {
+        buffer.close();
+        throw e;
+      }
     }
 
     /**
-     * Keeps the buffer for the client, accounted by the server's allocator while it is held, and returns the key the
-     * client reads its first {@code length} bytes with: a window's, bound for this client's queue pair alone, or the
+     * Keeps the buffer for the client, accounted by the server's allocator while it is held, under the key the client
+     * reads its first {@code length} bytes with: a window's, bound for this client's queue pair alone, or the
      * buffer's own without windows.
      */
-    private synchronized int hold(BatchKey key, RegisteredBufferPool.Buffer buffer, long length, Deadline deadline) {
+    private synchronized Placed expose(RegisteredBufferPool.Buffer buffer, PackedBody body, Deadline deadline) {
       if (closed) {
         throw ThallusException.of(StatusCode.UNAVAILABLE, "the client's rdma session is closed");
       }
@@ -190,7 +160,7 @@ final class RdmaServer implements ServerTransport {
         // Bound last, so that nothing after it can fail and leave a bound window behind (it would pin the region).
         try {
           window = freeWindows.isEmpty() ? domain.allocateMemoryWindow() : freeWindows.poll();
-          remoteKey = binder.bind(window, buffer.region(), buffer.address(), length, deadline);
+          remoteKey = binder.bind(window, buffer.region(), buffer.address(), body.length(), deadline);
         } catch (RuntimeException e) {
           if (window != null) {
             window.close();
@@ -199,26 +169,49 @@ final class RdmaServer implements ServerTransport {
           throw e;
         }
       }
-      held.put(key, new Held(buffer, window, accounted));
-      return remoteKey;
+      Placed placed = new Placed(buffer, window, accounted, body.relocated(buffer.address(), remoteKey));
+      live.add(placed);
+      return placed;
     }
 
-    /**
-     * The client is done with the batch: its window is invalidated before the buffer can be reused, so from here on
-     * a read with the batch's descriptor is refused by the device.
-     */
-    @Override
-    public synchronized void released(int streamId, long batchId) {
-      Held batch = held.remove(new BatchKey(streamId, batchId));
-      if (batch == null) {
-        return;
+    /** A batch the client may still read, its window (null without windows), and its allocator accounting. */
+    private final class Placed implements PlacedBody {
+      private final RegisteredBufferPool.Buffer buffer;
+      private final MemoryWindow window;
+      private final ArrowBuf accounted;
+      private final List<BatchPart> parts;
+
+      Placed(RegisteredBufferPool.Buffer buffer, MemoryWindow window, ArrowBuf accounted, List<BatchPart> parts) {
+        this.buffer = buffer;
+        this.window = window;
+        this.accounted = accounted;
+        this.parts = parts;
       }
-      try {
-        if (batch.window() != null) {
-          retire(batch.window());
+
+      @Override
+      public List<BatchPart> parts() {
+        return parts;
+      }
+
+      /**
+       * The client is done with the batch: its window is invalidated before the buffer can be reused, so from here
+       * on a read with the batch's descriptor is refused by the device.
+       */
+      @Override
+      public void close() {
+        synchronized (Session.this) {
+          if (!live.remove(this)) {
+            return;
+          }
+          try {
+            if (window != null) {
+              retire(window);
+            }
+          } finally {
+            accounted.close();
+            buffer.close();
+          }
         }
-      } finally {
-        batch.release();
       }
     }
 
@@ -240,17 +233,20 @@ final class RdmaServer implements ServerTransport {
       closed = true;
       // Windows go first (a bound window holds the queue pair and its region), then the queue pair: once both are
       // gone no read of this client can reach the buffers returned below.
-      for (Held batch : held.values()) {
-        if (batch.window() != null) {
-          batch.window().close();
+      for (Placed batch : live) {
+        if (batch.window != null) {
+          batch.window.close();
         }
       }
       freeWindows.forEach(MemoryWindow::close);
       freeWindows.clear();
       pair.close();
       binder.close();
-      held.values().forEach(Held::release);
-      held.clear();
+      for (Placed batch : live) {
+        batch.accounted.close();
+        batch.buffer.close();
+      }
+      live.clear();
       exposed.close();
       completions.close();
       domain.close();

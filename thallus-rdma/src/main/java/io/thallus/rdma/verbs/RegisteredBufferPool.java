@@ -86,6 +86,17 @@ public final class RegisteredBufferPool extends SizeClassPool<RegisteredBufferPo
     return buffer;
   }
 
+  /** A registered buffer of at least {@code bytes}, or null when the pool has none free now. */
+  public Buffer tryBorrow(long bytes) {
+    Buffer buffer = tryTake(bytes);
+    if (buffer != null) {
+      synchronized (buffer) {
+        buffer.lent = true;
+      }
+    }
+    return buffer;
+  }
+
   /** How many times the pool has registered memory: stays flat once the pool is warm. */
   public int registrations() {
     return allocations();

@@ -1,6 +1,5 @@
 package io.thallus.rdma.transport;
 
-import io.thallus.rdma.testing.DirectControlWriter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -14,7 +13,10 @@ import io.thallus.rdma.verbs.RdmaDevice;
 import io.thallus.rdma.verbs.ReadChain;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.BatchHeader;
-import io.thallus.spi.BatchLayouts;
+import io.thallus.internal.batch.BatchLayouts;
+import io.thallus.spi.BufferDescriptor;
+import io.thallus.spi.PackedBody;
+import io.thallus.spi.PlacedBody;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.ServerSession;
 import io.thallus.spi.ServerTransport;
@@ -88,9 +90,9 @@ class StaleDescriptorTest {
     }
 
     /** Reads the batch's whole span with its descriptor's key; null when the device allowed it. */
-    ThallusException read(BatchLayouts.Span span) {
+    ThallusException read(BufferDescriptor span) {
       try (ReadChain chain = pair.newReadChain(1)) {
-        chain.add(local.address(), receive.localKey(), span.start(), span.key(), (int) span.length());
+        chain.add(local.address(), receive.localKey(), span.address(), span.key(), (int) span.length());
         chain.post(1);
         completions.await(Deadline.after(WAIT), "a read of a batch");
         try {
@@ -134,19 +136,24 @@ class StaleDescriptorTest {
     }
   }
 
-  private static BatchHeader send(ServerSession session, long batchId, BatchContents contents) {
-    BatchHeader[] sent = new BatchHeader[1];
-    session.send(1, batchId, contents, new DirectControlWriter((header, inline, onWritten) -> {
-      sent[0] = header;
-      inline.release();
-      onWritten.run();
-    }), Deadline.after(WAIT));
-    assertThat(sent[0]).as("the BATCH header").isNotNull();
-    return sent[0];
+  /** Places the batch as core does for one too large to go inline; the placement is what core's ledger would hold. */
+  private static Sent send(ServerSession session, long batchId, BatchContents contents) {
+    try (contents) {
+      PackedBody body = BatchLayouts.pack(contents);
+      assertThat(body.length()).as("a body that goes out of line").isGreaterThan(BatchLayouts.INLINE_MAX);
+      PlacedBody placed = session.place(body, Deadline.after(WAIT));
+      assertThat(placed).as("a placement").isNotNull();
+      BatchHeader header = new BatchHeader(1, batchId, placed.parts());
+      return new Sent(header, header.extent(), placed);
+    }
   }
 
+  private record Sent(BatchHeader header, BufferDescriptor span, PlacedBody placed) {}
+
   /** The rows the reader received, rebuilt from its receive buffer with the descriptor, checked value by value. */
-  private void assertReceived(BareReader reader, BatchHeader header, BatchLayouts.Span span, long seed) {
+  private void assertReceived(BareReader reader, Sent sent, long seed) {
+    BatchHeader header = sent.header();
+    BufferDescriptor span = sent.span();
     long base = reader.local.address();
     ArrowBuf received = allocator.wrapForeignAllocation(new ForeignAllocation(span.length(), base) {
       @Override
@@ -154,7 +161,7 @@ class StaleDescriptorTest {
     });
     try (received;
          BatchContents contents = BatchLayouts.assemble(header,
-             d -> received.slice(d.address() - span.start(), d.length()));
+             d -> received.slice(d.address() - span.address(), d.length()));
          BigIntVector values = new BigIntVector("v", allocator);
          VectorSchemaRoot root = VectorSchemaRoot.of(values)) {
       ArrowRecordBatch records = contents.records();
@@ -181,22 +188,20 @@ class StaleDescriptorTest {
     assertThat(((RdmaServer) server).usesMemoryWindows()).as("memory windows on " + RdmaTransport.deviceName())
         .isTrue();
     try (BareReader reader = new BareReader().connect(server)) {
-      BatchHeader first = send(reader.session, 1, batch(7));
-      BatchLayouts.Span firstSpan = BatchLayouts.span(first);
-      assertThat(reader.read(firstSpan)).isNull();
-      assertReceived(reader, first, firstSpan, 7);
+      Sent first = send(reader.session, 1, batch(7));
+      assertThat(reader.read(first.span())).isNull();
+      assertReceived(reader, first, 7);
 
-      reader.session.released(1, 1);
-      BatchHeader second = send(reader.session, 2, batch(11));
-      BatchLayouts.Span secondSpan = BatchLayouts.span(second);
+      first.placed().close(); // the client released it
+      Sent second = send(reader.session, 2, batch(11));
       // The pool hands the same buffer to the next batch, so the stale descriptor names live memory.
-      assertThat(secondSpan.start()).isEqualTo(firstSpan.start());
-      assertThat(secondSpan.key()).as("the next batch's key").isNotEqualTo(firstSpan.key());
-      assertThat(reader.read(secondSpan)).isNull();
-      assertReceived(reader, second, secondSpan, 11);
+      assertThat(second.span().address()).isEqualTo(first.span().address());
+      assertThat(second.span().key()).as("the next batch's key").isNotEqualTo(first.span().key());
+      assertThat(reader.read(second.span())).isNull();
+      assertReceived(reader, second, 11);
 
-      assertRefused(reader.read(firstSpan), "a read with the released batch's descriptor");
-      reader.session.released(1, 2);
+      assertRefused(reader.read(first.span()), "a read with the released batch's descriptor");
+      second.placed().close();
     }
     assertThat(allocator.getAllocatedMemory()).isZero();
   }
@@ -205,12 +210,11 @@ class StaleDescriptorTest {
   void aBatchsDescriptorIsRefusedToEveryOtherClient() {
     try (BareReader owner = new BareReader().connect(server);
          BareReader other = new BareReader().connect(server)) {
-      BatchHeader header = send(owner.session, 1, batch(3));
-      BatchLayouts.Span span = BatchLayouts.span(header);
-      assertRefused(other.read(span), "another client's read with a live descriptor");
-      assertThat(owner.read(span)).isNull();
-      assertReceived(owner, header, span, 3);
-      owner.session.released(1, 1);
+      Sent sent = send(owner.session, 1, batch(3));
+      assertRefused(other.read(sent.span()), "another client's read with a live descriptor");
+      assertThat(owner.read(sent.span())).isNull();
+      assertReceived(owner, sent, 3);
+      sent.placed().close();
     }
     assertThat(allocator.getAllocatedMemory()).isZero();
   }

@@ -1,18 +1,17 @@
 package io.thallus.internal.transport.cma;
 
-import io.netty.buffer.ByteBuf;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.transport.ReceivePool;
-import io.thallus.spi.BatchContents;
+import io.thallus.internal.batch.BatchLayouts;
 import io.thallus.spi.BatchHeader;
-import io.thallus.spi.BatchLayouts;
 import io.thallus.spi.BatchPart;
 import io.thallus.spi.BufferDescriptor;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
-import io.thallus.spi.ReleasedBatches;
+import io.thallus.spi.FetchedBody;
+import io.thallus.spi.PackedBody;
 import io.thallus.spi.Transport;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,10 +23,9 @@ import org.apache.arrow.memory.BufferAllocator;
 
 /**
  * The cma transport's client side: for each BATCH, one {@code process_vm_readv} (chunked at IOV_MAX buffers) pulls
- * every buffer from the server's memory into a pooled, page-aligned receive buffer, each at its aligned place, and
- * the batch is rebuilt on it. The server's memory is needed only until the read returns, so the batch is reported
- * released right away. Reads happen on the control thread in arrival order; a full receive pool fails the
- * connection at once rather than block that thread.
+ * every buffer from the server's memory into a pooled, page-aligned receive buffer, each at its aligned place, on
+ * which core rebuilds the batch. The server's memory is needed only until the read returns. Reads happen on the
+ * control thread in arrival order; a full receive pool fails the connection at once rather than block that thread.
  */
 final class CmaClientSession implements ClientSession {
   private static final Duration NO_WAIT = Duration.ZERO;
@@ -36,7 +34,6 @@ final class CmaClientSession implements ClientSession {
   private final long pid;
   private final ProcessVm reader = new ProcessVm();
   private final ReceivePool pool;
-  private final ReleasedBatches released = new ReleasedBatches();
   private boolean closed;
 
   private CmaClientSession(ClientOffer.Context context, long pid) {
@@ -78,38 +75,34 @@ final class CmaClientSession implements ClientSession {
     }
   }
 
+  /** Reads the batch into a receive buffer now, on the control thread; the server's copy is free from then on. */
   @Override
-  public synchronized void onBatch(BatchHeader header, ByteBuf inline, BatchSink sink) {
-    BatchContents contents;
+  public void fetch(BatchHeader header, Fetched done) {
+    FetchedBody body;
     try {
-      contents = pull(header);
+      body = pull(header);
     } catch (ThallusException e) {
-      sink.fail(e);
+      done.failed(e);
       return;
     }
-    released.add(header.streamId(), header.batchId(), sink);
-    sink.deliver(header, contents);
+    done.body(body);
   }
 
-  private BatchContents pull(BatchHeader header) {
+  private synchronized FetchedBody pull(BatchHeader header) {
     if (closed) {
       throw ThallusException.of(StatusCode.CANCELLED, "the cma session is closed");
     }
-    List<BufferDescriptor> all = new ArrayList<>();
+    long[] offsets = BatchLayouts.packedOffsets(header);
+    List<BufferDescriptor> all = new ArrayList<>(offsets.length);
     for (BatchPart part : header.parts()) {
       all.addAll(part.buffers());
     }
-    long[] offsets = new long[all.size()];
     long total = 0;
     for (int i = 0; i < all.size(); i++) {
-      offsets[i] = total;
-      total = BatchLayouts.align(total + all.get(i).length());
+      total = Math.max(total, PackedBody.align(offsets[i] + all.get(i).length()));
     }
-    if (total == 0) {
-      return BatchLayouts.assemble(header, d -> allocator.getEmpty());
-    }
-    ArrowBuf body = pool.borrow(total, allocator, Deadline.after(NO_WAIT));
-    try (body) {
+    ReceivePool.Lease body = pool.lend(total, Deadline.after(NO_WAIT));
+    try {
       long expected = 0;
       long read = 0;
       reader.clear();
@@ -121,7 +114,7 @@ final class CmaClientSession implements ClientSession {
         if (reader.isFull()) {
           read += check(reader.read(pid), header);
         }
-        reader.add(body.memoryAddress() + offsets[i], d.address(), d.length());
+        reader.add(body.address() + offsets[i], d.address(), d.length());
         expected += d.length();
       }
       read += check(reader.read(pid), header);
@@ -129,8 +122,10 @@ final class CmaClientSession implements ClientSession {
         throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + ": read " + read
             + " of " + expected + " bytes from the server's memory");
       }
-      int[] next = {0};
-      return BatchLayouts.assemble(header, d -> body.slice(offsets[next[0]++], d.length()));
+      return FetchedBody.packed(body.address(), total, body::release);
+    } catch (RuntimeException e) {
+      body.release();
+      throw e;
     }
   }
 
@@ -161,12 +156,6 @@ final class CmaClientSession implements ClientSession {
       default -> "errno " + -result;
     };
   }
-
-  @Override
-  public long[] takeReleases(int streamId) {
-    return released.take(streamId);
-  }
-
 
   @Override
   public synchronized void close() {

@@ -54,7 +54,7 @@ public final class CmaTransport implements Transport {
 
   @Override
   public ServerTransport startServer(ServerTransport.Context context) {
-    return new CmaServer(context);
+    return new CmaServer();
   }
 
   @Override

@@ -1,14 +1,12 @@
 package io.thallus.internal.transport.shm;
 
-import io.netty.buffer.ByteBuf;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
-import io.thallus.spi.BatchContents;
 import io.thallus.spi.BatchHeader;
-import io.thallus.spi.BatchLayouts;
+import io.thallus.spi.BufferDescriptor;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
-import io.thallus.spi.ReleasedBatches;
+import io.thallus.spi.FetchedBody;
 import io.thallus.spi.Transport;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -19,25 +17,18 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.apache.arrow.memory.ArrowBuf;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.ForeignAllocation;
 
 /**
  * The shm transport's client side: maps each segment the first time a batch names it, and lends the batch's range
- * of it as one {@link ArrowBuf} (no copy). When the consumer releases the batch, its id waits to be reported on
- * the stream's next NEXT. A segment is unmapped only when no batch still lives in it, so closing never pulls
- * memory from under a batch the caller keeps.
+ * of it (no copy). A segment is unmapped only when no batch still lives in it, so closing never pulls memory from
+ * under a batch the caller keeps.
  */
 final class ShmClientSession implements ClientSession {
-  private final BufferAllocator allocator;
   private final Path folder;
   private final Map<Integer, Mapped> mapped = new ConcurrentHashMap<>();
-  private final ReleasedBatches released = new ReleasedBatches();
   private volatile boolean closed;
 
-  private ShmClientSession(BufferAllocator allocator, Path folder) {
-    this.allocator = allocator;
+  private ShmClientSession(Path folder) {
     this.folder = folder;
   }
 
@@ -52,7 +43,7 @@ final class ShmClientSession implements ClientSession {
       throw ThallusException.of(StatusCode.UNAVAILABLE, "the server's shared memory folder " + folder
           + " is not open to this user: shm needs client and server to run as the same user");
     }
-    return new ShmClientSession(context.allocator(), folder);
+    return new ShmClientSession(folder);
   }
 
   /** One segment mapped read-only, with the number of batches that still borrow from it. */
@@ -110,82 +101,34 @@ final class ShmClientSession implements ClientSession {
     }
   }
 
+  /** Lends the batch's range of its segment, as it is: the server may reuse it once the consumer is done. */
   @Override
-  public void onBatch(BatchHeader header, ByteBuf inline, BatchSink sink) {
-    BatchContents contents;
-    try {
-      contents = borrow(header, sink);
-    } catch (ThallusException e) {
-      sink.fail(e);
-      return;
-    }
-    sink.deliver(header, contents);
-  }
-
-  private BatchContents borrow(BatchHeader header, BatchSink sink) {
-    BatchLayouts.Span span = BatchLayouts.span(header);
-    if (span == null) {
-      // Nothing to map: the batch needs no server memory, so it is released at once.
-      release(header.streamId(), header.batchId(), sink);
-      return BatchLayouts.assemble(header, d -> allocator.getEmpty());
-    }
-    int key = span.key();
-    long start = span.start();
-    long end = span.end();
-    Mapped segment = segment(key);
-    if (start < 0 || end < start || end > segment.memory.byteSize()) {
-      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " lies outside segment "
-          + key + " (" + start + ".." + end + " of " + segment.memory.byteSize() + " bytes)");
-    }
-    long first = start;
-    segment.lend();
-    ArrowBuf body;
-    try {
-      body = allocator.wrapForeignAllocation(
-          new Loan(segment, segment.memory.address() + first, end - first, header, sink));
-    } catch (RuntimeException e) {
-      segment.giveBack();
-      throw e;
-    }
-    try (body) {
-      return BatchLayouts.assemble(header, d -> body.slice(d.address() - first, d.length()));
-    }
-  }
-
-  /** A batch's range of a segment: released by Arrow when the consumer is done with the last of its buffers. */
-  private final class Loan extends ForeignAllocation {
-    private final Mapped segment;
-    private final int streamId;
-    private final long batchId;
-    private final BatchSink sink;
-
-    Loan(Mapped segment, long address, long size, BatchHeader header, BatchSink sink) {
-      super(size, address);
-      this.segment = segment;
-      this.streamId = header.streamId();
-      this.batchId = header.batchId();
-      this.sink = sink;
-    }
-
-    @Override
-    protected void release0() {
-      segment.giveBack();
-      release(streamId, batchId, sink);
-    }
-  }
-
-  private void release(int streamId, long batchId, BatchSink sink) {
+  public void fetch(BatchHeader header, Fetched done) {
     if (closed) {
+      done.failed(ThallusException.of(StatusCode.CANCELLED, "the shm session is closed"));
       return;
     }
-    released.add(streamId, batchId, sink);
+    FetchedBody body;
+    try {
+      BufferDescriptor extent = header.extent();
+      if (extent == null) {
+        throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " has no bytes to map");
+      }
+      Mapped segment = segment(extent.key());
+      long end = extent.address() + extent.length();
+      if (end > segment.memory.byteSize()) {
+        throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " lies outside segment "
+            + extent.key() + " (" + extent.address() + ".." + end + " of " + segment.memory.byteSize() + " bytes)");
+      }
+      segment.lend();
+      body = FetchedBody.mirrored(segment.memory.address() + extent.address(), extent.length(), extent.address(),
+          true, segment::giveBack);
+    } catch (ThallusException e) {
+      done.failed(e);
+      return;
+    }
+    done.body(body);
   }
-
-  @Override
-  public long[] takeReleases(int streamId) {
-    return released.take(streamId);
-  }
-
 
   @Override
   public void close() {

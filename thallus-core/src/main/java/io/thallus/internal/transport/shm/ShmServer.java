@@ -3,14 +3,12 @@ package io.thallus.internal.transport.shm;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.transport.Hosts;
-import io.thallus.spi.BatchContents;
-import io.thallus.spi.BatchHeader;
-import io.thallus.spi.BatchLayouts;
-import io.thallus.spi.ControlWriter;
+import io.thallus.spi.BatchPart;
 import io.thallus.spi.Deadline;
+import io.thallus.spi.PackedBody;
+import io.thallus.spi.PlacedBody;
 import io.thallus.spi.ServerSession;
 import io.thallus.spi.ServerTransport;
-import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -24,17 +22,13 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.ForeignAllocation;
-import org.apache.arrow.memory.util.MemoryUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -148,17 +142,11 @@ final class ShmServer implements ServerTransport {
     }
   }
 
-  private record Placement(Segment segment, long offset, long length) {}
-
-  private record BatchKey(int streamId, long batchId) {}
-
-  /** One client's segments and the batches placed in them that the client has not released yet. */
+  /** One client's segments; each placed body counts as live in its segment until core frees it. */
   private final class Session implements ServerSession {
     private final Path folder;
     private final ReentrantLock lock = new ReentrantLock();
-    private final Condition released = lock.newCondition();
     private final List<Segment> segments = new ArrayList<>();
-    private final Map<BatchKey, Placement> held = new HashMap<>();
     private Segment current;
     private long totalBytes;
     private long lastSize;
@@ -174,68 +162,56 @@ final class ShmServer implements ServerTransport {
     }
 
     @Override
-    public void send(int streamId, long batchId, BatchContents contents, ControlWriter control, Deadline deadline) {
-      BatchHeader header;
-      try (contents) {
-        BatchLayouts.PackedBody body = BatchLayouts.pack(contents, 0);
-        Placement place = place(new BatchKey(streamId, batchId), body.length(), deadline);
-        long base = place.segment().memory.address() + place.offset();
-        for (int i = 0; i < body.buffers().size(); i++) {
-          ArrowBuf buffer = body.buffers().get(i);
-          long length = buffer.readableBytes();
-          if (length > 0) {
-            MemoryUtil.copyMemory(buffer.memoryAddress(), base + body.offsets().get(i), length);
-          }
-        }
-        header = new BatchHeader(streamId, batchId,
-            BatchLayouts.relocate(body.parts(), place.offset(), place.segment().id));
-      }
-      control.writeBatch(header, Unpooled.EMPTY_BUFFER, () -> {});
-    }
-
-    /** Room for one batch body: in the current segment, an emptied one, a new one, or after the client releases. */
-    private Placement place(BatchKey key, long length, Deadline deadline) {
-      long needed = Math.max(BatchLayouts.ALIGNMENT, BatchLayouts.align(length));
+    public PlacedBody place(PackedBody body, Deadline deadline) {
+      long needed = Math.max(PackedBody.ALIGNMENT, PackedBody.align(body.length()));
+      Segment target;
+      long offset;
       lock.lock();
       try {
-        while (true) {
-          if (closed) {
-            throw ThallusException.of(StatusCode.UNAVAILABLE, "the client's shared memory session is closed");
-          }
-          Segment target = current != null && current.fits(needed) ? current : null;
-          for (int i = 0; target == null && i < segments.size(); i++) {
-            Segment segment = segments.get(i);
-            if (segment.live == 0 && segment.size >= needed) {
-              segment.used = 0;
-              target = segment;
-            }
-          }
-          if (target == null) {
-            target = createSegment(needed);
-          }
-          if (target != null) {
-            current = target;
-            Placement placement = new Placement(target, target.used, needed);
-            target.used += needed;
-            target.live++;
-            held.put(key, placement);
-            return placement;
-          }
-          long left = deadline.remainingNanos();
-          if (left == 0) {
-            long heldBytes = held.values().stream().mapToLong(Placement::length).sum();
-            throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "the client holds " + held.size()
-                + " batches (" + heldBytes + " bytes) in shared memory and the limit per client is "
-                + context.memoryPerClient() + " bytes: close batches after use, or raise memoryPerClient");
-          }
-          released.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(200)));
+        if (closed) {
+          throw ThallusException.of(StatusCode.UNAVAILABLE, "the client's shared memory session is closed");
         }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw ThallusException.of(StatusCode.CANCELLED, "interrupted while waiting for shared memory");
+        target = current != null && current.fits(needed) ? current : null;
+        for (int i = 0; target == null && i < segments.size(); i++) {
+          Segment segment = segments.get(i);
+          if (segment.live == 0 && segment.size >= needed) {
+            segment.used = 0;
+            target = segment;
+          }
+        }
+        if (target == null) {
+          target = createSegment(needed);
+        }
+        if (target == null) {
+          return null; // no room until the client releases something
+        }
+        current = target;
+        offset = target.used;
+        target.used += needed;
+        target.live++;
       } finally {
         lock.unlock();
       }
+      Segment segment = target;
+      // The copy runs outside the lock: the range is this body's alone until it is freed.
+      body.copyTo(segment.memory.address() + offset);
+      List<BatchPart> parts = body.relocated(offset, segment.id);
+      return new PlacedBody() {
+        @Override
+        public List<BatchPart> parts() {
+          return parts;
+        }
+
+        @Override
+        public void close() {
+          lock.lock();
+          try {
+            segment.live--;
+          } finally {
+            lock.unlock();
+          }
+        }
+      };
     }
 
     /** A new segment: twice the last one (up to 64 MiB), at least the batch, within the client's budget. */
@@ -263,20 +239,6 @@ final class ShmServer implements ServerTransport {
     }
 
     @Override
-    public void released(int streamId, long batchId) {
-      lock.lock();
-      try {
-        Placement placement = held.remove(new BatchKey(streamId, batchId));
-        if (placement != null) {
-          placement.segment().live--;
-          released.signalAll();
-        }
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    @Override
     public void close() {
       lock.lock();
       try {
@@ -284,10 +246,8 @@ final class ShmServer implements ServerTransport {
           return;
         }
         closed = true;
-        held.clear();
         segments.forEach(Segment::destroy);
         segments.clear();
-        released.signalAll();
       } finally {
         lock.unlock();
       }

@@ -1,13 +1,11 @@
 package io.thallus.internal.transport.tcp;
 
-import io.netty.buffer.Unpooled;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
-import io.thallus.spi.BatchContents;
-import io.thallus.spi.BatchHeader;
-import io.thallus.spi.BatchLayouts;
-import io.thallus.spi.ControlWriter;
+import io.thallus.spi.BatchPart;
 import io.thallus.spi.Deadline;
+import io.thallus.spi.PackedBody;
+import io.thallus.spi.PlacedBody;
 import io.thallus.spi.ServerSession;
 import io.thallus.spi.ServerTransport;
 import java.io.IOException;
@@ -16,7 +14,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +22,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.apache.arrow.memory.ArrowBuf;
 
 /**
  * The tcp transport's server side: a listening socket for data connections, and one session per client. A data
@@ -34,7 +30,6 @@ import org.apache.arrow.memory.ArrowBuf;
  */
 final class TcpServer implements ServerTransport {
   static final int TOKEN_BYTES = 16;
-  private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(BatchLayouts.ALIGNMENT);
 
   private final ServerSocketChannel listener;
   private final DataConnectionAcceptor acceptor;
@@ -113,7 +108,7 @@ final class TcpServer implements ServerTransport {
     waiting.values().forEach(Session::close);
   }
 
-  /** One client's data connection. Bodies are written in the order their BATCH messages are queued. */
+  /** One client's data connection. Bodies are written in the order core announces them. */
   private final class Session implements ServerSession {
     private final String token;
     /** The control connection's peer: the data connection must come from the same address. */
@@ -140,34 +135,43 @@ final class TcpServer implements ServerTransport {
       return Map.of(TcpTransport.PORT, Integer.toString(listener.socket().getLocalPort()), TcpTransport.TOKEN, token);
     }
 
+    /** The body follows its frame on the data connection, written straight from the batch's buffers. */
     @Override
-    public void send(int streamId, long batchId, BatchContents contents, ControlWriter control, Deadline deadline) {
-      try (contents) {
-        BatchLayouts.PackedBody body = BatchLayouts.pack(contents, 0);
-        BatchHeader header = new BatchHeader(streamId, batchId, body.parts());
-        if (body.length() <= BatchLayouts.INLINE_MAX) {
-          control.writeBatch(header,
-              BatchLayouts.copyInline(body, control.allocateInline((int) body.length())), () -> {});
-          return;
-        }
-        SocketIo io = awaitData(deadline);
-        ByteBuffer[] gather = gatherList(body);
-        synchronized (writeLock) {
-          if (broken) {
-            throw ThallusException.of(StatusCode.UNAVAILABLE, "the client's data connection has failed");
-          }
-          control.writeBatch(header, Unpooled.EMPTY_BUFFER, () -> {});
-          try {
-            io.writeFully(gather, deadline, "the client to read batch " + batchId + " of stream " + streamId);
-          } catch (IOException | RuntimeException e) {
-            // A body cut short leaves the data connection out of step with the control one: nothing can follow.
-            broken = true;
-            io.close();
-            throw e instanceof ThallusException t ? t : ThallusException.of(StatusCode.UNAVAILABLE,
-                "writing batch " + batchId + " to the client failed: " + e.getMessage(), e);
-          }
-        }
+    public PlacedBody place(PackedBody body, Deadline deadline) {
+      SocketIo io = awaitData(deadline);
+      if (broken) {
+        throw ThallusException.of(StatusCode.UNAVAILABLE, "the client's data connection has failed");
       }
+      return new PlacedBody() {
+        @Override
+        public List<BatchPart> parts() {
+          return body.parts();
+        }
+
+        @Override
+        public void afterAnnounced(Deadline deadline) {
+          synchronized (writeLock) {
+            try {
+              io.writeFully(body.gatherList(), deadline, "the client to read a batch body of " + body.length()
+                  + " bytes");
+            } catch (IOException | RuntimeException e) {
+              // A body cut short leaves the data connection out of step with the control one: nothing can follow.
+              broken = true;
+              io.close();
+              throw e instanceof ThallusException t ? t : ThallusException.of(StatusCode.UNAVAILABLE,
+                  "writing a batch body to the client failed: " + e.getMessage(), e);
+            }
+          }
+        }
+
+        @Override
+        public boolean heldUntilReleased() {
+          return false;
+        }
+
+        @Override
+        public void close() {}
+      };
     }
 
     private SocketIo awaitData(Deadline deadline) {
@@ -196,23 +200,4 @@ final class TcpServer implements ServerTransport {
       }
     }
   }
-
-  /** The body's buffers for one gathering write, with the alignment padding between them. */
-  static ByteBuffer[] gatherList(BatchLayouts.PackedBody body) {
-    List<ByteBuffer> list = new ArrayList<>(body.buffers().size() * 2);
-    for (int i = 0; i < body.buffers().size(); i++) {
-      ArrowBuf buffer = body.buffers().get(i);
-      long length = buffer.readableBytes();
-      if (length > 0) {
-        list.add(buffer.nioBuffer(0, Math.toIntExact(length)));
-      }
-      long end = body.offsets().get(i) + length;
-      long next = i + 1 < body.buffers().size() ? body.offsets().get(i + 1) : body.length();
-      if (next > end) {
-        list.add(ZEROS.slice(0, (int) (next - end)));
-      }
-    }
-    return list.toArray(ByteBuffer[]::new);
-  }
-
 }
