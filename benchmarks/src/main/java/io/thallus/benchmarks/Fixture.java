@@ -10,7 +10,7 @@ import io.thallus.bench.Peers;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.internal.Transports;
 import io.thallus.spi.BatchContents;
-import io.thallus.spi.PreparedQueryEngine;
+import io.thallus.bench.PreparedQueryEngine;
 import io.thallus.spi.QueryResult;
 import io.thallus.spi.Transport;
 import java.util.ArrayList;

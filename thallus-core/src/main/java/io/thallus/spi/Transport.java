@@ -46,6 +46,14 @@ public interface Transport {
   ClientOffer offer(ClientOffer.Context context);
 
   /**
+   * The transports on the class path (found with {@link java.util.ServiceLoader}), best first: the named ones, or all
+   * of them for an empty list. An unknown name is an error that lists the known.
+   */
+  static java.util.List<Transport> installed(java.util.List<String> names) {
+    return io.thallus.internal.Transports.enabled(names);
+  }
+
+  /**
    * The value of a parameter, or an error naming it. Parameters are namespaced by transport name
    * ({@code "tcp.port"}) so several offers fit in one HELLO.
    */

@@ -58,12 +58,26 @@ public final class RdmaDevice implements AutoCloseable {
 
   /** Whether libibverbs is installed here (it says nothing of devices). */
   public static boolean isSupported() {
-    return Verbs.isInstalled();
+    return anyDevicePresent() && Verbs.isInstalled();
+  }
+
+  /**
+   * Whether the kernel lists any RDMA device ({@code /sys/class/infiniband}). Asked first, and without native code:
+   * on a machine with no device, the verbs library is never loaded, so an application that merely has the rdma
+   * transport on its class path gets no native-access warning.
+   */
+  static boolean anyDevicePresent() {
+    try (java.util.stream.Stream<java.nio.file.Path> devices =
+        java.nio.file.Files.list(java.nio.file.Path.of("/sys/class/infiniband"))) {
+      return devices.findAny().isPresent();
+    } catch (java.io.IOException | RuntimeException e) {
+      return false;
+    }
   }
 
   /** The names of the RDMA devices present, e.g. {@code [rxe0]}; empty without libibverbs or devices. */
   public static List<String> deviceNames() {
-    if (!Verbs.isInstalled()) {
+    if (!isSupported()) {
       return List.of();
     }
     try (Arena scratch = Arena.ofConfined()) {

@@ -4,6 +4,8 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -26,11 +28,18 @@ final class ProcessVm implements AutoCloseable {
   private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
   private static final VarHandle ERRNO =
       CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
-  private static final Optional<MethodHandle> READV = Linker.nativeLinker().defaultLookup()
-      .find("process_vm_readv")
-      .map(symbol -> Linker.nativeLinker().downcallHandle(symbol,
-          FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG),
-          Linker.Option.captureCallState("errno")));
+
+  /**
+   * The binding, made the first time a session reads: linking a native call is a restricted operation, and the JVM
+   * warns about it unless native access is enabled, so it waits until cma is actually chosen.
+   */
+  private static final class Binding {
+    static final Optional<MethodHandle> READV = Linker.nativeLinker().defaultLookup()
+        .find("process_vm_readv")
+        .map(symbol -> Linker.nativeLinker().downcallHandle(symbol,
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG),
+            Linker.Option.captureCallState("errno")));
+  }
 
   // Shared, not confined: made on one thread, used by whichever thread reads (never two at once).
   private final Arena arena = Arena.ofShared();
@@ -39,9 +48,16 @@ final class ProcessVm implements AutoCloseable {
   private final MemorySegment callState = arena.allocate(CALL_STATE);
   private int count;
 
-  /** Whether this platform's C library has the call at all (Linux does; others do not). */
+  /** Whether this platform has the call at all (Linux does; others do not), asked without linking it. */
   static boolean isSupported() {
-    return READV.isPresent();
+    return "Linux".equals(System.getProperty("os.name"));
+  }
+
+  ProcessVm() {
+    if (Binding.READV.isEmpty()) {
+      arena.close();
+      throw ThallusException.of(StatusCode.UNAVAILABLE, "this C library has no process_vm_readv");
+    }
   }
 
   /** Starts a new list of (local destination, remote source) pairs. */
@@ -67,7 +83,7 @@ final class ProcessVm implements AutoCloseable {
   long read(long pid) {
     long result;
     try {
-      result = (long) READV.orElseThrow().invokeExact(callState, (int) pid, local, (long) count, remote,
+      result = (long) Binding.READV.orElseThrow().invokeExact(callState, (int) pid, local, (long) count, remote,
           (long) count, 0L);
     } catch (Throwable e) {
       throw new IllegalStateException("process_vm_readv could not be called: " + e, e);

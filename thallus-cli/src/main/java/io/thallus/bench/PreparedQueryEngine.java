@@ -1,4 +1,4 @@
-package io.thallus.spi;
+package io.thallus.bench;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
@@ -6,6 +6,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import io.thallus.spi.BatchContents;
+import io.thallus.spi.QueryEngine;
+import io.thallus.spi.QueryResult;
+import io.thallus.spi.QuerySpec;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Schema;
 

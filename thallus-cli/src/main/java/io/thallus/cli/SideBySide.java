@@ -10,9 +10,8 @@ import io.thallus.bench.Peer;
 import io.thallus.bench.PeerResult;
 import io.thallus.bench.Peers;
 import io.thallus.duckdb.DuckDBEngine;
-import io.thallus.internal.Transports;
 import io.thallus.spi.BatchContents;
-import io.thallus.spi.PreparedQueryEngine;
+import io.thallus.bench.PreparedQueryEngine;
 import io.thallus.spi.Transport;
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -43,7 +42,7 @@ final class SideBySide implements AutoCloseable {
     this.credits = credits;
     server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).engine(engine).build().start();
     // Named transports are used as named (an unusable one is an error); by default, every one usable here.
-    for (Transport transport : Transports.enabled(requested)) {
+    for (Transport transport : Transport.installed(requested)) {
       if (!requested.isEmpty() || transport.isAvailableFor("127.0.0.1")) {
         clients.put(transport.name(), null);
       }
