@@ -81,9 +81,7 @@ public abstract class TransportConformanceSuite {
    * they stay with a connection until it closes, when the server's whole allocator must be back to zero.
    */
   protected long connectionBytes() {
-    return server.allocator().getChildAllocators().stream()
-        .filter(child -> child.getName().startsWith("connection-"))
-        .mapToLong(BufferAllocator::getAllocatedMemory).sum();
+    return server.memoryUse().connectionBytes();
   }
 
   private Collected query(String sql, int batchRows) {
@@ -293,7 +291,7 @@ public abstract class TransportConformanceSuite {
       assertThat(first.getRowCount()).isPositive();
     }
     leaving.close(); // without closing the stream: the client closes it, the server sees the connection go
-    awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory after the client left");
+    awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory after the client left");
     assertSameResult(query("SELECT 1 AS still_serving", 16), DuckDBReference.run("SELECT 1 AS still_serving", 16));
   }
 

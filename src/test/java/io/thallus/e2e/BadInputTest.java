@@ -69,7 +69,7 @@ class BadInputTest {
         assertThat(root.getVector(0).getObject(0)).isEqualTo(2L);
       }
     }
-    Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
+    Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory");
   }
 
   private static Message.Error expectError(RawControlConnection connection) throws IOException {

@@ -9,13 +9,16 @@ import io.thallus.conformance.Collected;
 import io.thallus.conformance.DuckDBReference;
 import io.thallus.conformance.TypeTable;
 import io.thallus.conformance.Values;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
+import io.thallus.rdma.testing.JvmFlags;
+import io.thallus.testing.ChildJvm;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.ipc.ArrowFileReader;
@@ -29,19 +32,32 @@ class CliTest {
 
   private record Run(int exitCode, String out, String err) {}
 
-  private static Run cli(String... args) {
-    PrintStream oldOut = System.out;
-    PrintStream oldErr = System.err;
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
+  /** Runs {@code thallus ARGS} as its own process (this JVM's class path and flags), as a person would. */
+  private Run cli(String... args) {
+    List<String> command = new ArrayList<>();
+    command.add(ChildJvm.javaExecutable());
+    command.addAll(JvmFlags.forChild());
+    command.add("-Xmx1g");
+    command.add("-XX:-UsePerfData");
+    command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(ThallusCli.class.getName());
+    command.addAll(List.of(args));
     try {
-      System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-      System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-      int code = ThallusCli.run(args);
-      return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    } finally {
-      System.setOut(oldOut);
-      System.setErr(oldErr);
+      Path out = Files.createTempFile(temp, "out", ".txt");
+      Path err = Files.createTempFile(temp, "err", ".txt");
+      Process process = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+      if (!process.waitFor(5, TimeUnit.MINUTES)) {
+        process.destroyForcibly();
+        throw new AssertionError("thallus " + String.join(" ", args) + " ran for 5 minutes: " + Files.readString(err));
+      }
+      return new Run(process.exitValue(), Files.readString(out), Files.readString(err));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
     }
   }
 

@@ -74,10 +74,10 @@ public class SameHostTest {
       try (ChildJvm client = ChildJvm.start(HoldingClientMain.class,
           server.getLocation().withTransport(transport).toString(), "8")) {
         assertThat(client.awaitLine("HOLDING", 60)).isEqualTo("HOLDING 8 over " + transport);
-        assertThat(server.allocator().getAllocatedMemory()).isPositive();
+        assertThat(server.memoryUse().allocatedBytes()).isPositive();
         client.kill();
       }
-      awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory after the client was killed");
+      awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory after the client was killed");
       // The folder goes when the connection's close has run, which may be a moment after its memory was freed.
       awaitZero(() -> segmentFolderCount(ProcessHandle.current().pid()), "segment folders after the client was killed");
       try (ThallusClient client = ThallusClient.connect(allocator, server.getLocation().withTransport(transport));
@@ -142,7 +142,7 @@ public class SameHostTest {
           assertThat(((BigIntVector) kept.get(b).getVector(0)).get(8191)).isEqualTo(b * 8192L + 8191);
         }
         // The stream thread may still hold DuckDB's last batch (engine memory, not shared memory) for a moment.
-        awaitAtMost(() -> server.allocator().getAllocatedMemory(), 4 << 20, "server memory after the error");
+        awaitAtMost(() -> server.memoryUse().allocatedBytes(), 4 << 20, "server memory after the error");
       } finally {
         kept.forEach(VectorSchemaRoot::close);
       }

@@ -84,7 +84,7 @@ class AccessTest {
       assertThatThrownBy(() -> java.sql.DriverManager.getConnection(url, alice))
           .isInstanceOfSatisfying(java.sql.SQLException.class,
               e -> assertThat(e.getSQLState()).isEqualTo("28000"));
-      Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
+      Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory");
     }
   }
 
@@ -149,7 +149,7 @@ class AccessTest {
       try (ThallusClient again = ThallusClient.connect(allocator, location)) {
         assertThat(single(again, "SELECT 4")).as("a departed client frees its place").isEqualTo(4);
       }
-      Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
+      Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory");
     }
   }
 
@@ -175,7 +175,7 @@ class AccessTest {
         assertThat(single(client, "SELECT 11")).as("the server goes on").isEqualTo(11);
       }
       // Pooled transport memory (shm segments) goes with the client; nothing else may stay.
-      Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
+      Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory");
     }
   }
 

@@ -77,14 +77,14 @@ class FaultInjectionTest {
           }
         }
       }
-      Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory after " + KILLS + " kills");
+      Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory after " + KILLS + " kills");
       assertThat(SameHostTest.segmentFolders(ProcessHandle.current().pid())).as("shared memory left").isEmpty();
       for (String transport : TRANSPORTS) {
         try (ThallusClient client = ThallusClient.connect(allocator, server.getLocation().withTransport(transport))) {
           assertThat(sum(client, 100_000)).as("still serving over " + transport).isEqualTo(99_999L * 100_000 / 2);
         }
       }
-      Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory at the end");
+      Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory at the end");
     }
   }
 
@@ -115,7 +115,7 @@ class FaultInjectionTest {
         assertThat(System.nanoTime() - start).isLessThan(TimeUnit.SECONDS.toNanos(20));
         assertThat(proxy.bytesForwarded()).isGreaterThanOrEqualTo(3 << 20);
       }
-      Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory after the reset");
+      Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory after the reset");
       try (ThallusClient client = ThallusClient.connect(allocator, server.getLocation())) {
         assertThat(sum(client, 1000)).isEqualTo(999L * 1000 / 2);
       }
@@ -174,10 +174,10 @@ class FaultInjectionTest {
       } finally {
         pool.shutdownNow();
       }
-      long peak = server.allocator().getPeakMemoryAllocation();
+      long peak = server.memoryUse().peakBytes();
       System.out.printf("32 clients x %,d rows: server peak %,d bytes of a %,d budget%n", rows, peak, budget);
       assertThat(peak).isLessThanOrEqualTo(budget);
-      Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory after 32 clients");
+      Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory after 32 clients");
     }
   }
 

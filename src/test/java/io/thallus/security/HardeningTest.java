@@ -134,12 +134,12 @@ class HardeningTest {
         greedy.send(open(3, "SELECT * FROM range(10000000000)", batchRows, 256));
         greedy.send(open(5, "SELECT i, 'row ' || i FROM range(10000000000) t(i)", batchRows, 256));
         Thread.sleep(3_000);
-        long held = server.allocator().getAllocatedMemory()
+        long held = server.memoryUse().allocatedBytes()
             + PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory() - nettyBefore;
         assertThat(held).as("server memory for a client that reads nothing").isLessThan(perClient);
         assertHonestClientServed(server, transport);
       }
-      Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory after the greedy client left");
+      Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory after the greedy client left");
     }
   }
 
@@ -239,7 +239,7 @@ class HardeningTest {
         Thread.sleep(300);
         assertThat(serverStreamThreads()).as("engine threads busy with unread streams").isZero();
         // No batch memory: only each open result's Arrow stream handle (64 bytes).
-        assertThat(server.allocator().getAllocatedMemory()).as("memory of 64 unread streams")
+        assertThat(server.memoryUse().allocatedBytes()).as("memory of 64 unread streams")
             .isLessThanOrEqualTo(64L * 64);
         try (RawControlConnection one = authenticated(server, "ipc")) {
           one.send(open(1, "SELECT 1", 16, 1));
@@ -253,7 +253,7 @@ class HardeningTest {
           raw.close();
         }
       }
-      Memory.awaitZero(() -> (long) server.allocator().getAllocatedMemory(), "server memory");
+      Memory.awaitZero(() -> (long) server.memoryUse().allocatedBytes(), "server memory");
       assertHonestClientServed(server, "ipc");
     }
   }
@@ -371,7 +371,7 @@ class HardeningTest {
         Thread.sleep(20);
       }
       assertThat(serverStreamThreads()).as("engine threads still at work for a client that left").isZero();
-      Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory after the client left");
+      Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory after the client left");
       assertHonestClientServed(server, "tcp");
     }
   }

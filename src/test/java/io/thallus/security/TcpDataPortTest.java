@@ -100,7 +100,7 @@ class TcpDataPortTest {
       assertThat(rowsAndSum(stream)).containsExactly(ROWS, SUM);
       assertThat(more.opened()).as("silent connections opened during the query").isPositive();
     }
-    Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
+    Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory");
   }
 
   @Test

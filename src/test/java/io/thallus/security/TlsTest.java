@@ -132,7 +132,7 @@ class TlsTest {
         trusting(serverCertificate.certificate()))) {
       assertThat(sum(client)).isEqualTo(99999L * 100000 / 2);
     }
-    Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
+    Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory");
   }
 
   @Test
@@ -178,7 +178,7 @@ class TlsTest {
     } finally {
       spark.stop();
     }
-    Memory.awaitZero(() -> server.allocator().getAllocatedMemory(), "server memory");
+    Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory");
   }
 
   @Test

@@ -181,9 +181,23 @@ public final class ThallusServer implements AutoCloseable {
     return transports.stream().map(t -> t.transport().name()).toList();
   }
 
-  /** The server's allocator, e.g. to watch its memory in tests and benchmarks. */
-  public BufferAllocator allocator() {
-    return allocator;
+  /**
+   * What the server holds in Arrow memory now, under its {@code memoryLimit}: in total, the part its client
+   * connections hold (batches being produced, frames being written, bodies the clients have not released), and the
+   * most it has held at once since it started.
+   */
+  public record MemoryUse(long allocatedBytes, long limitBytes, long connectionBytes, long peakBytes) {}
+
+  /** The server's memory now: for monitoring, and to see that it returns to zero once clients have gone. */
+  public MemoryUse memoryUse() {
+    long connections = 0;
+    for (BufferAllocator child : allocator.getChildAllocators()) {
+      if (child.getName().startsWith(io.thallus.internal.server.ServerConnectionHandler.ALLOCATOR_PREFIX)) {
+        connections += child.getAllocatedMemory();
+      }
+    }
+    return new MemoryUse(allocator.getAllocatedMemory(), allocator.getLimit(), connections,
+        allocator.getPeakMemoryAllocation());
   }
 
   /**

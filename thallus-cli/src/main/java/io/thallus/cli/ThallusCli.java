@@ -13,8 +13,8 @@ public final class ThallusCli {
     System.exit(run(args));
   }
 
-  /** Runs a command line and returns its exit code (for tests). */
-  public static int run(String... args) {
+  /** Runs a command line and returns its exit code: 0 done, 1 bad usage, 2 the command failed. */
+  private static int run(String... args) {
     CommandLine commandLine = new CommandLine(new ThallusCli());
     commandLine.setExecutionExceptionHandler((error, cmd, parsed) -> {
       if (error instanceof ThallusException thallus) {

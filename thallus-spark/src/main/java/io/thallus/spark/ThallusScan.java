@@ -47,7 +47,7 @@ final class ThallusScan implements Scan, Batch {
     return text.toString();
   }
 
-  /** The scan's SQL as a whole (what one partition would run), for EXPLAIN and tests. */
+  /** The scan's SQL as a whole (what one partition would run), as EXPLAIN shows it. */
   String sql() {
     return query.sql(new PartitionSpec.Whole());
   }

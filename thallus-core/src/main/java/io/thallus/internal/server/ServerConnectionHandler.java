@@ -46,6 +46,8 @@ import org.slf4j.LoggerFactory;
 public final class ServerConnectionHandler extends SimpleChannelInboundHandler<Message> {
   private static final Logger LOG = LoggerFactory.getLogger(ServerConnectionHandler.class);
   private static final AtomicLong IDS = new AtomicLong();
+  /** The name of each connection's allocator starts so. */
+  public static final String ALLOCATOR_PREFIX = "connection-";
   /** How long an oversized frame is read and thrown away after its ERROR, so the client can read the ERROR. */
   private static final long DRAIN_MILLIS = 5_000;
 
@@ -112,7 +114,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   @Override
   public void channelActive(ChannelHandlerContext ctx) {
     channel = ctx.channel();
-    allocator = context.allocator().newChildAllocator("connection-" + id, 0, context.limits().memoryPerClient());
+    allocator = context.allocator().newChildAllocator(ALLOCATOR_PREFIX + id, 0, context.limits().memoryPerClient());
     lane = new EngineLane(context.engineThreads(), context.limits().engineThreadsPerConnection());
     Optional<ServerConnectionHandler> crowdedOut = context.registry().addPending(this,
         context.limits().maxPendingHandshakes());
