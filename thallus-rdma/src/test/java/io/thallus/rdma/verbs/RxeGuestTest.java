@@ -5,7 +5,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The verbs binding's device tests, on rxe0 inside the Soft-RoCE guest. */
+/** The verbs binding's device tests and the rdma transport's conformance suite, on rxe0 inside the Soft-RoCE guest. */
 @Timeout(value = 50, unit = TimeUnit.MINUTES)
 class RxeGuestTest {
   @Test
