@@ -47,31 +47,31 @@ public final class CompletionQueue implements AutoCloseable {
   }
 
   static CompletionQueue create(RdmaDevice device, int entries) {
+    Verbs verbs = Verbs.require();
     try (Arena scratch = Arena.ofConfined()) {
       MemorySegment state = scratch.allocate(Verbs.CALL_STATE);
-      MemorySegment channel = (MemorySegment) Verbs.call(Verbs.CREATE_COMP_CHANNEL, state, device.context);
+      MemorySegment channel = verbs.createCompChannel(state, device.context);
       if (channel.equals(MemorySegment.NULL)) {
         throw Verbs.failure("ibv_create_comp_channel", Verbs.errno(state));
       }
       channel = channel.reinterpret(16);
-      MemorySegment cq = (MemorySegment) Verbs.call(Verbs.CREATE_CQ, state, device.context, entries,
-          MemorySegment.NULL, channel, 0);
+      MemorySegment cq = verbs.createCq(state, device.context, entries, MemorySegment.NULL, channel, 0);
       if (cq.equals(MemorySegment.NULL)) {
         int errno = Verbs.errno(state);
-        Verbs.call(Verbs.DESTROY_COMP_CHANNEL, channel);
+        verbs.destroyCompChannel(channel);
         throw Verbs.failure("ibv_create_cq(" + entries + ")", errno);
       }
       cq = cq.reinterpret(16);
       if (cq.get(ADDRESS, Layout.CQ_CONTEXT).address() != device.context.address()
           || cq.get(ADDRESS, Layout.CQ_CHANNEL).address() != channel.address()
           || channel.get(ADDRESS, Layout.COMP_CHANNEL_CONTEXT).address() != device.context.address()) {
-        Verbs.call(Verbs.DESTROY_CQ, cq);
-        Verbs.call(Verbs.DESTROY_COMP_CHANNEL, channel);
+        verbs.destroyCq(cq);
+        verbs.destroyCompChannel(channel);
         throw RdmaDevice.layoutMismatch("ibv_cq / ibv_comp_channel");
       }
       int fd = channel.get(JAVA_INT, Layout.COMP_CHANNEL_FD);
-      int flags = (int) Verbs.call(Verbs.FCNTL, fd, F_GETFL, 0);
-      Verbs.call(Verbs.FCNTL, fd, F_SETFL, flags | O_NONBLOCK);
+      int flags = Verbs.fcntl(fd, F_GETFL, 0);
+      Verbs.fcntl(fd, F_SETFL, flags | O_NONBLOCK);
       return new CompletionQueue(device, channel, cq, fd);
     }
   }
@@ -127,12 +127,7 @@ public final class CompletionQueue implements AutoCloseable {
     if (millis == 0) {
       return false;
     }
-    int ready;
-    try {
-      ready = (int) Verbs.POLL.invokeExact(callState, pollFd, 1L, (int) Math.min(millis, Integer.MAX_VALUE));
-    } catch (Throwable e) {
-      throw new IllegalStateException("poll failed to run: " + e, e);
-    }
+    int ready = Verbs.poll(callState, pollFd, 1L, (int) Math.min(millis, Integer.MAX_VALUE));
     if (ready > 0) {
       consumeEvent();
       return true;
@@ -153,9 +148,10 @@ public final class CompletionQueue implements AutoCloseable {
   }
 
   private void consumeEvent() {
-    int rc = (int) Verbs.call(Verbs.GET_CQ_EVENT, callState, channel, eventCq, eventContext);
+    Verbs verbs = Verbs.require();
+    int rc = verbs.getCqEvent(callState, channel, eventCq, eventContext);
     if (rc == 0 && ++unacknowledged >= ACK_EVERY) {
-      Verbs.call(Verbs.ACK_CQ_EVENTS, cq, unacknowledged);
+      verbs.ackCqEvents(cq, unacknowledged);
       unacknowledged = 0;
     }
   }
@@ -190,11 +186,12 @@ public final class CompletionQueue implements AutoCloseable {
       return;
     }
     closed = true;
+    Verbs verbs = Verbs.require();
     if (unacknowledged > 0) {
-      Verbs.call(Verbs.ACK_CQ_EVENTS, cq, unacknowledged);
+      verbs.ackCqEvents(cq, unacknowledged);
     }
-    Verbs.call(Verbs.DESTROY_CQ, cq);
-    Verbs.call(Verbs.DESTROY_COMP_CHANNEL, channel);
+    verbs.destroyCq(cq);
+    verbs.destroyCompChannel(channel);
     arena.close();
   }
 }

@@ -61,7 +61,7 @@ public final class MemoryRegion implements AutoCloseable {
   public synchronized void close() {
     if (!closed) {
       closed = true;
-      int rc = (int) Verbs.call(Verbs.DEREG_MR, mr);
+      int rc = Verbs.require().deregMr(mr);
       if (rc != 0) {
         throw Verbs.failure("ibv_dereg_mr", rc);
       }

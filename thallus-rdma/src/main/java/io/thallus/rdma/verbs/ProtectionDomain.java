@@ -21,7 +21,7 @@ public final class ProtectionDomain implements AutoCloseable {
   static ProtectionDomain allocate(RdmaDevice device) {
     try (Arena scratch = Arena.ofConfined()) {
       MemorySegment state = scratch.allocate(Verbs.CALL_STATE);
-      MemorySegment pd = (MemorySegment) Verbs.call(Verbs.ALLOC_PD, state, device.context);
+      MemorySegment pd = Verbs.require().allocPd(state, device.context);
       if (pd.equals(MemorySegment.NULL)) {
         throw Verbs.failure("ibv_alloc_pd", Verbs.errno(state));
       }
@@ -41,14 +41,14 @@ public final class ProtectionDomain implements AutoCloseable {
     }
     try (Arena scratch = Arena.ofConfined()) {
       MemorySegment state = scratch.allocate(Verbs.CALL_STATE);
-      MemorySegment mr = (MemorySegment) Verbs.call(Verbs.REG_MR, state, pd, MemorySegment.ofAddress(address),
-          length, flags);
+      MemorySegment mr = Verbs.require().regMr(state, pd, MemorySegment.ofAddress(address), length,
+          flags);
       if (mr.equals(MemorySegment.NULL)) {
         throw Verbs.failure("ibv_reg_mr(" + length + " bytes)", Verbs.errno(state));
       }
       MemorySegment view = mr.reinterpret(Layout.MR_RKEY + 4);
       if (view.get(JAVA_LONG, Layout.MR_ADDR) != address || view.get(JAVA_LONG, Layout.MR_LENGTH) != length) {
-        Verbs.call(Verbs.DEREG_MR, mr);
+        Verbs.require().deregMr(mr);
         throw RdmaDevice.layoutMismatch("ibv_mr");
       }
       return new MemoryRegion(view, address, length, view.get(JAVA_INT, Layout.MR_LKEY),
@@ -74,7 +74,7 @@ public final class ProtectionDomain implements AutoCloseable {
   public synchronized void close() {
     if (!closed) {
       closed = true;
-      Verbs.call(Verbs.DEALLOC_PD, pd);
+      Verbs.require().deallocPd(pd);
     }
   }
 }

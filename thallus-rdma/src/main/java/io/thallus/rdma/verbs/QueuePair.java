@@ -94,13 +94,13 @@ public final class QueuePair implements AutoCloseable {
       attr.set(JAVA_INT, Layout.QP_INIT_ATTR_QP_TYPE, Layout.QPT_RC);
       attr.set(JAVA_INT, Layout.QP_INIT_ATTR_SQ_SIG_ALL, 0);
       MemorySegment state = scratch.allocate(Verbs.CALL_STATE);
-      MemorySegment qp = (MemorySegment) Verbs.call(Verbs.CREATE_QP, state, domain.pd, attr);
+      MemorySegment qp = Verbs.require().createQp(state, domain.pd, attr);
       if (qp.equals(MemorySegment.NULL)) {
         throw Verbs.failure("ibv_create_qp", Verbs.errno(state));
       }
       qp = qp.reinterpret(Layout.QP_NUM + 8);
       if (qp.get(ADDRESS, Layout.QP_CONTEXT).address() != domain.device.context.address()) {
-        Verbs.call(Verbs.DESTROY_QP, qp);
+        Verbs.require().destroyQp(qp);
         throw RdmaDevice.layoutMismatch("ibv_qp");
       }
       return new QueuePair(domain, qp, capacity, completions);
@@ -161,7 +161,7 @@ public final class QueuePair implements AutoCloseable {
   }
 
   private void modify(MemorySegment attr, int mask, String state) {
-    int rc = (int) Verbs.call(Verbs.MODIFY_QP, qp, attr, mask);
+    int rc = Verbs.require().modifyQp(qp, attr, mask);
     if (rc != 0) {
       throw Verbs.failure("ibv_modify_qp to " + state, rc);
     }
@@ -197,7 +197,7 @@ public final class QueuePair implements AutoCloseable {
   public synchronized void close() {
     if (!closed) {
       closed = true;
-      Verbs.call(Verbs.DESTROY_QP, qp);
+      Verbs.require().destroyQp(qp);
     }
   }
 }

@@ -80,10 +80,11 @@ public final class RdmaDevice implements AutoCloseable {
     if (!isSupported()) {
       return List.of();
     }
+    Verbs verbs = Verbs.require();
     try (Arena scratch = Arena.ofConfined()) {
       MemorySegment count = scratch.allocate(JAVA_INT);
       MemorySegment state = scratch.allocate(Verbs.CALL_STATE);
-      MemorySegment list = (MemorySegment) Verbs.call(Verbs.GET_DEVICE_LIST, state, count);
+      MemorySegment list = verbs.getDeviceList(state, count);
       if (list.equals(MemorySegment.NULL)) {
         return List.of();
       }
@@ -93,25 +94,23 @@ public final class RdmaDevice implements AutoCloseable {
         List<String> names = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
           MemorySegment device = devices.getAtIndex(ADDRESS, i);
-          MemorySegment cName = (MemorySegment) Verbs.call(Verbs.GET_DEVICE_NAME, device);
+          MemorySegment cName = verbs.getDeviceName(device);
           names.add(cName.reinterpret(64).getString(0));
         }
         return names;
       } finally {
-        Verbs.call(Verbs.FREE_DEVICE_LIST, list);
+        verbs.freeDeviceList(list);
       }
     }
   }
 
   /** Opens a device by name (as {@code ibv_devices} lists it). */
   public static RdmaDevice open(String name) {
-    if (!Verbs.isInstalled()) {
-      throw ThallusException.of(StatusCode.UNAVAILABLE, "libibverbs is not installed (Debian: libibverbs1)");
-    }
+    Verbs verbs = Verbs.require();
     try (Arena scratch = Arena.ofConfined()) {
       MemorySegment count = scratch.allocate(JAVA_INT);
       MemorySegment state = scratch.allocate(Verbs.CALL_STATE);
-      MemorySegment list = (MemorySegment) Verbs.call(Verbs.GET_DEVICE_LIST, state, count);
+      MemorySegment list = verbs.getDeviceList(state, count);
       if (list.equals(MemorySegment.NULL)) {
         throw Verbs.failure("ibv_get_device_list", Verbs.errno(state));
       }
@@ -121,10 +120,10 @@ public final class RdmaDevice implements AutoCloseable {
         List<String> seen = new ArrayList<>();
         for (int i = 0; i < n; i++) {
           MemorySegment device = devices.getAtIndex(ADDRESS, i);
-          String deviceName = ((MemorySegment) Verbs.call(Verbs.GET_DEVICE_NAME, device)).reinterpret(64).getString(0);
+          String deviceName = verbs.getDeviceName(device).reinterpret(64).getString(0);
           seen.add(deviceName);
           if (deviceName.equals(name)) {
-            MemorySegment context = (MemorySegment) Verbs.call(Verbs.OPEN_DEVICE, state, device);
+            MemorySegment context = verbs.openDevice(state, device);
             if (context.equals(MemorySegment.NULL)) {
               throw Verbs.failure("ibv_open_device(" + name + ")", Verbs.errno(state));
             }
@@ -140,7 +139,7 @@ public final class RdmaDevice implements AutoCloseable {
         }
         throw ThallusException.of(StatusCode.NOT_FOUND, "no RDMA device " + name + "; present: " + seen);
       } finally {
-        Verbs.call(Verbs.FREE_DEVICE_LIST, list);
+        verbs.freeDeviceList(list);
       }
     }
   }
@@ -170,7 +169,7 @@ public final class RdmaDevice implements AutoCloseable {
   private static boolean isCode(MemorySegment function) {
     try (Arena scratch = Arena.ofConfined()) {
       MemorySegment info = scratch.allocate(32);
-      int found = (int) Verbs.call(Verbs.DLADDR, function, info);
+      int found = Verbs.dladdr(function, info);
       return found != 0 && !info.get(ADDRESS, 0).equals(MemorySegment.NULL);
     }
   }
@@ -187,7 +186,7 @@ public final class RdmaDevice implements AutoCloseable {
   public Attributes attributes() {
     try (Arena scratch = Arena.ofConfined()) {
       MemorySegment attr = scratch.allocate(Layout.DEVICE_ATTR_SIZE, 8);
-      int rc = (int) Verbs.call(Verbs.QUERY_DEVICE, context, attr);
+      int rc = Verbs.require().queryDevice(context, attr);
       if (rc != 0) {
         throw Verbs.failure("ibv_query_device", rc);
       }
@@ -205,7 +204,7 @@ public final class RdmaDevice implements AutoCloseable {
   public Port port(int number) {
     try (Arena scratch = Arena.ofConfined()) {
       MemorySegment attr = scratch.allocate(Layout.PORT_ATTR_SIZE + 64, 8);
-      int rc = (int) Verbs.call(Verbs.QUERY_PORT, context, number, attr);
+      int rc = Verbs.require().queryPort(context, number, attr);
       if (rc != 0) {
         throw Verbs.failure("ibv_query_port(" + number + ")", rc);
       }
@@ -219,7 +218,7 @@ public final class RdmaDevice implements AutoCloseable {
   public byte[] gid(int port, int index) {
     try (Arena scratch = Arena.ofConfined()) {
       MemorySegment gid = scratch.allocate(16, 8);
-      int rc = (int) Verbs.call(Verbs.QUERY_GID, context, port, index, gid);
+      int rc = Verbs.require().queryGid(context, port, index, gid);
       if (rc != 0) {
         throw Verbs.failure("ibv_query_gid(" + port + ", " + index + ")", rc);
       }
@@ -242,6 +241,6 @@ public final class RdmaDevice implements AutoCloseable {
       return;
     }
     closed = true;
-    Verbs.call(Verbs.CLOSE_DEVICE, context);
+    Verbs.require().closeDevice(context);
   }
 }

@@ -2,6 +2,7 @@ package io.thallus.internal.transport.cma;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
+import io.thallus.internal.transport.Errno;
 import io.thallus.internal.transport.ReceivePool;
 import io.thallus.internal.batch.BatchLayouts;
 import io.thallus.spi.BatchHeader;
@@ -147,14 +148,7 @@ final class CmaClientSession implements ClientSession {
     if (result >= 0) {
       return "read " + result + " bytes";
     }
-    return switch ((int) -result) {
-      case 1 -> "EPERM, not permitted";
-      case 3 -> "ESRCH, no such process";
-      case 14 -> "EFAULT, bad address";
-      case 12 -> "ENOMEM";
-      case 22 -> "EINVAL";
-      default -> "errno " + -result;
-    };
+    return Errno.name((int) -result);
   }
 
   @Override

@@ -41,6 +41,19 @@ final class ProcessVm implements AutoCloseable {
             Linker.Option.captureCallState("errno")));
   }
 
+  /** The typed call; the handle takes the errno slot first because it was bound capturing errno. */
+  private static long processVmReadv(MemorySegment callState, int pid, MemorySegment localIov, long localCount,
+      MemorySegment remoteIov, long remoteCount, long flags) {
+    try {
+      return (long) Binding.READV.orElseThrow().invokeExact(callState, pid, localIov, localCount, remoteIov,
+          remoteCount, flags);
+    } catch (RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable e) {
+      throw new IllegalStateException("process_vm_readv could not be called: " + e, e);
+    }
+  }
+
   // Shared, not confined: made on one thread, used by whichever thread reads (never two at once).
   private final Arena arena = Arena.ofShared();
   private final MemorySegment local = arena.allocate(IOVEC_BYTES * MAX_IOVECS, 8);
@@ -81,13 +94,7 @@ final class ProcessVm implements AutoCloseable {
 
   /** Reads every pair added since {@link #clear()}; returns the bytes read, or minus errno. */
   long read(long pid) {
-    long result;
-    try {
-      result = (long) Binding.READV.orElseThrow().invokeExact(callState, (int) pid, local, (long) count, remote,
-          (long) count, 0L);
-    } catch (Throwable e) {
-      throw new IllegalStateException("process_vm_readv could not be called: " + e, e);
-    }
+    long result = processVmReadv(callState, (int) pid, local, count, remote, count, 0L);
     return result >= 0 ? result : -(int) ERRNO.get(callState, 0L);
   }
 
