@@ -2,7 +2,9 @@
 # The full benchmark suite (issue 8) in one command: builds benchmarks/target/benchmarks.jar, runs the paper's
 # experiments with every peer side by side (Suite: results.json, summary.md, machine.txt, PNG plots), then the JMH
 # benchmarks (jmh.json), all into benchmarks/results/<UTC date>/. About 5 minutes on a 2-core machine (Suite 2, JMH 2, the build).
-# Usage: benchmarks/run.sh [--plan full|tiny] [--out folder] [--no-jmh] [--no-build]
+# Usage: benchmarks/run.sh [--plan full|tiny] [--out folder] [--no-jmh] [--no-build] [--jar benchmarks.jar]
+# --jar runs another build's benchmarks.jar (say, of the commit before a change, with its short commit id in a file
+# named commit next to it) for a before/after comparison.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -10,19 +12,21 @@ plan=full
 out="benchmarks/results/$(date -u +%F)"
 jmh=yes
 build=yes
+jar="$root/benchmarks/target/benchmarks.jar"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --plan) plan="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --no-jmh) jmh=no; shift ;;
     --no-build) build=no; shift ;;
-    *) echo "usage: benchmarks/run.sh [--plan full|tiny] [--out folder] [--no-jmh] [--no-build]" >&2; exit 2 ;;
+    --jar) jar="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; build=no; shift 2 ;;
+    *) echo "usage: benchmarks/run.sh [--plan full|tiny] [--out folder] [--no-jmh] [--no-build] [--jar benchmarks.jar]" >&2
+       exit 2 ;;
   esac
 done
 if [[ "$build" == yes ]]; then
   ./mvnw -q -pl benchmarks -am package -DskipTests
 fi
-jar="$root/benchmarks/target/benchmarks.jar"
 source "$root/harness/jdk.sh"
 jdk="$(find_jdk)" || { echo "benchmarks: needs a JDK 25 or newer (JAVA_HOME, PATH or /usr/lib/jvm)" >&2; exit 1; }
 java_bin="$jdk/bin/java"
@@ -30,6 +34,10 @@ java_bin="$jdk/bin/java"
 read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' pom.xml)"
 mkdir -p "$out"
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo -dirty)"
+if [[ "$jar" != "$root/benchmarks/target/benchmarks.jar" ]]; then
+  # Another build's jar: its commit, if a file named commit lies next to it.
+  commit="$(cat "$(dirname "$jar")/commit" 2>/dev/null || basename "$jar")"
+fi
 "$java_bin" "${flags[@]}" -Xmx8g -XX:MaxDirectMemorySize=12g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
   -Dthallus.commit="$commit" -cp "$jar" io.thallus.benchmarks.Suite --plan "$plan" --out "$out" \
   2>&1 | tee "$out/suite.log"

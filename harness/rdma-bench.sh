@@ -1,16 +1,17 @@
 #!/bin/bash
-# Java RDMA READ next to perftest, in one Soft-RoCE guest run:  harness/rdma-bench.sh  (from the repository root,
-# after ./mvnw install -DskipTests). Builds the classpath on the host, then runs everything inside the guest.
+# Java RDMA READ next to perftest, in one Soft-RoCE guest run:  harness/rdma-bench.sh  (from the repository root;
+# builds what it needs first). Builds the classpath on the host, then runs everything inside the guest.
 # perftest's "MB/sec" is MiB/s (its message rate times the size says so); the Java lines print MiB/s too.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 cp_file="$(mktemp)"
 # Not offline: on a fresh machine the dependency plugin itself is not in the local repository yet.
-./mvnw -q -pl thallus-rdma dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$cp_file" >"$cp_file.log" 2>&1 \
+./mvnw -q -pl harness -am install -DskipTests >"$cp_file.log" 2>&1 \
+  && ./mvnw -q -pl harness dependency:build-classpath -Dmdep.outputFile="$cp_file" >>"$cp_file.log" 2>&1 \
   || { cat "$cp_file.log"; exit 1; }
 rm -f "$cp_file.log"
-classpath="$root/thallus-rdma/target/test-classes:$root/thallus-rdma/target/classes:$(cat "$cp_file")"
+classpath="$root/harness/target/classes:$(cat "$cp_file")"
 rm -f "$cp_file"
 source "$root/harness/jdk.sh"
 jdk="$(find_jdk)" || { echo "rdma-bench: needs a JDK 25 or newer (JAVA_HOME, PATH or /usr/lib/jvm)" >&2; exit 1; }
@@ -41,4 +42,4 @@ exec "$root/harness/rxe-vm.sh" bash -c '
     perf ib_read_lat -s 64 -n 2000
     "${java_cmd[@]}" lat 64 2000
   done
-' rdma-bench "$java_bin" "${flags[@]}" -cp "$classpath" io.thallus.rdma.verbs.ReadBenchmarkMain
+' rdma-bench "$java_bin" "${flags[@]}" -cp "$classpath" io.thallus.harness.ReadBenchmarkMain

@@ -9,10 +9,11 @@ cd "$root"
 ./mvnw -q -DskipTests -pl thallus-cli -am install >/tmp/transport-bench-build.log 2>&1 || { cat /tmp/transport-bench-build.log; exit 1; }
 cp_file="$(mktemp)"
 # Not offline: on a fresh machine the dependency plugin itself is not in the local repository yet.
-./mvnw -q -pl thallus-rdma dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$cp_file" >"$cp_file.log" 2>&1 \
+./mvnw -q -pl harness -am install -DskipTests >"$cp_file.log" 2>&1 \
+  && ./mvnw -q -pl harness dependency:build-classpath -Dmdep.outputFile="$cp_file" >>"$cp_file.log" 2>&1 \
   || { cat "$cp_file.log"; exit 1; }
 rm -f "$cp_file.log"
-classpath="$root/thallus-rdma/target/test-classes:$root/thallus-rdma/target/classes:$(cat "$cp_file")"
+classpath="$root/harness/target/classes:$(cat "$cp_file")"
 rm -f "$cp_file"
 read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' "$root/pom.xml")"
 export RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-3600}"
@@ -29,7 +30,7 @@ exec "$root/harness/rxe-vm.sh" bash -c '
   done
   ./thallus demo --rows 1 --batch-rows 1 --runs 101 --transports rdma,tcp,ipc 2>/dev/null
   source "$root/harness/jdk.sh"; java="$(find_jdk)/bin/java"
-  "$java" "${flags[@]}" -cp "$classpath" io.thallus.rdma.verbs.RegistrationCostMain
+  "$java" "${flags[@]}" -cp "$classpath" io.thallus.harness.RegistrationCostMain
   for size in 4194304:200 67108864:20; do
     ib_read_bw -d rxe0 -x 1 -F -s ${size%:*} -n ${size#*:} > /tmp/srv.log 2>&1 & server=$!
     sleep 1

@@ -1,4 +1,11 @@
-package io.thallus.rdma.verbs;
+package io.thallus.harness;
+
+import io.thallus.rdma.verbs.CompletionQueue;
+import io.thallus.rdma.verbs.MemoryRegion;
+import io.thallus.rdma.verbs.ProtectionDomain;
+import io.thallus.rdma.verbs.QueuePair;
+import io.thallus.rdma.verbs.RdmaDevice;
+import io.thallus.rdma.verbs.ReadChain;
 
 import io.thallus.spi.Deadline;
 import java.lang.foreign.Arena;
@@ -21,7 +28,7 @@ public final class ReadBenchmarkMain {
     int size = Integer.parseInt(args[1]);
     int iterations = Integer.parseInt(args[2]);
     try (Arena arena = Arena.ofShared();
-         RdmaDevice device = RdmaDevice.open(VerbsDeviceTest.deviceName());
+         RdmaDevice device = RdmaDevice.open(Devices.deviceName());
          ProtectionDomain domain = device.allocateProtectionDomain();
          CompletionQueue completions = device.createCompletionQueue(1024)) {
       int inFlight = Math.min(128, device.attributes().maxReadsInFlightAsInitiator());

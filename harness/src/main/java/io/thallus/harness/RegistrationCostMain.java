@@ -1,4 +1,13 @@
-package io.thallus.rdma.verbs;
+package io.thallus.harness;
+
+import io.thallus.rdma.verbs.CompletionQueue;
+import io.thallus.rdma.verbs.MemoryRegion;
+import io.thallus.rdma.verbs.ProtectionDomain;
+import io.thallus.rdma.verbs.QueuePair;
+import io.thallus.rdma.verbs.RdmaDevice;
+import io.thallus.rdma.verbs.RegisteredBufferPool;
+import io.thallus.rdma.verbs.MemoryWindow;
+import io.thallus.rdma.verbs.WindowBinder;
 
 import io.thallus.spi.Deadline;
 import java.lang.foreign.Arena;
@@ -18,7 +27,7 @@ public final class RegistrationCostMain {
   private RegistrationCostMain() {}
 
   public static void main(String[] args) {
-    try (RdmaDevice device = RdmaDevice.open(VerbsDeviceTest.deviceName());
+    try (RdmaDevice device = RdmaDevice.open(Devices.deviceName());
          ProtectionDomain domain = device.allocateProtectionDomain();
          RegisteredBufferPool pool = new RegisteredBufferPool(domain, EnumSet.of(MemoryRegion.Access.REMOTE_READ),
              1L << 30);
@@ -29,8 +38,8 @@ public final class RegistrationCostMain {
              EnumSet.of(MemoryRegion.Access.MEMORY_WINDOW_BIND), 1L << 30)) {
       QueuePair reader = domain.createQueuePair(readerCompletions, new QueuePair.Capacity(16, 1));
       QueuePair exposer = domain.createQueuePair(exposerCompletions, new QueuePair.Capacity(16, 1));
-      reader.connect(exposer.endpoint(VerbsDeviceTest.OPTIONS), VerbsDeviceTest.OPTIONS);
-      exposer.connect(reader.endpoint(VerbsDeviceTest.OPTIONS), VerbsDeviceTest.OPTIONS);
+      reader.connect(exposer.endpoint(Devices.OPTIONS), Devices.OPTIONS);
+      exposer.connect(reader.endpoint(Devices.OPTIONS), Devices.OPTIONS);
       WindowBinder binder = exposer.newWindowBinder();
       MemoryWindow window = device.attributes().memoryWindows() ? domain.allocateMemoryWindow() : null;
       for (long size : new long[] {64 << 10, 4 << 20, 64 << 20}) {

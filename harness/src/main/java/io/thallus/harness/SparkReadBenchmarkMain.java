@@ -1,4 +1,4 @@
-package io.thallus.spark;
+package io.thallus.harness;
 
 import io.thallus.Location;
 import io.thallus.ThallusServer;
