@@ -32,6 +32,9 @@ final class BatchInbox implements AutoCloseable {
 
     /** The stream has releases waiting in {@link #takeReleases}; a stream that grants no more sends them alone. */
     void releasesWaiting(int streamId);
+
+    /** Whether the consumer still has the stream open: a closed stream's line goes once it is empty. */
+    boolean isOpen(int streamId);
   }
 
   /** One thing a stream is owed, in arrival order: a batch (ready once its body is in), or its END or error. */
@@ -86,7 +89,7 @@ final class BatchInbox implements AutoCloseable {
           receiver.batch(streamId, head.contents);
         }
       }
-      if (over && slots.isEmpty()) {
+      if (slots.isEmpty() && (over || !receiver.isOpen(streamId))) {
         lines.remove(streamId, this);
       }
     }
@@ -157,6 +160,14 @@ final class BatchInbox implements AutoCloseable {
       line.complete(slot, null);
       receiver.fail(ThallusException.of(StatusCode.PROTOCOL_ERROR, "bad batch " + header.batchId() + " of stream "
           + header.streamId() + ": " + e.getMessage(), e));
+    }
+  }
+
+  /** The consumer closed the stream: its line goes as soon as nothing in it waits for a fetch. */
+  void forget(int streamId) {
+    Line line = lines.get(streamId);
+    if (line != null) {
+      line.then(() -> {});
     }
   }
 

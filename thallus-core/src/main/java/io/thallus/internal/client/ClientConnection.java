@@ -286,6 +286,10 @@ public final class ClientConnection implements AutoCloseable {
 
   void forget(StreamState state) {
     if (streams.remove(state.id(), state)) {
+      BatchInbox current = inbox;
+      if (current != null) {
+        current.forget(state.id());
+      }
       flushReleases(state.id());
     }
   }
@@ -343,6 +347,11 @@ public final class ClientConnection implements AutoCloseable {
     @Override
     public void releasesWaiting(int streamId) {
       flushReleases(streamId);
+    }
+
+    @Override
+    public boolean isOpen(int streamId) {
+      return streams.containsKey(streamId);
     }
 
     @Override

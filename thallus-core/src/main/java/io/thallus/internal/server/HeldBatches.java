@@ -68,8 +68,14 @@ final class HeldBatches implements AutoCloseable {
             throwIfClosed();
           }
           if (placed.heldUntilReleased()) {
-            held.put(new Key(streamId, batchId), new Held(placed, bytes));
+            Held previous = held.put(new Key(streamId, batchId), new Held(placed, bytes));
             heldBytes += bytes;
+            if (previous != null) {
+              // Only a client that reused a stream id still holding batches gets here: its old place is freed
+              // rather than lost, so nothing outlives the connection unaccounted.
+              heldBytes -= previous.bytes();
+              previous.placed().close();
+            }
           }
           return placed;
         }

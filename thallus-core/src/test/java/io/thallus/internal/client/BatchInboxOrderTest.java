@@ -73,6 +73,11 @@ class BatchInboxOrderTest {
         public void releasesWaiting(int streamId) {
           seen.add("released on " + streamId);
         }
+
+        @Override
+        public boolean isOpen(int streamId) {
+          return true;
+        }
       });
       try (session; inbox; SocketChannel data = listener.accept()) {
         data.read(ByteBuffer.allocate(token.length));
