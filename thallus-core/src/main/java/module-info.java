@@ -19,6 +19,7 @@ module io.thallus.core {
   requires java.management;
   requires jdk.management;
   requires org.slf4j;
+  requires transitive micrometer.core;
 
   exports io.thallus;
   exports io.thallus.spi;

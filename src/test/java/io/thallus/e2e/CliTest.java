@@ -1,8 +1,13 @@
 package io.thallus.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.thallus.Location;
+import io.thallus.QueryRequest;
+import io.thallus.ThallusClient;
+import io.thallus.ThallusException;
+import io.thallus.ThallusStream;
 import io.thallus.ThallusServer;
 import io.thallus.cli.ThallusCli;
 import io.thallus.conformance.Collected;
@@ -13,6 +18,10 @@ import io.thallus.rdma.testing.JvmFlags;
 import io.thallus.testing.ChildJvm;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -121,5 +130,105 @@ class CliTest {
     assertThat(bench.exitCode()).as(bench.out() + bench.err()).isZero();
     assertThat(bench.out()).contains("1. transport only").contains("2. end to end").contains("raw socket (ceiling)")
         .contains("memcpy (ceiling)").contains("DuckDB export (ceiling)").contains("all checksums agree");
+  }
+
+  @Test
+  void serveExposesMetricsThatMoveWithAQueryAndAHealthCheck() throws Exception {
+    try (ChildJvm serve = ChildJvm.start(ThallusCli.class, "serve", "--data-root", temp.toString(), "--port", "0",
+        "--metrics-port", "0", "--transports", "tcp");
+         BufferAllocator allocator = new RootAllocator()) {
+      String serving = serve.awaitLine("thallus serving", 60);
+      Location location = Location.parse(serving.substring(serving.indexOf("thallus://"), serving.indexOf(" over ")));
+      String metricsLine = serve.awaitLine("metrics at ", 10);
+      URI metrics = URI.create(metricsLine.substring("metrics at ".length()).trim());
+      HttpClient http = HttpClient.newHttpClient();
+
+      String before = scrape(http, metrics);
+      assertThat(sample(before, "thallus_queries_total{outcome=\"ok\"}")).isZero();
+
+      try (ThallusClient client = ThallusClient.connect(allocator, location);
+           ThallusStream stream = client.query(QueryRequest.builder("SELECT i FROM range(100000) t(i)").build())) {
+        long rows = 0;
+        while (stream.hasNext()) {
+          try (var batch = stream.next()) {
+            rows += batch.getRowCount();
+          }
+        }
+        assertThat(rows).isEqualTo(100_000);
+      }
+      try (ThallusClient client = ThallusClient.connect(allocator, location)) {
+        assertThatThrownBy(() -> client.query(QueryRequest.builder("SELEC 1").build()).hasNext())
+            .isInstanceOf(ThallusException.class);
+      }
+
+      String after = awaitMetric(http, metrics, "thallus_queries_total{outcome=\"ok\"}", 1);
+      assertThat(sample(after, "thallus_queries_total{outcome=\"invalid_argument\"}")).isEqualTo(1);
+      // 100,000 BIGINT values: 800,000 bytes of Arrow buffers over tcp, in at least one batch.
+      assertThat(sample(after, "thallus_sent_bytes_total{transport=\"tcp\"}")).isGreaterThanOrEqualTo(800_000);
+      assertThat(sample(after, "thallus_batches_sent_total{transport=\"tcp\"}")).isGreaterThanOrEqualTo(1);
+      assertThat(sample(after, "thallus_query_duration_seconds_count")).isEqualTo(2);
+      assertThat(after).contains("thallus_query_duration_seconds_bucket", "thallus_batch_memory_budget_bytes",
+          "thallus_batch_memory_held_bytes", "thallus_streams_open", "thallus_clients", "thallus_credit_stalls_total");
+
+      HttpResponse<String> health = http.send(HttpRequest.newBuilder(metrics.resolve("/health")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(health.statusCode()).isEqualTo(200);
+      assertThat(health.body()).contains("accepting queries");
+    }
+  }
+
+  @Test
+  void serveTakesItsSettingsFromAConfigFileWhichFlagsOverrideAndWhichNamesAnUnknownKey() throws Exception {
+    Path config = temp.resolve("thallus.properties");
+    Files.writeString(config, "data-root=" + temp + "\nport=0\ntransports=tcp\nmemory-per-client=268435456\n");
+    try (ChildJvm serve = ChildJvm.start(ThallusCli.class, "--log-level", "info", "serve", "--config",
+        config.toString(), "--transports", "ipc")) {
+      String serving = serve.awaitLine("thallus serving", 60);
+      assertThat(serving).contains(temp.toString()).endsWith("over [ipc]");
+    }
+
+    Path misspelt = temp.resolve("misspelt.properties");
+    Files.writeString(misspelt, "data-root=" + temp + "\nmemory-per-clint=1\n");
+    Run refused = cli("serve", "--config", misspelt.toString());
+    assertThat(refused.exitCode()).isEqualTo(1);
+    assertThat(refused.err()).contains("unknown setting 'memory-per-clint'").contains("memory-per-client");
+
+    Run noRoot = cli("serve", "--port", "0");
+    assertThat(noRoot.exitCode()).isEqualTo(2);
+    assertThat(noRoot.err()).contains("a data root is required");
+
+    Run badLevel = cli("--log-level", "loud", "demo");
+    assertThat(badLevel.exitCode()).isEqualTo(1);
+    assertThat(badLevel.err()).contains("--log-level must be one of");
+  }
+
+  private static String scrape(HttpClient http, URI metrics) throws IOException, InterruptedException {
+    HttpResponse<String> response = http.send(HttpRequest.newBuilder(metrics).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode()).isEqualTo(200);
+    return response.body();
+  }
+
+  /** Scrapes until {@code name} reaches {@code atLeast}: a stream's end is counted just after its END is sent. */
+  private static String awaitMetric(HttpClient http, URI metrics, String name, double atLeast)
+      throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    String text = scrape(http, metrics);
+    while (sample(text, name) < atLeast && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+      text = scrape(http, metrics);
+    }
+    assertThat(sample(text, name)).as(name).isGreaterThanOrEqualTo(atLeast);
+    return text;
+  }
+
+  /** The value of one sample in Prometheus text, 0 when it is not there (a counter not yet touched). */
+  private static double sample(String text, String name) {
+    for (String line : text.split("\n")) {
+      if (line.startsWith(name + " ")) {
+        return Double.parseDouble(line.substring(name.length() + 1).trim().split(" ")[0]);
+      }
+    }
+    return 0;
   }
 }

@@ -60,6 +60,7 @@ public final class ThallusServer implements AutoCloseable {
   private final QueryEngine engine;
   private final boolean ownsEngine;
   private final StreamRegistry registry = new StreamRegistry();
+  private final io.thallus.internal.server.ServerMetrics metrics;
   private EventLoopGroup acceptLoop;
   private EventLoopGroup ioLoop;
   private ExecutorService engineThreads;
@@ -68,12 +69,15 @@ public final class ThallusServer implements AutoCloseable {
   private Channel serverChannel;
   private Location location;
   private boolean closed;
+  /** Set once started, cleared when closing begins; read without the lock. */
+  private volatile boolean accepting;
 
   private ThallusServer(Builder settings) {
     this.settings = settings;
     this.allocator = settings.allocator.newChildAllocator("thallus-server", 0, settings.memoryLimit);
     this.ownsEngine = settings.engine == null;
     this.engine = ownsEngine ? ownEngine(settings) : settings.engine;
+    this.metrics = new io.thallus.internal.server.ServerMetrics(settings.meterRegistry, registry, allocator);
   }
 
   /** An embedded DuckDB that reads files only under the data root (none without one). */
@@ -118,7 +122,7 @@ public final class ThallusServer implements AutoCloseable {
               settings.handshakeTimeout, Protocol.HELLO_MAX_FRAME, settings.maxFrameBytes,
               settings.connectionIdleTimeout, settings.maxStreams, settings.maxStreamsPerConnection,
               settings.maxCreditsPerStream, settings.maxCreditsPerConnection, settings.engineThreadsPerConnection,
-              settings.maxSqlBytes, settings.memoryPerClient), settings.tls != null);
+              settings.maxSqlBytes, settings.memoryPerClient), settings.tls != null, metrics);
       ServerBootstrap bootstrap = new ServerBootstrap()
           .group(acceptLoop, ioLoop)
           .channel(NioServerSocketChannel.class)
@@ -157,6 +161,7 @@ public final class ThallusServer implements AutoCloseable {
                 settings.handshakeTimeout));
         transports.add(new ServerContext.Started(transport, server));
       }
+      accepting = true;
       return this;
     } catch (RuntimeException e) {
       close();
@@ -174,6 +179,11 @@ public final class ThallusServer implements AutoCloseable {
       throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "server not started");
     }
     return location;
+  }
+
+  /** Whether the server takes queries now: started, and not shutting down. Never waits (a health check asks it). */
+  public boolean isAccepting() {
+    return accepting && !registry.isShuttingDown();
   }
 
   /** The names of the transports this server offers. */
@@ -210,6 +220,7 @@ public final class ThallusServer implements AutoCloseable {
       return;
     }
     closed = true;
+    accepting = false;
     Deadline deadline = Deadline.after(settings.shutdownTimeout);
     if (serverChannel != null) {
       serverChannel.close().awaitUninterruptibly(deadline.remainingMillis());
@@ -242,6 +253,7 @@ public final class ThallusServer implements AutoCloseable {
     if (ownsEngine) {
       engine.close();
     }
+    metrics.close();
     allocator.close();
   }
 
@@ -278,6 +290,8 @@ public final class ThallusServer implements AutoCloseable {
     private Duration shutdownTimeout = Duration.ofSeconds(10);
     private String serverName = "thallus";
     private Authentication authentication = Authentication.none();
+    private io.micrometer.core.instrument.MeterRegistry meterRegistry =
+        new io.micrometer.core.instrument.composite.CompositeMeterRegistry();
     private Tls tls;
     private int maxConnections = 1024;
     private int maxStreamsPerConnection = 64;
@@ -362,6 +376,16 @@ public final class ThallusServer implements AutoCloseable {
     /** How long {@link #close()} waits for streams to finish. */
     public Builder shutdownTimeout(Duration timeout) {
       this.shutdownTimeout = Objects.requireNonNull(timeout);
+      return this;
+    }
+
+    /**
+     * Where the server reports its metrics (clients, streams, queries by outcome and latency, batches and bytes per
+     * transport, credit stalls, batch memory and budget), as Micrometer meters named {@code thallus.*}; default:
+     * nowhere. The meters leave the registry when the server closes.
+     */
+    public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+      this.meterRegistry = Objects.requireNonNull(registry, "registry");
       return this;
     }
 

@@ -6,6 +6,8 @@ import io.thallus.Authentication;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.Tls;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.thallus.duckdb.DuckDBEngine;
 import java.nio.file.Path;
 import java.util.List;
@@ -20,7 +22,12 @@ import picocli.CommandLine.Option;
 @Command(name = "serve", mixinStandardHelpOptions = true,
     description = "Serve SQL over the datasets under a data root until interrupted (Ctrl-C).")
 final class ServeCommand implements Callable<Integer> {
-  @Option(names = "--data-root", required = true, description = "Folder whose files clients may query.")
+  @Option(names = "--config", paramLabel = "FILE", description = "A properties file with any of these settings, "
+      + "named without the dashes (data-root=/srv/data, memory-per-client=1073741824, ...); flags override it.")
+  Path config;
+
+  @Option(names = "--data-root", description = "Folder whose files clients may query (required, here or in the "
+      + "config file).")
   Path dataRoot;
 
   @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
@@ -74,8 +81,16 @@ final class ServeCommand implements Callable<Integer> {
       + "(default: 4 per core, at least 16).")
   Integer engineThreads;
 
+  @Option(names = "--metrics-port", description = "Serve Prometheus metrics at http://HOST:PORT/metrics and "
+      + "readiness at /health (0 for any port; default: no metrics endpoint).")
+  Integer metricsPort;
+
   @Override
   public Integer call() throws InterruptedException, java.io.IOException {
+    if (dataRoot == null) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a data root is required: --data-root, or data-root in "
+          + "the config file");
+    }
     DuckDBEngine.Builder engine = DuckDBEngine.builder().filesUnder(dataRoot);
     if (threads != null) {
       engine.threads(threads);
@@ -84,12 +99,18 @@ final class ServeCommand implements Callable<Integer> {
       engine.memoryLimit(memoryLimit);
     }
     CountDownLatch stopped = new CountDownLatch(1);
+    PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     try (DuckDBEngine duckdb = engine.build();
          BufferAllocator allocator = new RootAllocator();
          ThallusServer server = security(ThallusServer.builder(allocator, Location.of(host, port)))
-             .dataRoot(dataRoot).engine(duckdb).transports(transports).build().start()) {
+             .dataRoot(dataRoot).engine(duckdb).transports(transports).meterRegistry(metrics).build().start();
+         MetricsEndpoint endpoint = metricsPort == null ? null
+             : MetricsEndpoint.start(host, metricsPort, metrics, server::isAccepting)) {
       System.out.println("thallus serving " + dataRoot.toAbsolutePath() + " at " + server.getLocation()
           + " over " + server.transports());
+      if (endpoint != null) {
+        System.out.println("metrics at http://" + host + ":" + endpoint.port() + "/metrics");
+      }
       Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown));
       while (!stopped.await(1, TimeUnit.SECONDS)) {
         // Serving; the shutdown hook ends the wait.

@@ -30,7 +30,9 @@ final class BatchSender implements AutoCloseable {
   }
 
   private final ServerSession session;
+  private final String transport;
   private final boolean serializes;
+  private final ServerMetrics metrics;
   private final Frames frames;
   private final BufferAllocator allocator;
   private final Duration ioTimeout;
@@ -41,10 +43,12 @@ final class BatchSender implements AutoCloseable {
    */
   private final ReentrantLock placing = new ReentrantLock();
 
-  BatchSender(ServerSession session, boolean serializes, Frames frames, BufferAllocator allocator,
-      Duration ioTimeout, long memoryPerClient) {
+  BatchSender(ServerSession session, io.thallus.spi.Transport transport, Frames frames, BufferAllocator allocator,
+      Duration ioTimeout, long memoryPerClient, ServerMetrics metrics) {
     this.session = session;
-    this.serializes = serializes;
+    this.transport = transport.name();
+    this.serializes = transport.serializesBatches();
+    this.metrics = metrics;
     this.frames = frames;
     this.allocator = allocator;
     this.ioTimeout = ioTimeout;
@@ -53,6 +57,7 @@ final class BatchSender implements AutoCloseable {
 
   /** Sends one batch and closes {@code contents}. Runs on a stream's thread; may block until {@code deadline}. */
   void send(int streamId, long batchId, BatchContents contents, Deadline deadline) {
+    metrics.batchSent(transport, contents.bufferBytes());
     try (contents) {
       if (serializes) {
         ByteBuf frame = allocateInline(IpcFrames.frameBytes(contents));

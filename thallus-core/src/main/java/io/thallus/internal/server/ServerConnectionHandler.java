@@ -191,9 +191,9 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       }
       try {
         ServerSession accepted = started.get().server().accept(remote, hello.parameters());
-        sender = new BatchSender(accepted, started.get().transport().serializesBatches(),
+        sender = new BatchSender(accepted, started.get().transport(),
             (header, inline) -> channel.writeAndFlush(new Message.Batch(header, inline), channel.voidPromise()),
-            allocator, context.ioTimeout(), context.limits().memoryPerClient());
+            allocator, context.ioTimeout(), context.limits().memoryPerClient(), context.metrics());
         session = accepted;
         handshakeTimer.cancel(false);
         // Authenticated: from now on the client may send frames as large as the server allows.

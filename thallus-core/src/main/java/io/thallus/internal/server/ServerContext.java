@@ -26,7 +26,8 @@ public record ServerContext(
     StreamRegistry registry,
     Authentication authentication,
     Limits limits,
-    boolean tls) {
+    boolean tls,
+    ServerMetrics metrics) {
 
   /**
    * What one server lets its clients use, and what a stranger can make it hold before authenticating.

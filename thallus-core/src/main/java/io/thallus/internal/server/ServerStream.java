@@ -240,6 +240,8 @@ final class ServerStream {
         if (park(Wait.CREDIT)) {
           continue;
         }
+        // A batch is ready and the client has not asked for it yet.
+        context.metrics().creditStall();
         return false;
       }
       if (!connection.isWritable()) {
@@ -426,6 +428,7 @@ final class ServerStream {
     if (failure != null && answer) {
       connection.send(new Message.Error(id, failure.code(), failure.description()));
     }
+    context.metrics().queryEnded(failure, System.nanoTime() - startNanos);
     ScheduledFuture<?> pendingTimeout = timeout;
     if (pendingTimeout != null) {
       pendingTimeout.cancel(false);

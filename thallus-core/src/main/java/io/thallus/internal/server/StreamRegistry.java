@@ -80,6 +80,18 @@ public final class StreamRegistry {
     return streams.size();
   }
 
+  /** Authenticated clients connected now. */
+  public int clientCount() {
+    return clients.size();
+  }
+
+  /** Connections still authenticating. */
+  public int pendingCount() {
+    synchronized (pending) {
+      return pending.size();
+    }
+  }
+
   /** Fails every stream whose client has let it wait past its deadline (run periodically). */
   public void expireIdle(long nowNanos) {
     for (ServerStream stream : streams) {
