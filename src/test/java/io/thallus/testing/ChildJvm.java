@@ -56,6 +56,17 @@ public final class ChildJvm implements AutoCloseable {
     return new ChildJvm(new ProcessBuilder(command).redirectErrorStream(true).start());
   }
 
+  /**
+   * Starts {@code mainClass} on {@code classPath} in a JVM with no flags at all (no --add-opens, no native or
+   * Unsafe access), as a tool that loads a JDBC driver runs.
+   */
+  public static ChildJvm startWithoutFlags(String classPath, String mainClass, String... args) throws IOException {
+    List<String> command = new ArrayList<>(List.of(javaExecutable(), "-Xmx512m", "-XX:-UsePerfData", "-cp",
+        classPath, mainClass));
+    command.addAll(List.of(args));
+    return new ChildJvm(new ProcessBuilder(command).redirectErrorStream(true).start());
+  }
+
   /** The java executable this JVM runs on. */
   public static String javaExecutable() {
     return ProcessHandle.current().info().command().orElse("java");

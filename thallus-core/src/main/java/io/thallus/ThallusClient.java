@@ -26,6 +26,20 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * }</pre>
  */
 public final class ThallusClient implements AutoCloseable {
+  /**
+   * A root allocator that works in this JVM: Arrow's default (Netty's pooled allocator) where Netty may use
+   * {@code sun.misc.Unsafe}, else one that takes memory from the C heap directly. The second is what a JVM started
+   * without {@code --sun-misc-unsafe-memory-access=allow} needs on JDK 24 and later, as in tools that load a JDBC
+   * driver and let nobody set JVM flags.
+   */
+  public static org.apache.arrow.memory.BufferAllocator newRootAllocator() {
+    if (io.thallus.internal.client.DirectAllocationManager.defaultWorks()) {
+      return new org.apache.arrow.memory.RootAllocator();
+    }
+    return new org.apache.arrow.memory.RootAllocator(org.apache.arrow.memory.RootAllocator.configBuilder()
+        .allocationManagerFactory(io.thallus.internal.client.DirectAllocationManager.FACTORY).build());
+  }
+
   private final BufferAllocator allocator;
   private final ClientOptions options;
   private final ClientConnection connection;

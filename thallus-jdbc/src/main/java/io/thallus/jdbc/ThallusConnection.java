@@ -31,7 +31,6 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.Executor;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 
 /**
  * One Thallus client connection with its own Arrow allocator. Statements are independent reads: each runs on a
@@ -76,7 +75,7 @@ final class ThallusConnection implements Connection {
         throw Errors.from(e);
       }
     }
-    BufferAllocator allocator = new RootAllocator();
+    BufferAllocator allocator = ThallusClient.newRootAllocator();
     try {
       return new ThallusConnection(url, allocator, ThallusClient.connect(allocator, url.location(), options.build()));
     } catch (ThallusException e) {

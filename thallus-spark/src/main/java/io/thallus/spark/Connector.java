@@ -3,13 +3,12 @@ package io.thallus.spark;
 import io.thallus.QueryRequest;
 import io.thallus.ThallusClient;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 
 /** What the connector shares within one JVM (driver or executor): the Arrow allocator every client's memory is under. */
 final class Connector {
   private Connector() {}
 
-  private static final BufferAllocator ALLOCATOR = new RootAllocator();
+  private static final BufferAllocator ALLOCATOR = ThallusClient.newRootAllocator();
 
   static ThallusClient connect(ReadConf conf, int server) {
     return ThallusClient.connect(ALLOCATOR, conf.location(server), conf.clientOptions());

@@ -74,6 +74,11 @@ public final class IpcFrames {
       if (records != null) {
         records.close();
       }
+      if (e instanceof UnsupportedOperationException) {
+        // Arrow's IPC reader reads into ByteBuffer views of its memory, which the JVM grants only when opened.
+        throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "the ipc transport needs this JVM started with "
+            + "--add-opens=java.base/java.nio=ALL-UNNAMED (Arrow's IPC reader); the other transports do not", e);
+      }
       throw e instanceof ThallusException t ? t : ThallusException.of(StatusCode.PROTOCOL_ERROR,
           "cannot read IPC batch " + header.batchId() + ": " + e, e);
     }
