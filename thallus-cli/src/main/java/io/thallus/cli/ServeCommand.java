@@ -81,6 +81,35 @@ final class ServeCommand implements Callable<Integer> {
       + "(default: 4 per core, at least 16).")
   Integer engineThreads;
 
+  @Option(names = "--engine-threads-per-client", description = "Engine threads one client's streams may hold at "
+      + "once (default 2).")
+  Integer engineThreadsPerClient;
+
+  @Option(names = "--max-frame-bytes", description = "Largest frame a client may send, SQL included (default 4 MiB).")
+  Integer maxFrameBytes;
+
+  @Option(names = "--max-sql-bytes", description = "Longest SQL text, in UTF-8 bytes (default 1 MiB).")
+  Integer maxSqlBytes;
+
+  @Option(names = "--max-credits-per-stream", description = "Batches one stream may send ahead of its client "
+      + "(default 256).")
+  Integer maxCreditsPerStream;
+
+  @Option(names = "--max-credits-per-client", description = "The same over all of one client's streams "
+      + "(default 1024).")
+  Integer maxCreditsPerClient;
+
+  @Option(names = "--io-timeout-ms", description = "How long one write to a client may take (default 60000).")
+  Long ioTimeoutMillis;
+
+  @Option(names = "--stream-idle-timeout-ms", description = "How long a stream may wait for its client to ask for "
+      + "a batch (default 600000).")
+  Long streamIdleTimeoutMillis;
+
+  @Option(names = "--connection-idle-timeout-ms", description = "How long a client with no open stream may stay "
+      + "silent (default 3600000).")
+  Long connectionIdleTimeoutMillis;
+
   @Option(names = "--metrics-port", description = "Serve Prometheus metrics at http://HOST:PORT/metrics and "
       + "readiness at /health (0 for any port; default: no metrics endpoint).")
   Integer metricsPort;
@@ -156,6 +185,30 @@ final class ServeCommand implements Callable<Integer> {
     }
     if (engineThreads != null) {
       server.engineThreads(engineThreads);
+    }
+    if (engineThreadsPerClient != null) {
+      server.engineThreadsPerConnection(engineThreadsPerClient);
+    }
+    if (maxFrameBytes != null) {
+      server.maxFrameBytes(maxFrameBytes);
+    }
+    if (maxSqlBytes != null) {
+      server.maxSqlBytes(maxSqlBytes);
+    }
+    if (maxCreditsPerStream != null) {
+      server.maxCreditsPerStream(maxCreditsPerStream);
+    }
+    if (maxCreditsPerClient != null) {
+      server.maxCreditsPerConnection(maxCreditsPerClient);
+    }
+    if (ioTimeoutMillis != null) {
+      server.ioTimeout(java.time.Duration.ofMillis(ioTimeoutMillis));
+    }
+    if (streamIdleTimeoutMillis != null) {
+      server.idleTimeout(java.time.Duration.ofMillis(streamIdleTimeoutMillis));
+    }
+    if (connectionIdleTimeoutMillis != null) {
+      server.connectionIdleTimeout(java.time.Duration.ofMillis(connectionIdleTimeoutMillis));
     }
     return server;
   }
