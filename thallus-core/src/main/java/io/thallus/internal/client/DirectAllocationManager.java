@@ -40,8 +40,7 @@ public final class DirectAllocationManager extends AllocationManager {
 
   /** Whether Arrow's default allocation manager works in this JVM (Netty may use sun.misc.Unsafe). */
   public static boolean defaultWorks() {
-    return io.netty.util.internal.PlatformDependent.hasUnsafe()
-        && io.netty.util.internal.PlatformDependent.directBufferPreferred();
+    return io.netty.util.internal.PlatformDependent.hasUnsafe();
   }
 
   @Override

@@ -57,39 +57,45 @@ final class BatchSender implements AutoCloseable {
 
   /** Sends one batch and closes {@code contents}. Runs on a stream's thread; may block until {@code deadline}. */
   void send(int streamId, long batchId, BatchContents contents, Deadline deadline) {
-    metrics.batchSent(transport, contents.bufferBytes());
+    long bytes = contents.bufferBytes();
     try (contents) {
-      if (serializes) {
-        ByteBuf frame = allocateInline(IpcFrames.frameBytes(contents));
-        try {
-          IpcFrames.write(batchId, contents, frame);
-        } catch (RuntimeException e) {
-          frame.release();
-          throw e;
-        }
-        frames.write(new BatchHeader(streamId, batchId, List.of()), frame);
-        return;
-      }
-      PackedBody body = BatchLayouts.pack(contents);
-      if (body.length() <= BatchLayouts.INLINE_MAX) {
-        ByteBuf inline = BatchLayouts.copyInline(body, allocateInline((int) body.length()));
-        frames.write(new BatchHeader(streamId, batchId, body.parts()), inline);
-        return;
-      }
-      placing.lock();
+      write(streamId, batchId, contents, deadline);
+    }
+    metrics.batchSent(transport, bytes);
+  }
+
+  private void write(int streamId, long batchId, BatchContents contents, Deadline deadline) {
+    // Every body goes one of three ways: serialized (ipc), inside the frame (small), or placed by the transport.
+    if (serializes) {
+      ByteBuf frame = allocateInline(IpcFrames.frameBytes(contents));
       try {
-        PlacedBody placed = held.place(streamId, batchId, body, deadline);
-        try {
-          frames.write(new BatchHeader(streamId, batchId, placed.parts()), Unpooled.EMPTY_BUFFER);
-          placed.afterAnnounced(deadline);
-        } finally {
-          if (!placed.heldUntilReleased()) {
-            placed.close();
-          }
-        }
-      } finally {
-        placing.unlock();
+        IpcFrames.write(batchId, contents, frame);
+      } catch (RuntimeException e) {
+        frame.release();
+        throw e;
       }
+      frames.write(new BatchHeader(streamId, batchId, List.of()), frame);
+      return;
+    }
+    PackedBody body = BatchLayouts.pack(contents);
+    if (body.length() <= BatchLayouts.INLINE_MAX) {
+      ByteBuf inline = BatchLayouts.copyInline(body, allocateInline((int) body.length()));
+      frames.write(new BatchHeader(streamId, batchId, body.parts()), inline);
+      return;
+    }
+    placing.lock();
+    try {
+      PlacedBody placed = held.place(streamId, batchId, body, deadline);
+      try {
+        frames.write(new BatchHeader(streamId, batchId, placed.parts()), Unpooled.EMPTY_BUFFER);
+        placed.afterAnnounced(deadline);
+      } finally {
+        if (!placed.heldUntilReleased()) {
+          placed.close();
+        }
+      }
+    } finally {
+      placing.unlock();
     }
   }
 
