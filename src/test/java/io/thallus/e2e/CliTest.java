@@ -202,6 +202,27 @@ class CliTest {
     assertThat(badLevel.err()).contains("--log-level must be one of");
   }
 
+  @Test
+  void aServerStoppedWithSigtermClosesBeforeTheJvmEndsAndLeavesNoSharedMemory() throws Exception {
+    try (ChildJvm serve = ChildJvm.start(ThallusCli.class, "serve", "--data-root", temp.toString(), "--port", "0",
+        "--transports", "shm");
+         BufferAllocator allocator = new RootAllocator()) {
+      String serving = serve.awaitLine("thallus serving", 60);
+      Location location = Location.parse(serving.substring(serving.indexOf("thallus://"), serving.indexOf(" over ")));
+      try (ThallusClient client = ThallusClient.connect(allocator, location);
+           ThallusStream stream = client.query(QueryRequest.builder("SELECT i FROM range(100000) t(i)").build())) {
+        while (stream.hasNext()) {
+          stream.next().close();
+        }
+        assertThat(SameHostTest.segmentFolders(serve.pid())).as("the server's shared memory").isNotEmpty();
+        // SIGTERM, as Ctrl-C or a service manager stops it; the client is still connected and removes nothing.
+        ProcessHandle.of(serve.pid()).orElseThrow().destroy();
+        List<String> output = serve.awaitExit(30);
+        assertThat(SameHostTest.segmentFolders(serve.pid())).as("after the server exited: " + output).isEmpty();
+      }
+    }
+  }
+
   private static String scrape(HttpClient http, URI metrics) throws IOException, InterruptedException {
     HttpResponse<String> response = http.send(HttpRequest.newBuilder(metrics).build(),
         HttpResponse.BodyHandlers.ofString());

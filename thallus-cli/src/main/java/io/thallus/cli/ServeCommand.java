@@ -128,22 +128,36 @@ final class ServeCommand implements Callable<Integer> {
       engine.memoryLimit(memoryLimit);
     }
     CountDownLatch stopped = new CountDownLatch(1);
+    // The JVM ends once its shutdown hooks return: the hook waits until the server below has closed (streams told,
+    // shared memory removed), within the server's own shutdown timeout and a margin.
+    CountDownLatch closed = new CountDownLatch(1);
     PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    try (DuckDBEngine duckdb = engine.build();
-         BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = security(ThallusServer.builder(allocator, Location.of(host, port)))
-             .dataRoot(dataRoot).engine(duckdb).transports(transports).meterRegistry(metrics).build().start();
-         MetricsEndpoint endpoint = metricsPort == null ? null
-             : MetricsEndpoint.start(host, metricsPort, metrics, server::isAccepting)) {
-      System.out.println("thallus serving " + dataRoot.toAbsolutePath() + " at " + server.getLocation()
-          + " over " + server.transports());
-      if (endpoint != null) {
-        System.out.println("metrics at http://" + host + ":" + endpoint.port() + "/metrics");
+    try {
+      try (DuckDBEngine duckdb = engine.build();
+           BufferAllocator allocator = new RootAllocator();
+           ThallusServer server = security(ThallusServer.builder(allocator, Location.of(host, port)))
+               .dataRoot(dataRoot).engine(duckdb).transports(transports).meterRegistry(metrics).build().start();
+           MetricsEndpoint endpoint = metricsPort == null ? null
+               : MetricsEndpoint.start(host, metricsPort, metrics, server::isAccepting)) {
+        System.out.println("thallus serving " + dataRoot.toAbsolutePath() + " at " + server.getLocation()
+            + " over " + server.transports());
+        if (endpoint != null) {
+          System.out.println("metrics at http://" + host + ":" + endpoint.port() + "/metrics");
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+          stopped.countDown();
+          try {
+            closed.await(15, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }));
+        while (!stopped.await(1, TimeUnit.SECONDS)) {
+          // Serving; the shutdown hook ends the wait.
+        }
       }
-      Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown));
-      while (!stopped.await(1, TimeUnit.SECONDS)) {
-        // Serving; the shutdown hook ends the wait.
-      }
+    } finally {
+      closed.countDown();
     }
     return 0;
   }
