@@ -425,6 +425,42 @@ class JdbcDriverTest {
       assertThatThrownBy(() -> connection.prepareCall("CALL x()")).isInstanceOf(SQLFeatureNotSupportedException.class);
       assertThatThrownBy(() -> connection.createStatement(ResultSet.TYPE_SCROLL_INSENSITIVE,
           ResultSet.CONCUR_READ_ONLY)).isInstanceOf(SQLFeatureNotSupportedException.class);
+      // Each says its own reason, not the result sets' one.
+      assertThatThrownBy(statement::getGeneratedKeys).isInstanceOf(SQLFeatureNotSupportedException.class)
+          .hasMessageContaining("RETURNING");
+      assertThatThrownBy(() -> connection.setNetworkTimeout(null, 1000))
+          .isInstanceOf(SQLFeatureNotSupportedException.class).hasMessageContaining("'timeout' property");
+      assertThatThrownBy(() -> connection.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE))
+          .isInstanceOf(SQLFeatureNotSupportedException.class).hasMessageContaining("commits on its own");
+      assertThatThrownBy(connection::setSavepoint).isInstanceOf(SQLFeatureNotSupportedException.class)
+          .hasMessageContaining("savepoints").hasMessageNotContaining("forward-only");
+    }
+  }
+
+  /**
+   * Until the server keeps sessions, every statement commits on its own: manual commit is refused rather than
+   * pretended (a rollback that keeps its rows would corrupt an application's data), and commit or rollback in
+   * auto-commit mode says there is no transaction, as DuckDB's own driver does.
+   */
+  @Test
+  void manualCommitIsRefusedNotPretended() throws Exception {
+    try (Connection connection = connect("");
+         Statement statement = connection.createStatement()) {
+      assertThat(connection.getAutoCommit()).isTrue();
+      connection.setAutoCommit(true);
+      assertThatThrownBy(() -> connection.setAutoCommit(false)).isInstanceOfSatisfying(
+          SQLFeatureNotSupportedException.class, e -> {
+            assertThat(e.getSQLState()).isEqualTo("0A000");
+            assertThat(e.getMessage()).contains("setAutoCommit(false)").contains("commits on its own");
+          });
+      assertThat(connection.getAutoCommit()).isTrue();
+      assertThatThrownBy(connection::rollback).isInstanceOfSatisfying(SQLException.class,
+          e -> assertThat(e.getSQLState()).isEqualTo("25000"));
+      assertThatThrownBy(connection::commit).isInstanceOfSatisfying(SQLException.class,
+          e -> assertThat(e.getMessage()).contains("no transaction is active"));
+      try (ResultSet result = statement.executeQuery("SELECT 1")) {
+        assertThat(result.next()).isTrue(); // the connection is still usable
+      }
     }
   }
 

@@ -81,8 +81,15 @@ final class Errors {
     throw invalid("a " + self.getClass().getSimpleName() + " is not a " + type.getName());
   }
 
-  static SQLFeatureNotSupportedException unsupported(String what) {
-    return new SQLFeatureNotSupportedException(what + " is not supported: Thallus result sets are forward-only and "
-        + "read-only", "0A000");
+  /** {@code what} is not supported, and {@code why} says the real reason. */
+  static SQLFeatureNotSupportedException unsupported(String what, String why) {
+    return new SQLFeatureNotSupportedException(what + " is not supported: " + why, "0A000");
   }
+
+  /** A result-set operation that would need to move back, jump, or write. */
+  static SQLFeatureNotSupportedException unsupported(String what) {
+    return unsupported(what, "Thallus result sets are forward-only and read-only");
+  }
+
+  static final String NO_TRANSACTIONS = "every statement runs and commits on its own on the server (no sessions yet)";
 }

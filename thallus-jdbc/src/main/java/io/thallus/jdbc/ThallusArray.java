@@ -42,7 +42,7 @@ final class ThallusArray implements Array {
 
   @Override
   public Object getArray(Map<String, Class<?>> map) throws SQLException {
-    throw Errors.unsupported("custom type maps");
+    throw Errors.unsupported("custom type maps", "values map to their standard Java types");
   }
 
   @Override
@@ -57,7 +57,7 @@ final class ThallusArray implements Array {
 
   @Override
   public Object getArray(long index, int count, Map<String, Class<?>> map) throws SQLException {
-    throw Errors.unsupported("custom type maps");
+    throw Errors.unsupported("custom type maps", "values map to their standard Java types");
   }
 
   @Override
@@ -67,7 +67,7 @@ final class ThallusArray implements Array {
 
   @Override
   public ResultSet getResultSet(Map<String, Class<?>> map) throws SQLException {
-    throw Errors.unsupported("custom type maps");
+    throw Errors.unsupported("custom type maps", "values map to their standard Java types");
   }
 
   @Override
@@ -82,7 +82,7 @@ final class ThallusArray implements Array {
 
   @Override
   public ResultSet getResultSet(long index, int count, Map<String, Class<?>> map) throws SQLException {
-    throw Errors.unsupported("custom type maps");
+    throw Errors.unsupported("custom type maps", "values map to their standard Java types");
   }
 
   @Override

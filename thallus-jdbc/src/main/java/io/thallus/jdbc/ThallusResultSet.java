@@ -286,7 +286,7 @@ final class ThallusResultSet extends ReadOnlyResultSet {
   @Override
   public Object getObject(int column, Map<String, Class<?>> map) throws SQLException {
     if (map != null && !map.isEmpty()) {
-      throw Errors.unsupported("custom type maps");
+      throw Errors.unsupported("custom type maps", "values map to their standard Java types");
     }
     return getObject(column);
   }

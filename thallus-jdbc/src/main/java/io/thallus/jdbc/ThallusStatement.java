@@ -333,7 +333,7 @@ class ThallusStatement implements Statement {
 
   @Override
   public ResultSet getGeneratedKeys() throws SQLException {
-    throw Errors.unsupported("generated keys");
+    throw Errors.unsupported("generated keys", "DuckDB has no generated keys; use INSERT ... RETURNING");
   }
 
   @Override
@@ -374,7 +374,7 @@ class ThallusStatement implements Statement {
 
   private static void noKeys(boolean none) throws SQLException {
     if (!none) {
-      throw Errors.unsupported("generated keys");
+      throw Errors.unsupported("generated keys", "DuckDB has no generated keys; use INSERT ... RETURNING");
     }
   }
 

@@ -28,7 +28,7 @@ final class ThallusStruct implements Struct {
 
   @Override
   public Object[] getAttributes(Map<String, Class<?>> map) throws SQLException {
-    throw Errors.unsupported("custom type maps");
+    throw Errors.unsupported("custom type maps", "values map to their standard Java types");
   }
 
   @Override
