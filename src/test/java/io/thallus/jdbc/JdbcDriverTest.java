@@ -438,6 +438,62 @@ class JdbcDriverTest {
   }
 
   /**
+   * execute(), executeUpdate(), executeQuery() and the update count answer as DuckDB's own driver answers for the
+   * same statements, run directly: a statement that changes rows or the catalog is an update count, not a result set.
+   */
+  @Test
+  void executeAndUpdateCountsAnswerAsDuckDBsDriverDoes() throws Exception {
+    String table = "counted_" + System.nanoTime();
+    List<String> statements = List.of(
+        "CREATE TABLE " + table + " (id INTEGER, name VARCHAR)",
+        "INSERT INTO " + table + " SELECT i, 'n' || i FROM range(5) t(i)",
+        "UPDATE " + table + " SET name = 'x' WHERE id < 3",
+        "DELETE FROM " + table + " WHERE id = 4",
+        "SELECT count(*) FROM " + table,
+        "INSERT INTO " + table + " VALUES (9, 'nine') RETURNING id",
+        "DROP TABLE " + table);
+    List<String> expected = new ArrayList<>();
+    try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
+         Statement statement = duckdb.createStatement()) {
+      for (String sql : statements) {
+        boolean results = statement.execute(sql);
+        expected.add(sql.split(" ")[0] + ": " + results + ", " + statement.getUpdateCount());
+      }
+    }
+    List<String> actual = new ArrayList<>();
+    try (Connection connection = connect("");
+         Statement statement = connection.createStatement()) {
+      for (String sql : statements) {
+        boolean results = statement.execute(sql);
+        actual.add(sql.split(" ")[0] + ": " + results + ", " + statement.getUpdateCount());
+        assertThat(statement.getResultSet() != null).as(sql).isEqualTo(results);
+      }
+      assertThat(actual).isEqualTo(expected);
+
+      assertThat(statement.executeUpdate("CREATE TABLE " + table + " (id INTEGER)"))
+          .isEqualTo(statementCount(expected.getFirst()));
+      assertThat(statement.executeUpdate("INSERT INTO " + table + " SELECT * FROM range(7)")).isEqualTo(7);
+      assertThatThrownBy(() -> statement.executeUpdate("SELECT 1")).isInstanceOf(SQLException.class)
+          .hasMessageContaining("executeUpdate() can only be used with statements that return no result set");
+      assertThatThrownBy(() -> statement.executeQuery("DELETE FROM " + table)).isInstanceOf(SQLException.class)
+          .hasMessageContaining("executeQuery() can only be used with statements that return a result set");
+      try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + table + " VALUES (?)")) {
+        insert.setInt(1, 42);
+        assertThat(insert.execute()).isFalse();
+        assertThat(insert.getUpdateCount()).isEqualTo(1);
+        assertThat(insert.getUpdateCount()).as("once per result").isEqualTo(-1);
+        insert.setInt(1, 43);
+        assertThat(insert.executeUpdate()).isEqualTo(1);
+      }
+      statement.execute("DROP TABLE " + table);
+    }
+  }
+
+  private static int statementCount(String line) {
+    return Integer.parseInt(line.substring(line.lastIndexOf(' ') + 1));
+  }
+
+  /**
    * Until the server keeps sessions, every statement commits on its own: manual commit is refused rather than
    * pretended (a rollback that keeps its rows would corrupt an application's data), and commit or rollback in
    * auto-commit mode says there is no transaction, as DuckDB's own driver does.

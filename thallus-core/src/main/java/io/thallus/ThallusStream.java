@@ -50,6 +50,17 @@ public final class ThallusStream extends ArrowReader implements Iterator<VectorS
     return root().getSchema();
   }
 
+  /**
+   * The schema metadata key that marks a statement's update count: what an INSERT, UPDATE, DELETE or DDL statement
+   * answers with, one row with one BIGINT column {@code Count}, rather than a result set.
+   */
+  public static final String UPDATE_COUNT = "thallus.update_count";
+
+  /** Whether this stream is a statement's update count (see {@link #UPDATE_COUNT}), not a query's result. */
+  public boolean isUpdateCount() {
+    return "true".equals(messageSchema.getCustomMetadata().get(UPDATE_COUNT));
+  }
+
   /** The transport the batches travel on. */
   public String transport() {
     return state.transport();

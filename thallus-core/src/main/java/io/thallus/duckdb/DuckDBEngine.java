@@ -235,8 +235,9 @@ public final class DuckDBEngine implements QueryEngine {
         executing.set(false);
       }
       if (!hasRows) {
-        // A statement without rows (DDL, SET, ...) answers with its update count, as DuckDB's INSERT does.
-        long count = Math.max(0, statement.getUpdateCount());
+        // A statement without rows answers with its update count as DuckDB reports it: the rows an INSERT, UPDATE or
+        // DELETE changed, -1 for one that changes no rows (DDL, SET), as DuckDB's own driver says.
+        long count = statement.getUpdateCount();
         statement.close();
         PreparedStatement counted = connection.prepareStatement("SELECT ?::BIGINT AS \"Count\"");
         statement = counted;
@@ -245,7 +246,7 @@ public final class DuckDBEngine implements QueryEngine {
       }
       resultSet = (DuckDBResultSet) statement.getResultSet();
       ArrowReader reader = (ArrowReader) resultSet.arrowExportStream(allocator, spec.batchRows());
-      return new DuckDBResult(connection, statement, resultSet, reader);
+      return new DuckDBResult(connection, statement, resultSet, reader, !hasRows);
     } catch (SQLException e) {
       closeQuietly(statement);
       closeQuietly(connection);
@@ -421,7 +422,9 @@ public final class DuckDBEngine implements QueryEngine {
     private final ArrowReader reader;
     private final Schema schema;
 
-    DuckDBResult(DuckDBConnection connection, Statement statement, DuckDBResultSet resultSet, ArrowReader reader) {
+    /** {@code updateCount}: the statement changed rows or the catalog, and its result is only how many rows. */
+    DuckDBResult(DuckDBConnection connection, Statement statement, DuckDBResultSet resultSet, ArrowReader reader,
+        boolean updateCount) {
       this.connection = connection;
       this.statement = statement;
       this.resultSet = resultSet;
@@ -433,7 +436,14 @@ public final class DuckDBEngine implements QueryEngine {
         for (Field field : inMemory.getFields()) {
           fields.add(DictionaryUtility.toMessageFormat(field, reader, new HashSet<>()));
         }
-        this.schema = new Schema(fields, inMemory.getCustomMetadata());
+        Map<String, String> metadata = new java.util.HashMap<>();
+        if (inMemory.getCustomMetadata() != null) {
+          metadata.putAll(inMemory.getCustomMetadata());
+        }
+        if (updateCount) {
+          metadata.put(io.thallus.ThallusStream.UPDATE_COUNT, "true");
+        }
+        this.schema = new Schema(fields, metadata);
       } catch (java.io.IOException e) {
         throw ThallusException.of(StatusCode.INTERNAL, "DuckDB gave no Arrow schema: " + e.getMessage(), e);
       }

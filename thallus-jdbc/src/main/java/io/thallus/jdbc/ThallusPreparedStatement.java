@@ -77,13 +77,12 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
 
   @Override
   public ResultSet executeQuery() throws SQLException {
-    return run(sql, bound());
+    return query(sql, bound());
   }
 
   @Override
   public boolean execute() throws SQLException {
-    run(sql, bound());
-    return true;
+    return run(sql, bound());
   }
 
   @Override
@@ -93,7 +92,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
 
   @Override
   public long executeLargeUpdate() throws SQLException {
-    return countOf(run(sql, bound()));
+    return update(sql, bound());
   }
 
   @Override
@@ -115,7 +114,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
     batches.clear();
     int[] counts = new int[rows.size()];
     for (int i = 0; i < counts.length; i++) {
-      counts[i] = (int) countOf(run(sql, Arrays.asList(rows.get(i))));
+      counts[i] = (int) Math.min(Integer.MAX_VALUE, update(sql, Arrays.asList(rows.get(i))));
     }
     return counts;
   }

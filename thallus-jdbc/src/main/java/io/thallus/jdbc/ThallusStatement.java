@@ -24,7 +24,8 @@ class ThallusStatement implements Statement {
   private int fetchSize;
   private long maxRows;
   private int queryTimeoutSeconds;
-  private int updateCount = -1;
+  /** The last statement's update count until read, else -1. */
+  private long updateCount = -1;
   private boolean closeOnCompletion;
   private volatile boolean closed;
 
@@ -40,7 +41,11 @@ class ThallusStatement implements Statement {
   }
 
   /** Opens a stream for {@code sql} with this statement's settings; the previous result set is closed first. */
-  ThallusResultSet run(String sql, List<Object> parameters) throws SQLException {
+  /**
+   * Runs a statement, as {@code execute} does: true when it answered with a result set (now the current one), false
+   * when it answered with an update count (now {@link #getUpdateCount}), as DuckDB's own driver tells them apart.
+   */
+  boolean run(String sql, List<Object> parameters) throws SQLException {
     checkOpen();
     closeCurrent();
     updateCount = -1;
@@ -48,9 +53,14 @@ class ThallusStatement implements Statement {
     try {
       ThallusStream stream = connection.client().query(request);
       try {
+        boolean counts = stream.isUpdateCount();
         ThallusResultSet resultSet = new ThallusResultSet(this, new StreamRows(stream, maxRows));
+        if (counts) {
+          updateCount = countOf(resultSet);
+          return false;
+        }
         current = resultSet;
-        return resultSet;
+        return true;
       } catch (SQLException | RuntimeException e) {
         stream.close();
         throw e;
@@ -58,6 +68,25 @@ class ThallusStatement implements Statement {
     } catch (ThallusException e) {
       throw Errors.from(e);
     }
+  }
+
+  /** {@code executeQuery}: a statement that answers with an update count is an error, as in DuckDB's driver. */
+  ResultSet query(String sql, List<Object> parameters) throws SQLException {
+    if (!run(sql, parameters)) {
+      throw new SQLException("executeQuery() can only be used with statements that return a result set; this one "
+          + "changed " + updateCount + " rows (use execute() or executeUpdate())", "07000");
+    }
+    return current;
+  }
+
+  /** {@code executeUpdate}: a statement that answers with a result set is an error, as in DuckDB's driver. */
+  long update(String sql, List<Object> parameters) throws SQLException {
+    if (run(sql, parameters)) {
+      closeCurrent();
+      throw new SQLException("executeUpdate() can only be used with statements that return no result set (INSERT, "
+          + "UPDATE, DELETE, DDL); use executeQuery()", "07000");
+    }
+    return updateCount;
   }
 
   QueryRequest request(String sql, List<Object> parameters) throws SQLException {
@@ -96,13 +125,12 @@ class ThallusStatement implements Statement {
 
   @Override
   public ResultSet executeQuery(String sql) throws SQLException {
-    return run(sql, List.of());
+    return query(sql, List.of());
   }
 
   @Override
   public boolean execute(String sql) throws SQLException {
-    run(sql, List.of());
-    return true;
+    return run(sql, List.of());
   }
 
   @Override
@@ -112,19 +140,16 @@ class ThallusStatement implements Statement {
 
   @Override
   public long executeLargeUpdate(String sql) throws SQLException {
-    return countOf(run(sql, List.of()));
+    return update(sql, List.of());
   }
 
   /** DuckDB answers a statement that changes rows with one row, one column: how many it changed. */
-  long countOf(ThallusResultSet resultSet) throws SQLException {
+  private static long countOf(ThallusResultSet resultSet) throws SQLException {
     try (resultSet) {
       if (resultSet.getMetaData().getColumnCount() != 1 || !resultSet.next()) {
-        throw new SQLException("the statement returned a result set, not an update count; use executeQuery",
-            "07000");
+        throw new SQLException("the server marked an update count but sent no count", "07000");
       }
-      long count = resultSet.getLong(1);
-      updateCount = (int) Math.min(Integer.MAX_VALUE, count);
-      return count;
+      return resultSet.getLong(1);
     }
   }
 
@@ -136,10 +161,7 @@ class ThallusStatement implements Statement {
 
   @Override
   public int getUpdateCount() throws SQLException {
-    checkOpen();
-    int count = updateCount;
-    updateCount = -1;
-    return count;
+    return (int) Math.min(Integer.MAX_VALUE, getLargeUpdateCount());
   }
 
   @Override
@@ -242,7 +264,11 @@ class ThallusStatement implements Statement {
 
   @Override
   public long getLargeUpdateCount() throws SQLException {
-    return getUpdateCount();
+    checkOpen();
+    // Once per result, as JDBC asks: a second call (or one after getMoreResults) says there is none.
+    long count = updateCount;
+    updateCount = -1;
+    return count;
   }
 
   @Override
@@ -264,7 +290,7 @@ class ThallusStatement implements Statement {
     batch.clear();
     int[] counts = new int[statements.size()];
     for (int i = 0; i < counts.length; i++) {
-      counts[i] = executeUpdate(statements.get(i));
+      counts[i] = (int) Math.min(Integer.MAX_VALUE, update(statements.get(i), List.of()));
     }
     return counts;
   }
