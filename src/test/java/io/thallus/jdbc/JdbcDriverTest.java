@@ -437,6 +437,28 @@ class JdbcDriverTest {
     }
   }
 
+  /** getConnection checks what it connects to: a failure there is a connection failure (08001), not a query's. */
+  @Test
+  void getConnectionValidatesTheDatasetAndReportsConnectionFailuresAs08001() throws Exception {
+    try (Connection connection = connect("/shop.duckdb")) {
+      assertThat(connection.isValid(5)).isTrue();
+    }
+    assertThatThrownBy(() -> connect("/nowhere.duckdb"))
+        .isInstanceOfSatisfying(java.sql.SQLNonTransientConnectionException.class, e -> {
+          assertThat(e.getSQLState()).isEqualTo("08001");
+          assertThat(e.getMessage()).contains("cannot connect").contains("nowhere.duckdb");
+        });
+    assertThatThrownBy(() -> connect("/..%2F..%2Fetc%2Fpasswd"))
+        .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("08001"));
+    int closedPort;
+    try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+      closedPort = socket.getLocalPort();
+    }
+    assertThatThrownBy(() -> DriverManager.getConnection("jdbc:thallus://127.0.0.1:" + closedPort))
+        .isInstanceOfSatisfying(java.sql.SQLTransientConnectionException.class,
+            e -> assertThat(e.getSQLState()).isEqualTo("08001"));
+  }
+
   /**
    * execute(), executeUpdate(), executeQuery() and the update count answer as DuckDB's own driver answers for the
    * same statements, run directly: a statement that changes rows or the catalog is an update count, not a result set.
@@ -539,11 +561,12 @@ class JdbcDriverTest {
     assertThatThrownBy(() -> DriverManager.getConnection("jdbc:thallus://127.0.0.1:1?connectTimeout=2"))
         .isInstanceOf(SQLException.class)
         .satisfies(e -> assertThat(((SQLException) e).getSQLState()).startsWith("08"));
-    try (Connection outside = DriverManager.getConnection(url + "/../outside.parquet");
-         Statement statement = outside.createStatement()) {
-      assertThatThrownBy(() -> statement.executeQuery("SELECT 1")).isInstanceOf(SQLException.class)
-          .hasMessageContaining("outside");
-    }
+    // A dataset outside the data root is refused by getConnection itself, as a connection failure.
+    assertThatThrownBy(() -> DriverManager.getConnection(url + "/../outside.parquet"))
+        .isInstanceOfSatisfying(SQLException.class, e -> {
+          assertThat(e.getSQLState()).isEqualTo("08001");
+          assertThat(e.getMessage()).contains("outside");
+        });
 
     Properties properties = new Properties();
     properties.setProperty("transport", "ipc");

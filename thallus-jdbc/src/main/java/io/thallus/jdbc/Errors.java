@@ -52,6 +52,22 @@ final class Errors {
   }
 
   /** A bad argument from the caller: a URL, a property, a column index. */
+  /**
+   * A failure while getConnection sets up the connection: every reason but authentication is SQLState 08001 (the
+   * client could not establish the connection), so pools and tools treat it as a connection failure and retry.
+   */
+  static SQLException connecting(ThallusException e) {
+    if (e.code() == StatusCode.UNAUTHENTICATED) {
+      return from(e);
+    }
+    String message = "cannot connect: " + e.getMessage();
+    return switch (e.code()) {
+      case UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED ->
+          new java.sql.SQLTransientConnectionException(message, "08001", e.code().wireValue(), e);
+      default -> new java.sql.SQLNonTransientConnectionException(message, "08001", e.code().wireValue(), e);
+    };
+  }
+
   static SQLException invalid(String message) {
     return new SQLException(message, "HY000");
   }

@@ -1,6 +1,7 @@
 package io.thallus.jdbc;
 
 import io.thallus.ClientOptions;
+import io.thallus.QueryRequest;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
 import io.thallus.Tls;
@@ -75,14 +76,32 @@ final class ThallusConnection implements Connection {
       }
     }
     BufferAllocator allocator = ThallusClient.newRootAllocator();
+    ThallusClient client = null;
     try {
-      return new ThallusConnection(url, allocator, ThallusClient.connect(allocator, url.location(), options.build()));
+      client = ThallusClient.connect(allocator, url.location(), options.build());
+      ThallusConnection connection = new ThallusConnection(url, allocator, client);
+      connection.dataset().ifPresent(dataset ->
+          // The server resolves the dataset for a query's schema: a missing one fails here, not at the first query.
+          connection.client.schema(QueryRequest.builder("SELECT 1").dataset(dataset).build()));
+      return connection;
     } catch (ThallusException e) {
+      closeQuietly(client);
       allocator.close();
-      throw Errors.from(e);
+      throw Errors.connecting(e);
     } catch (RuntimeException e) {
+      closeQuietly(client);
       allocator.close();
       throw e;
+    }
+  }
+
+  private static void closeQuietly(ThallusClient client) {
+    if (client != null) {
+      try {
+        client.close();
+      } catch (RuntimeException ignored) {
+        // The connect failure is what the caller needs to see.
+      }
     }
   }
 
