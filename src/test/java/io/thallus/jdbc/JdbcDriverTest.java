@@ -506,6 +506,11 @@ class JdbcDriverTest {
         assertThat(insert.getUpdateCount()).as("once per result").isEqualTo(-1);
         insert.setInt(1, 43);
         assertThat(insert.executeUpdate()).isEqualTo(1);
+        // An update count has no result set to complete: closeOnCompletion leaves the statement open.
+        insert.closeOnCompletion();
+        insert.setInt(1, 44);
+        assertThat(insert.executeUpdate()).isEqualTo(1);
+        assertThat(insert.isClosed()).isFalse();
       }
       statement.execute("DROP TABLE " + table);
     }

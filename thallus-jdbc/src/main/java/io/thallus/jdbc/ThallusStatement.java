@@ -40,10 +40,10 @@ class ThallusStatement implements Statement {
     connection.checkOpen();
   }
 
-  /** Opens a stream for {@code sql} with this statement's settings; the previous result set is closed first. */
   /**
-   * Runs a statement, as {@code execute} does: true when it answered with a result set (now the current one), false
-   * when it answered with an update count (now {@link #getUpdateCount}), as DuckDB's own driver tells them apart.
+   * Runs a statement with this statement's settings, as {@code execute} does (the previous result set is closed
+   * first): true when it answered with a result set (now the current one), false when it answered with an update
+   * count (now {@link #getUpdateCount}), as DuckDB's own driver tells them apart.
    */
   boolean run(String sql, List<Object> parameters) throws SQLException {
     checkOpen();
@@ -53,13 +53,12 @@ class ThallusStatement implements Statement {
     try {
       ThallusStream stream = connection.client().query(request);
       try {
-        boolean counts = stream.isUpdateCount();
-        ThallusResultSet resultSet = new ThallusResultSet(this, new StreamRows(stream, maxRows));
-        if (counts) {
-          updateCount = countOf(resultSet);
+        if (stream.isUpdateCount()) {
+          // Read here and closed, and no result set of this statement: closeOnCompletion does not close it.
+          updateCount = countOf(new ThallusResultSet(null, new StreamRows(stream, 0)));
           return false;
         }
-        current = resultSet;
+        current = new ThallusResultSet(this, new StreamRows(stream, maxRows));
         return true;
       } catch (SQLException | RuntimeException e) {
         stream.close();
