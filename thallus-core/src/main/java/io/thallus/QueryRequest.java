@@ -116,6 +116,20 @@ public final class QueryRequest {
       return parameters(java.util.Arrays.asList(values));
     }
 
+    /**
+     * With {@code false}, the statement runs inside the session's transaction, which the server begins first if
+     * none is open; it stays open until a COMMIT or ROLLBACK statement (JDBC's manual-commit mode). The default,
+     * {@code true}, runs the statement as DuckDB does: on its own, or in a transaction opened by BEGIN.
+     */
+    public Builder autoCommit(boolean autoCommit) {
+      if (autoCommit) {
+        options.remove(io.thallus.spi.QuerySpec.AUTOCOMMIT);
+      } else {
+        options.put(io.thallus.spi.QuerySpec.AUTOCOMMIT, "false");
+      }
+      return this;
+    }
+
     public Builder option(String key, String value) {
       options.put(Objects.requireNonNull(key), Objects.requireNonNull(value));
       return this;

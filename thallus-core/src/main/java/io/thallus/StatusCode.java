@@ -21,6 +21,11 @@ public enum StatusCode {
   RESOURCE_EXHAUSTED(8),
   /** The request came in the wrong state, e.g. OPEN before HELLO. */
   FAILED_PRECONDITION(9),
+  /**
+   * The transaction was aborted: it conflicted with another one (write-write conflict) or failed earlier and must
+   * be rolled back. Retrying the whole transaction may succeed.
+   */
+  ABORTED(10),
   /** A protocol version or feature this side does not speak. */
   UNIMPLEMENTED(12),
   /** A bug or broken invariant on the side that reports it. */

@@ -36,6 +36,14 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--port", defaultValue = "47470", description = "Port to listen on, 0 for any (default: ${DEFAULT-VALUE}).")
   int port;
 
+  @Option(names = "--database", paramLabel = "FILE", description = "Keep tables in this DuckDB file (created if "
+      + "missing; beside the data root, not under it): committed data survives a restart and a crash. Default: an "
+      + "in-memory database, empty at every start.")
+  Path database;
+
+  @Option(names = "--read-only", description = "Serve the --database file read-only: statements that write fail.")
+  boolean readOnly;
+
   @Option(names = "--threads", description = "DuckDB worker threads (default: one per core).")
   Integer threads;
 
@@ -121,6 +129,11 @@ final class ServeCommand implements Callable<Integer> {
           + "the config file");
     }
     DuckDBEngine.Builder engine = DuckDBEngine.builder().filesUnder(dataRoot);
+    if (database != null) {
+      engine.database(database).readOnly(readOnly);
+    } else if (readOnly) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "--read-only needs --database FILE");
+    }
     if (threads != null) {
       engine.threads(threads);
     }
@@ -141,6 +154,9 @@ final class ServeCommand implements Callable<Integer> {
                : MetricsEndpoint.start(host, metricsPort, metrics, server::isAccepting)) {
         System.out.println("thallus serving " + dataRoot.toAbsolutePath() + " at " + server.getLocation()
             + " over " + server.transports());
+        if (database != null) {
+          System.out.println("database " + database.toAbsolutePath() + (readOnly ? " (read-only)" : ""));
+        }
         if (endpoint != null) {
           System.out.println("metrics at http://" + host + ":" + endpoint.port() + "/metrics");
         }

@@ -40,7 +40,8 @@ import org.duckdb.DuckDBDriver;
 import org.duckdb.DuckDBResultSet;
 
 /**
- * The query engine: one embedded, in-memory DuckDB per server and one connection per stream. Results leave DuckDB
+ * The query engine: one embedded DuckDB per server (in memory, or a database file) and one DuckDB connection per
+ * client session ({@link DuckDBSession}). Results leave DuckDB
  * through its Arrow export (the C Data Interface: DuckDB's own memory, no copy) and stream, so the schema is known
  * and the first batch is on its way before the query has finished.
  *
@@ -49,7 +50,7 @@ import org.duckdb.DuckDBResultSet;
  */
 public final class DuckDBEngine implements QueryEngine {
   /** What DuckDB's JDBC driver says, in streaming mode, instead of the error that stopped a query. */
-  private static final String HIDDEN_ERROR = "Invalid result set";
+  static final String HIDDEN_ERROR = "Invalid result set";
   /** How long, and how often, a cancellation is repeated while DuckDB has not started the query yet. */
   private static final java.time.Duration CANCEL_PERSISTENCE = java.time.Duration.ofSeconds(30);
   private static final java.time.Duration CANCEL_RETRY = java.time.Duration.ofMillis(20);
@@ -81,8 +82,26 @@ public final class DuckDBEngine implements QueryEngine {
     private Integer threads;
     private String memoryLimit;
     private Path filesRoot;
+    private Path databaseFile;
+    private boolean readOnly;
 
     private Builder() {}
+
+    /**
+     * Keeps the data in this DuckDB file (created if missing) instead of in memory: committed transactions survive
+     * a restart and a crash (DuckDB's write-ahead log). The file must not lie under the data root, where SQL could
+     * read its bytes or open it a second time as a dataset.
+     */
+    public Builder database(Path file) {
+      this.databaseFile = file.toAbsolutePath().normalize();
+      return this;
+    }
+
+    /** Serves the {@link #database} file read-only: every statement that writes fails, and the file is not locked. */
+    public Builder readOnly(boolean readOnly) {
+      this.readOnly = readOnly;
+      return this;
+    }
 
     /** DuckDB worker threads (default: DuckDB's, one per core). */
     public Builder threads(int threads) {
@@ -126,8 +145,19 @@ public final class DuckDBEngine implements QueryEngine {
       properties.putAll(settings);
       // Streaming results: a result is produced as it is read, so OPEN returns before the query has finished.
       properties.setProperty(DuckDBDriver.JDBC_STREAM_RESULTS, "true");
+      String url = "jdbc:duckdb:";
+      if (databaseFile != null) {
+        checkDatabaseFile();
+        url += databaseFile;
+        if (readOnly) {
+          properties.setProperty(DuckDBDriver.DUCKDB_READONLY_PROPERTY, "true");
+        }
+      } else if (readOnly) {
+        throw new IllegalArgumentException("read-only needs a database file: an empty in-memory database has nothing "
+            + "to read");
+      }
       try {
-        DuckDBConnection database = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", properties);
+        DuckDBConnection database = (DuckDBConnection) DriverManager.getConnection(url, properties);
         try {
           lockDown(database, filesRoot);
         } catch (SQLException e) {
@@ -136,7 +166,32 @@ public final class DuckDBEngine implements QueryEngine {
         }
         return new DuckDBEngine(database, settings, filesRoot);
       } catch (SQLException e) {
-        throw ThallusException.of(StatusCode.INTERNAL, "cannot start DuckDB: " + e.getMessage(), e);
+        String where = databaseFile == null ? "" : " on " + databaseFile;
+        throw ThallusException.of(StatusCode.INTERNAL, "cannot start DuckDB" + where + ": " + e.getMessage(), e);
+      }
+    }
+
+    private void checkDatabaseFile() {
+      Path parent = databaseFile.getParent();
+      if (parent == null || !Files.isDirectory(parent)) {
+        throw ThallusException.of(StatusCode.NOT_FOUND, "the database's directory " + parent + " does not exist");
+      }
+      if (readOnly && !Files.exists(databaseFile)) {
+        throw ThallusException.of(StatusCode.NOT_FOUND, "the database " + databaseFile + " does not exist, and a "
+            + "read-only database is not created");
+      }
+      if (filesRoot != null) {
+        Path real;
+        try {
+          real = parent.toRealPath().resolve(databaseFile.getFileName());
+        } catch (java.io.IOException e) {
+          throw ThallusException.of(StatusCode.NOT_FOUND, "cannot resolve " + databaseFile + ": " + e.getMessage(), e);
+        }
+        if (real.startsWith(filesRoot)) {
+          throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the database " + databaseFile + " lies under the "
+              + "data root " + filesRoot + ", where SQL could read its file or open it again as a dataset; keep it "
+              + "beside the data root");
+        }
       }
     }
   }
@@ -202,67 +257,25 @@ public final class DuckDBEngine implements QueryEngine {
     return execute(spec, allocator, new CancelSignal());
   }
 
+  /** One query in a session of its own, which ends with the result. */
   @Override
   public QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
-    DuckDBConnection connection;
+    DuckDBSession session = openSession();
     try {
-      connection = (DuckDBConnection) database.duplicate();
+      return session.execute(spec, allocator, cancel).closing(session);
+    } catch (RuntimeException e) {
+      session.close();
+      throw e;
+    }
+  }
+
+  /** A session: one DuckDB connection of its own, so its transaction, temp tables, variables and USE persist. */
+  @Override
+  public DuckDBSession openSession() {
+    try {
+      return new DuckDBSession(this, (DuckDBConnection) database.duplicate());
     } catch (SQLException e) {
       throw ThallusException.of(StatusCode.UNAVAILABLE, "DuckDB is closed: " + e.getMessage(), e);
-    }
-    Statement statement = null;
-    try {
-      if (spec.dataset().isPresent()) {
-        bindDataset(connection, spec.dataset().get());
-      }
-      String sql = spec.schemaOnly() ? withoutRows(spec.sql()) : spec.sql();
-      DuckDBResultSet resultSet;
-      boolean hasRows;
-      AtomicBoolean executing = new AtomicBoolean(true);
-      try {
-        if (spec.parameters().isEmpty()) {
-          statement = connection.createStatement();
-          cancel.onCancel(cancelling(statement, executing));
-          hasRows = statement.execute(sql);
-        } else {
-          PreparedStatement prepared = connection.prepareStatement(sql);
-          statement = prepared;
-          cancel.onCancel(cancelling(statement, executing));
-          bind(prepared, spec.parameters());
-          hasRows = prepared.execute();
-        }
-      } finally {
-        executing.set(false);
-      }
-      if (!hasRows) {
-        // A statement without rows answers with its update count as DuckDB reports it: the rows an INSERT, UPDATE or
-        // DELETE changed, -1 for one that changes no rows (DDL, SET), as DuckDB's own driver says.
-        long count = statement.getUpdateCount();
-        statement.close();
-        PreparedStatement counted = connection.prepareStatement("SELECT ?::BIGINT AS \"Count\"");
-        statement = counted;
-        counted.setLong(1, count);
-        counted.execute();
-      }
-      resultSet = (DuckDBResultSet) statement.getResultSet();
-      ArrowReader reader = (ArrowReader) resultSet.arrowExportStream(allocator, spec.batchRows());
-      return new DuckDBResult(connection, statement, resultSet, reader, !hasRows);
-    } catch (SQLException e) {
-      closeQuietly(statement);
-      closeQuietly(connection);
-      String message = e.getMessage();
-      if (cancel.isCancelled()) {
-        // Re-running a cancelled query to learn why it stopped would run it to the end.
-        throw ThallusException.of(StatusCode.CANCELLED, "the query was cancelled", e);
-      }
-      if (message != null && message.contains(HIDDEN_ERROR)) {
-        message = diagnose(spec, cancel).orElse(message);
-      }
-      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, message, e);
-    } catch (RuntimeException e) {
-      closeQuietly(statement);
-      closeQuietly(connection);
-      throw e;
     }
   }
 
@@ -271,7 +284,7 @@ public final class DuckDBEngine implements QueryEngine {
    * before its query has started, so a virtual thread keeps asking until {@code executing} turns false (the
    * statement returned) or a deadline passes; the thread that cancels never blocks.
    */
-  private static Runnable cancelling(Statement statement, AtomicBoolean executing) {
+  static Runnable cancelling(Statement statement, AtomicBoolean executing) {
     // A platform thread: DuckDB's cancel waits for the connection's lock, which planning holds (for as long as 30 s
     // when it folds a huge constant), and a virtual thread blocked in native code would pin its carrier that long.
     return () -> Thread.ofPlatform().daemon().name("thallus-duckdb-cancel").start(() -> {
@@ -301,7 +314,7 @@ public final class DuckDBEngine implements QueryEngine {
    * A query that yields the same columns and no row: DuckDB plans {@code LIMIT 0} without reading its input. Only a
    * query can be wrapped; anything else (PRAGMA, SHOW, ...) runs as it is, and the server reads none of its rows.
    */
-  private static String withoutRows(String sql) {
+  static String withoutRows(String sql) {
     String body = sql.strip();
     while (body.endsWith(";")) {
       body = body.substring(0, body.length() - 1).stripTrailing();
@@ -315,7 +328,7 @@ public final class DuckDBEngine implements QueryEngine {
     return sql;
   }
 
-  private static void bind(PreparedStatement statement, List<Object> parameters) throws SQLException {
+  static void bind(PreparedStatement statement, List<Object> parameters) throws SQLException {
     int expected = statement.getParameterMetaData().getParameterCount();
     if (expected != parameters.size()) {
       throw ThallusException.of(StatusCode.INVALID_ARGUMENT,
@@ -333,10 +346,12 @@ public final class DuckDBEngine implements QueryEngine {
 
   /**
    * DuckDB's JDBC driver reports any error of a streaming query as "Invalid result set". Running the query once
-   * more without streaming, on a database of its own, brings back DuckDB's own message for the caller. The re-run
+   * more without streaming, on an empty database of its own, brings back DuckDB's own message for the caller when
+   * the error lies in the query itself (a cast, a function's input). Tables and session objects do not exist
+   * there: such a re-run fails to bind, says nothing about the first failure, and is not reported. The re-run
    * answers to the same {@code cancel} as the query: a client that leaves, cancels or runs out of time stops it too.
    */
-  private Optional<String> diagnose(QuerySpec spec, CancelSignal cancel) {
+  Optional<String> diagnose(QuerySpec spec, CancelSignal cancel) {
     DuckDBConnection connection = null;
     try {
       synchronized (this) {
@@ -360,13 +375,18 @@ public final class DuckDBEngine implements QueryEngine {
         }
       }
     } catch (SQLException e) {
-      return cancel.isCancelled() ? Optional.empty() : Optional.ofNullable(e.getMessage());
+      String message = e.getMessage();
+      if (cancel.isCancelled() || message == null || message.startsWith("Catalog Error")
+          || message.startsWith("Binder Error")) {
+        return Optional.empty();
+      }
+      return Optional.of(message);
     } finally {
       closeQuietly(connection);
     }
   }
 
-  private void bindDataset(DuckDBConnection connection, Path path) throws SQLException {
+  void bindDataset(DuckDBConnection connection, Path path) throws SQLException {
     String name = path.getFileName() == null ? "" : path.getFileName().toString().toLowerCase(Locale.ROOT);
     try (Statement statement = connection.createStatement()) {
       if (name.endsWith(".duckdb") || name.endsWith(".db")) {
@@ -395,7 +415,7 @@ public final class DuckDBEngine implements QueryEngine {
     return "'" + text.replace("'", "''") + "'";
   }
 
-  private static void closeQuietly(AutoCloseable closeable) {
+  static void closeQuietly(AutoCloseable closeable) {
     if (closeable == null) {
       return;
     }
@@ -412,108 +432,5 @@ public final class DuckDBEngine implements QueryEngine {
       closeQuietly(diagnostics);
     }
     closeQuietly(database);
-  }
-
-  /** One stream's running query. */
-  private static final class DuckDBResult implements QueryResult {
-    private final DuckDBConnection connection;
-    private final Statement statement;
-    private final DuckDBResultSet resultSet;
-    private final ArrowReader reader;
-    private final Schema schema;
-
-    /** {@code updateCount}: the statement changed rows or the catalog, and its result is only how many rows. */
-    DuckDBResult(DuckDBConnection connection, Statement statement, DuckDBResultSet resultSet, ArrowReader reader,
-        boolean updateCount) {
-      this.connection = connection;
-      this.statement = statement;
-      this.resultSet = resultSet;
-      this.reader = reader;
-      try {
-        // Dictionary fields go on the wire in IPC message form (value type + encoding), as Arrow IPC has them.
-        Schema inMemory = reader.getVectorSchemaRoot().getSchema();
-        List<Field> fields = new ArrayList<>();
-        for (Field field : inMemory.getFields()) {
-          fields.add(DictionaryUtility.toMessageFormat(field, reader, new HashSet<>()));
-        }
-        Map<String, String> metadata = new java.util.HashMap<>();
-        if (inMemory.getCustomMetadata() != null) {
-          metadata.putAll(inMemory.getCustomMetadata());
-        }
-        if (updateCount) {
-          metadata.put(io.thallus.ThallusStream.UPDATE_COUNT, "true");
-        }
-        this.schema = new Schema(fields, metadata);
-      } catch (java.io.IOException e) {
-        throw ThallusException.of(StatusCode.INTERNAL, "DuckDB gave no Arrow schema: " + e.getMessage(), e);
-      }
-    }
-
-    @Override
-    public Schema schema() {
-      return schema;
-    }
-
-    @Override
-    public BatchContents next() {
-      try {
-        if (!reader.loadNextBatch()) {
-          return null;
-        }
-        VectorSchemaRoot root = reader.getVectorSchemaRoot();
-        // Unloading retains the buffers: the batch outlives the reader's next load, which releases the root's.
-        ArrowRecordBatch records = new VectorUnloader(root).getRecordBatch();
-        List<ArrowDictionaryBatch> dictionaries = new ArrayList<>();
-        for (Field field : root.getSchema().getFields()) {
-          collectDictionaries(field, dictionaries);
-        }
-        return new BatchContents(dictionaries, records);
-      } catch (java.io.IOException | RuntimeException e) {
-        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-          if (cause instanceof org.apache.arrow.memory.OutOfMemoryException && e instanceof RuntimeException runtime) {
-            // The server's memory budget, not the query, stopped this: the server says so.
-            throw runtime;
-          }
-        }
-        String message = e.getMessage() == null ? e.toString() : e.getMessage();
-        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, message, e);
-      }
-    }
-
-    private void collectDictionaries(Field field, List<ArrowDictionaryBatch> out) {
-      if (field.getDictionary() != null) {
-        long id = field.getDictionary().getId();
-        Dictionary dictionary = reader.lookup(id);
-        if (dictionary != null && out.stream().noneMatch(d -> d.getDictionaryId() == id)) {
-          FieldVector vector = dictionary.getVector();
-          VectorSchemaRoot single = new VectorSchemaRoot(List.of(vector.getField()), List.of(vector),
-              vector.getValueCount());
-          out.add(new ArrowDictionaryBatch(id, new VectorUnloader(single).getRecordBatch(), false));
-        }
-      }
-      for (Field child : field.getChildren()) {
-        collectDictionaries(child, out);
-      }
-    }
-
-    @Override
-    public void cancel() {
-      try {
-        statement.cancel();
-      } catch (SQLException | RuntimeException ignored) {
-        // The query may have finished already; there is nothing left to cancel.
-      }
-      // A cancel reaches DuckDB only while the statement executes; once rows stream, only closing the connection
-      // stops the work of a read in progress (it then fails at once, and close() later finds it closed).
-      closeQuietly(connection);
-    }
-
-    @Override
-    public void close() {
-      closeQuietly(reader);
-      closeQuietly(resultSet);
-      closeQuietly(statement);
-      closeQuietly(connection);
-    }
   }
 }

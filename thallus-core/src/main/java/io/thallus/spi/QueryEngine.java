@@ -2,7 +2,10 @@ package io.thallus.spi;
 
 import org.apache.arrow.memory.BufferAllocator;
 
-/** Runs SQL for a server and yields Arrow batches. One engine per server; one result per stream. */
+/**
+ * Runs SQL for a server and yields Arrow batches. One engine per server, one {@link EngineSession} per client
+ * connection, one result per stream.
+ */
 public interface QueryEngine extends AutoCloseable {
   /**
    * Compiles and starts the query, returning once the schema is known (not once the whole result is). Blocking is
@@ -17,6 +20,22 @@ public interface QueryEngine extends AutoCloseable {
    */
   default QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
     return execute(spec, allocator);
+  }
+
+  /**
+   * A session for one client connection. An engine without session state answers with a session that runs every
+   * query on its own, as {@link #execute(QuerySpec, BufferAllocator, CancelSignal)} does.
+   */
+  default EngineSession openSession() {
+    return new EngineSession() {
+      @Override
+      public QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
+        return QueryEngine.this.execute(spec, allocator, cancel);
+      }
+
+      @Override
+      public void close() {}
+    };
   }
 
   @Override

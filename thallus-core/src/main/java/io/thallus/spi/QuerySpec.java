@@ -15,6 +15,12 @@ import java.util.Optional;
  */
 public record QuerySpec(String sql, Optional<Path> dataset, int batchRows, List<Object> parameters,
     boolean schemaOnly, Map<String, String> options) {
+  /**
+   * The option that asks for the session's transaction: "false" runs the statement in it, begun first if none is
+   * open (see {@link io.thallus.QueryRequest.Builder#autoCommit}).
+   */
+  public static final String AUTOCOMMIT = "thallus.autocommit";
+
   public QuerySpec {
     parameters = Collections.unmodifiableList(new ArrayList<>(parameters));
     options = Map.copyOf(options);

@@ -26,6 +26,7 @@ final class Errors {
       case PERMISSION_DENIED -> "42501";
       case RESOURCE_EXHAUSTED -> "53000";
       case FAILED_PRECONDITION -> "55000";
+      case ABORTED -> "40001";
       case UNIMPLEMENTED -> "0A000";
       case UNAVAILABLE -> "08006";
       case UNAUTHENTICATED -> "28000";
@@ -46,6 +47,7 @@ final class Errors {
       case UNAVAILABLE -> new SQLTransientConnectionException(message, state, vendorCode, e);
       case PROTOCOL_ERROR -> new SQLNonTransientConnectionException(message, state, vendorCode, e);
       case UNIMPLEMENTED -> new SQLFeatureNotSupportedException(message, state, vendorCode, e);
+      case ABORTED -> new java.sql.SQLTransactionRollbackException(message, state, vendorCode, e);
       default -> new SQLException(message, state, vendorCode, e);
     };
     return translated;
@@ -107,5 +109,5 @@ final class Errors {
     return unsupported(what, "Thallus result sets are forward-only and read-only");
   }
 
-  static final String NO_TRANSACTIONS = "every statement runs and commits on its own on the server (no sessions yet)";
+  static final String NO_SAVEPOINTS = "DuckDB has no savepoints (a transaction commits or rolls back as a whole)";
 }

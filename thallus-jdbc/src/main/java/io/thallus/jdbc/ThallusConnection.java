@@ -34,9 +34,11 @@ import java.util.concurrent.Executor;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
- * One Thallus client connection with its own Arrow allocator. Statements are independent reads: each runs on a
- * fresh DuckDB connection on the server, so there are no transactions to commit and no session state between
- * statements. Closing closes the open statements (newest first), then the client, then the allocator.
+ * One Thallus client connection with its own Arrow allocator: a session on the server (one DuckDB connection), so
+ * transactions, temp tables, variables and USE last until it closes. In manual-commit mode every statement runs in
+ * the session's transaction, which the server begins with the first statement after a commit or rollback (no round
+ * trip of its own). Closing closes the open statements (newest first), then the client (the server rolls back a
+ * transaction left open), then the allocator.
  */
 final class ThallusConnection implements Connection {
   private final JdbcUrl url;
@@ -45,6 +47,9 @@ final class ThallusConnection implements Connection {
   private final Set<ThallusStatement> statements = Collections.synchronizedSet(new LinkedHashSet<>());
   private volatile boolean closed;
   private String schema;
+  private volatile boolean autoCommit = true;
+  /** A statement ran in manual-commit mode since the last commit or rollback: the server's transaction is open. */
+  private volatile boolean transactionOpen;
 
   private ThallusConnection(JdbcUrl url, BufferAllocator allocator, ThallusClient client) {
     this.url = url;
@@ -225,35 +230,73 @@ final class ThallusConnection implements Connection {
   }
 
   /**
-   * Only auto-commit: every statement commits on its own on the server, so a manual-commit mode would let a rollback
-   * silently keep what it should undo. Turning it off is refused rather than pretended.
+   * Manual-commit mode: from the next statement on, statements run in one transaction until {@link #commit} or
+   * {@link #rollback}. Turning auto-commit back on commits an open transaction, as JDBC asks.
    */
   @Override
   public void setAutoCommit(boolean autoCommit) throws SQLException {
     checkOpen();
-    if (!autoCommit) {
-      throw Errors.unsupported("setAutoCommit(false)", Errors.NO_TRANSACTIONS);
+    if (autoCommit && !this.autoCommit && transactionOpen) {
+      endTransaction("COMMIT");
     }
+    this.autoCommit = autoCommit;
   }
 
   @Override
   public boolean getAutoCommit() throws SQLException {
     checkOpen();
-    return true;
+    return autoCommit;
   }
 
-  /** In auto-commit mode there is no transaction to commit (DuckDB's own driver answers the same). */
+  /** Commits the transaction; in manual-commit mode with no statement since the last end there is nothing to do. */
   @Override
   public void commit() throws SQLException {
     checkOpen();
-    throw new SQLException("cannot commit: no transaction is active (the connection is in auto-commit mode)", "25000");
+    if (autoCommit) {
+      // DuckDB's own driver answers the same.
+      throw new SQLException("cannot commit: no transaction is active (the connection is in auto-commit mode)",
+          "25000");
+    }
+    if (transactionOpen) {
+      endTransaction("COMMIT");
+    }
   }
 
   @Override
   public void rollback() throws SQLException {
     checkOpen();
-    throw new SQLException("cannot roll back: no transaction is active (the connection is in auto-commit mode); "
-        + "every statement has committed on its own", "25000");
+    if (autoCommit) {
+      throw new SQLException("cannot roll back: no transaction is active (the connection is in auto-commit mode); "
+          + "every statement has committed on its own", "25000");
+    }
+    if (transactionOpen) {
+      endTransaction("ROLLBACK");
+    }
+  }
+
+  /**
+   * Runs COMMIT or ROLLBACK on the server. The transaction is over either way: a COMMIT that fails (a write
+   * conflict, SQLState 40001) has rolled back.
+   */
+  private void endTransaction(String verb) throws SQLException {
+    transactionOpen = false;
+    try (io.thallus.ThallusStream stream = client.query(QueryRequest.builder(verb).build())) {
+      while (stream.loadNextBatch()) {
+        // The one-row update count of COMMIT or ROLLBACK: read to its end, where a failure would show.
+      }
+    } catch (java.io.IOException e) {
+      throw new SQLException(verb + " failed: " + e.getMessage(), "08006", e);
+    } catch (ThallusException e) {
+      throw Errors.from(e);
+    }
+  }
+
+  /** What the next statement's request asks of the session: its transaction, in manual-commit mode. */
+  void inSession(QueryRequest.Builder request) {
+    if (!autoCommit) {
+      request.autoCommit(false);
+      transactionOpen = true;
+    }
   }
 
   @Override
@@ -326,18 +369,26 @@ final class ThallusConnection implements Connection {
     return null;
   }
 
+  /**
+   * DuckDB gives every transaction a snapshot (no dirty or non-repeatable reads; write-write conflicts abort with
+   * 40001): repeatable read, as DuckDB's own driver reports it. A weaker level asked for is served by this stronger
+   * one, as JDBC allows; serializable is not offered.
+   */
   @Override
   public void setTransactionIsolation(int level) throws SQLException {
     checkOpen();
-    if (level != TRANSACTION_NONE) {
-      throw Errors.unsupported("setTransactionIsolation", Errors.NO_TRANSACTIONS);
+    switch (level) {
+      case TRANSACTION_READ_UNCOMMITTED, TRANSACTION_READ_COMMITTED, TRANSACTION_REPEATABLE_READ -> { }
+      case TRANSACTION_SERIALIZABLE -> throw Errors.unsupported("TRANSACTION_SERIALIZABLE",
+          "DuckDB isolates transactions by snapshot (repeatable read), which is not serializable");
+      default -> throw Errors.invalid("not a transaction isolation level: " + level);
     }
   }
 
   @Override
   public int getTransactionIsolation() throws SQLException {
     checkOpen();
-    return TRANSACTION_NONE;
+    return TRANSACTION_REPEATABLE_READ;
   }
 
   @Override
@@ -377,22 +428,22 @@ final class ThallusConnection implements Connection {
 
   @Override
   public Savepoint setSavepoint() throws SQLException {
-    throw Errors.unsupported("savepoints", Errors.NO_TRANSACTIONS);
+    throw Errors.unsupported("savepoints", Errors.NO_SAVEPOINTS);
   }
 
   @Override
   public Savepoint setSavepoint(String name) throws SQLException {
-    throw Errors.unsupported("savepoints", Errors.NO_TRANSACTIONS);
+    throw Errors.unsupported("savepoints", Errors.NO_SAVEPOINTS);
   }
 
   @Override
   public void rollback(Savepoint savepoint) throws SQLException {
-    throw Errors.unsupported("savepoints", Errors.NO_TRANSACTIONS);
+    throw Errors.unsupported("savepoints", Errors.NO_SAVEPOINTS);
   }
 
   @Override
   public void releaseSavepoint(Savepoint savepoint) throws SQLException {
-    throw Errors.unsupported("savepoints", Errors.NO_TRANSACTIONS);
+    throw Errors.unsupported("savepoints", Errors.NO_SAVEPOINTS);
   }
 
   @Override

@@ -448,7 +448,7 @@ final class ThallusDatabaseMetaData implements DatabaseMetaData {
 
   @Override
   public int getDefaultTransactionIsolation() {
-    return Connection.TRANSACTION_NONE;
+    return Connection.TRANSACTION_REPEATABLE_READ;
   }
 
   @Override
@@ -807,7 +807,7 @@ final class ThallusDatabaseMetaData implements DatabaseMetaData {
 
   @Override
   public boolean supportsDataDefinitionAndDataManipulationTransactions() {
-    return false;
+    return true;
   }
 
   @Override
@@ -897,7 +897,7 @@ final class ThallusDatabaseMetaData implements DatabaseMetaData {
 
   @Override
   public boolean supportsMultipleTransactions() {
-    return false;
+    return true;
   }
 
   @Override
@@ -1041,13 +1041,15 @@ final class ThallusDatabaseMetaData implements DatabaseMetaData {
   }
 
   @Override
-  public boolean supportsTransactionIsolationLevel(int arg0) {
-    return arg0 == Connection.TRANSACTION_NONE;
+  public boolean supportsTransactionIsolationLevel(int level) {
+    // Weaker levels are served by repeatable read (see ThallusConnection.setTransactionIsolation).
+    return level == Connection.TRANSACTION_READ_UNCOMMITTED || level == Connection.TRANSACTION_READ_COMMITTED
+        || level == Connection.TRANSACTION_REPEATABLE_READ;
   }
 
   @Override
   public boolean supportsTransactions() {
-    return false;
+    return true;
   }
 
   @Override

@@ -94,6 +94,7 @@ class ThallusStatement implements Statement {
     }
     QueryRequest.Builder request = QueryRequest.builder(sql).parameters(parameters);
     connection.dataset().ifPresent(request::dataset);
+    connection.inSession(request);
     int rows = fetchSize > 0 ? fetchSize : connection.batchRows();
     if (maxRows > 0 && maxRows < rows) {
       rows = (int) maxRows;

@@ -18,6 +18,7 @@ import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.Protocol;
 import io.thallus.internal.protocol.QueryParameters;
 import io.thallus.spi.QuerySpec;
+import io.thallus.spi.EngineSession;
 import io.thallus.spi.ServerSession;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -66,6 +67,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   private BufferAllocator allocator;
   private boolean inactive;
   private boolean sessionClosed;
+  /** This client's session in the engine, opened at its first query. Guarded by this. */
+  private EngineSession engineSession;
   /** Whether any byte has come from the client: a pending connection that has spoken is the last to be let go. */
   private volatile boolean spoken;
 
@@ -335,6 +338,19 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     abortStream(streamId, Status.of(StatusCode.CANCELLED, "stream " + streamId + " closed by the client"), false);
   }
 
+  /** This client's engine session (its transaction, temp tables, settings), opened at the first query. */
+  EngineSession engineSession() {
+    synchronized (this) {
+      if (sessionClosed) {
+        throw ThallusException.of(StatusCode.UNAVAILABLE, "the connection has closed");
+      }
+      if (engineSession == null) {
+        engineSession = context.engine().openSession();
+      }
+      return engineSession;
+    }
+  }
+
   /** Called by a stream when it has finished and released what it held. */
   void streamDone(ServerStream stream) {
     streams.remove(stream.id(), stream);
@@ -351,6 +367,14 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
     if (!last) {
       return;
+    }
+    EngineSession ended;
+    synchronized (this) {
+      ended = engineSession;
+    }
+    if (ended != null) {
+      // The client is gone: a transaction it left open rolls back.
+      ended.close();
     }
     try {
       BatchSender toClose = sender;

@@ -203,7 +203,7 @@ final class ServerStream {
   private boolean advance() {
     throwIfAborted();
     if (result == null) {
-      result = context.engine().execute(spec, connection.allocator(), cancelSignal);
+      result = connection.engineSession().execute(spec, connection.allocator(), cancelSignal);
       throwIfAborted();
       connection.send(new Message.Opened(id, result.schema().serializeAsMessage()));
       if (spec.schemaOnly()) {

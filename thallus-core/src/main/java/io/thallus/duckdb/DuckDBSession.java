@@ -1,0 +1,307 @@
+package io.thallus.duckdb;
+
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
+import io.thallus.spi.CancelSignal;
+import io.thallus.spi.EngineSession;
+import io.thallus.spi.QuerySpec;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.duckdb.DuckDBConnection;
+import org.duckdb.DuckDBResultSet;
+
+/**
+ * One client's session: one DuckDB connection, so its transaction, temporary tables, prepared statements, variables
+ * and {@code USE} last from statement to statement.
+ *
+ * <p>DuckDB runs one statement at a time on a connection and refuses a new one while a streaming result is still
+ * open on it. A client may still keep several results open (Spark, nested JDBC result sets): the session's lock
+ * lets one DuckDB call run at a time, and a statement that finds another result still streaming first reads that
+ * result's remaining batches into memory (under the client's memory budget), where its stream goes on reading them.
+ * So every result stays valid and in order; only the earlier one stops streaming from DuckDB.
+ */
+public final class DuckDBSession implements EngineSession {
+  private static final Pattern TRANSACTION_STATEMENT = Pattern.compile(
+      "(?is)\\s*(BEGIN|START\\s+TRANSACTION|COMMIT|END|ROLLBACK|ABORT)\\b.*");
+  private static final Pattern LOCKED_SETTING = Pattern.compile(
+      "(?s).*Cannot change configuration option \"+([^\"]+)\"+ - the configuration has been locked.*");
+  /** How often a statement that waits for the session looks whether it was cancelled. */
+  private static final long LOCK_POLL_MILLIS = 50;
+
+  private final DuckDBEngine engine;
+  private final DuckDBConnection connection;
+  /** One DuckDB call at a time on the connection. */
+  private final ReentrantLock lock = new ReentrantLock();
+  /** Guards {@link #calling} and the connection's closing against an interrupt meant for another call. */
+  private final Object interruptGuard = new Object();
+
+  // Guarded by lock.
+  private DuckDBResult streaming;
+  private Optional<Path> boundDataset = Optional.empty();
+  private boolean inTransaction;
+  // Guarded by interruptGuard.
+  private Object calling;
+  private boolean closed;
+
+  DuckDBSession(DuckDBEngine engine, DuckDBConnection connection) {
+    this.engine = engine;
+    this.connection = connection;
+  }
+
+  @Override
+  public DuckDBResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
+    acquire(cancel::isCancelled);
+    Statement statement = null;
+    try {
+      checkOpen();
+      DuckDBResult earlier = streaming;
+      if (earlier != null) {
+        earlier.readRest();
+      }
+      if (!spec.dataset().equals(boundDataset)) {
+        if (spec.dataset().isPresent()) {
+          engine.bindDataset(connection, spec.dataset().get());
+        }
+        boundDataset = spec.dataset();
+      }
+      if ("false".equals(spec.options().get(QuerySpec.AUTOCOMMIT)) && !inTransaction) {
+        try (Statement begin = connection.createStatement()) {
+          begin.execute("BEGIN TRANSACTION");
+        }
+        inTransaction = true;
+      }
+      String sql = spec.schemaOnly() ? DuckDBEngine.withoutRows(spec.sql()) : spec.sql();
+      Matcher transactional = TRANSACTION_STATEMENT.matcher(sql);
+      String transactionVerb = transactional.matches() ? transactional.group(1).toUpperCase(Locale.ROOT) : null;
+      boolean hasRows = false;
+      boolean succeeded = false;
+      AtomicBoolean executing = new AtomicBoolean(true);
+      try {
+        if (spec.parameters().isEmpty()) {
+          statement = connection.createStatement();
+          cancel.onCancel(DuckDBEngine.cancelling(statement, executing));
+          hasRows = statement.execute(sql);
+        } else {
+          PreparedStatement prepared = connection.prepareStatement(sql);
+          statement = prepared;
+          cancel.onCancel(DuckDBEngine.cancelling(statement, executing));
+          DuckDBEngine.bind(prepared, spec.parameters());
+          hasRows = prepared.execute();
+        }
+        succeeded = true;
+      } finally {
+        executing.set(false);
+        if (transactionVerb != null) {
+          // BEGIN opens a transaction only when it succeeds; COMMIT and ROLLBACK end it even when they fail.
+          boolean begins = transactionVerb.equals("BEGIN") || transactionVerb.startsWith("START");
+          inTransaction = begins ? inTransaction || succeeded : false;
+        }
+      }
+      if (!hasRows) {
+        // A statement without rows answers with its update count as DuckDB reports it: the rows an INSERT, UPDATE or
+        // DELETE changed, -1 for one that changes no rows (DDL, SET), as DuckDB's own driver says.
+        long count = statement.getUpdateCount();
+        statement.close();
+        return DuckDBResult.updateCount(count, allocator);
+      }
+      DuckDBResultSet resultSet = (DuckDBResultSet) statement.getResultSet();
+      ArrowReader reader = (ArrowReader) resultSet.arrowExportStream(allocator, spec.batchRows());
+      DuckDBResult result = new DuckDBResult(this, statement, resultSet, reader, allocator);
+      streaming = result;
+      return result;
+    } catch (SQLException e) {
+      DuckDBEngine.closeQuietly(statement);
+      throw failure(e, spec, cancel);
+    } catch (RuntimeException e) {
+      DuckDBEngine.closeQuietly(statement);
+      throw e;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private ThallusException failure(SQLException e, QuerySpec spec, CancelSignal cancel) {
+    String message = e.getMessage() == null ? e.toString() : e.getMessage();
+    if (cancel.isCancelled()) {
+      // Re-running a cancelled query to learn why it stopped would run it to the end.
+      return ThallusException.of(StatusCode.CANCELLED, "the query was cancelled", e);
+    }
+    if (message.contains(DuckDBEngine.HIDDEN_ERROR)) {
+      message = engine.diagnose(spec, cancel).orElse("DuckDB stopped the statement while producing its first rows "
+          + "and, streaming, does not say why (DuckDB: " + message + ")");
+    }
+    return classify(message, e);
+  }
+
+  /** DuckDB's message with the status a client can act on. */
+  static ThallusException classify(String message, Throwable cause) {
+    if (message.contains("Conflict on") || message.contains("write-write conflict")
+        || message.contains("Transaction conflict") || message.contains("TransactionContext Error: Conflict")) {
+      return ThallusException.of(StatusCode.ABORTED, message
+          + " (another transaction changed the same rows; this transaction is aborted: roll back and retry)", cause);
+    }
+    Matcher locked = LOCKED_SETTING.matcher(message);
+    if (locked.matches()) {
+      return ThallusException.of(StatusCode.PERMISSION_DENIED, "the setting " + locked.group(1) + " is locked on "
+          + "this server (the server's configuration protects its data root and limits); a session may change "
+          + "search_path, schema (USE) and variables (SET VARIABLE)", cause);
+    }
+    if (message.contains("Current transaction is aborted")) {
+      return ThallusException.of(StatusCode.ABORTED, message, cause);
+    }
+    if (message.contains("read-only mode") || message.contains("read only mode")) {
+      return ThallusException.of(StatusCode.PERMISSION_DENIED, message + " (the server serves its database "
+          + "read-only)", cause);
+    }
+    return ThallusException.of(StatusCode.INVALID_ARGUMENT, message, cause);
+  }
+
+  /**
+   * Takes the session's lock, waiting as long as another of the session's calls runs (a query's first batch may
+   * take long), but no longer than the caller wants: {@code abandoned} ends the wait.
+   */
+  void acquire(java.util.function.BooleanSupplier abandoned) {
+    try {
+      while (!lock.tryLock(LOCK_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+        if (abandoned.getAsBoolean()) {
+          throw ThallusException.of(StatusCode.CANCELLED, "cancelled while waiting for another statement of the "
+              + "session to finish");
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw ThallusException.of(StatusCode.CANCELLED, "interrupted while waiting for the session");
+    }
+  }
+
+  /** Takes the lock to close a result: closing must happen, so it waits for the call that runs now to end. */
+  void acquireForClose() {
+    lock.lock();
+  }
+
+  void release() {
+    lock.unlock();
+  }
+
+  /** Runs a DuckDB call for {@code owner}, so an {@link #interrupt} from owner reaches this call and no other. */
+  <T> T calling(Object owner, SqlCall<T> call) throws java.io.IOException {
+    synchronized (interruptGuard) {
+      calling = owner;
+    }
+    try {
+      return call.run();
+    } finally {
+      synchronized (interruptGuard) {
+        calling = null;
+      }
+    }
+  }
+
+  /** A DuckDB call that reads: what {@link #calling} runs. */
+  interface SqlCall<T> {
+    T run() throws java.io.IOException;
+  }
+
+  /**
+   * Stops the DuckDB call that {@code owner} runs now, if any: DuckDB's driver interrupts only a statement that is
+   * executing, not a streaming read, which only the connection's own interrupt reaches.
+   */
+  void interrupt(Object owner) {
+    synchronized (interruptGuard) {
+      if (calling == owner && !closed && NativeInterrupt.AVAILABLE) {
+        NativeInterrupt.interrupt(connection);
+      }
+    }
+  }
+
+  /** The result that no longer reads from the connection. */
+  void streamingEnded(DuckDBResult result) {
+    if (streaming == result) {
+      streaming = null;
+    }
+  }
+
+  private void checkOpen() {
+    synchronized (interruptGuard) {
+      if (closed) {
+        throw ThallusException.of(StatusCode.UNAVAILABLE, "the session has ended");
+      }
+    }
+  }
+
+  /** Rolls back an open transaction (DuckDB does when its connection closes) and drops the session's objects. */
+  @Override
+  public void close() {
+    synchronized (interruptGuard) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
+    lock.lock();
+    try {
+      DuckDBResult open = streaming;
+      if (open != null) {
+        open.close();
+      }
+      DuckDBEngine.closeQuietly(connection);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * DuckDB's connection interrupt, which its driver keeps package-private: reached by a method handle, and left out
+   * (a streaming read then stops at its next batch) if a later driver moves it.
+   */
+  private static final class NativeInterrupt {
+    private static final MethodHandle CONNECTION_REF;
+    private static final MethodHandle INTERRUPT;
+    static final boolean AVAILABLE;
+
+    static {
+      MethodHandle reference = null;
+      MethodHandle interrupt = null;
+      try {
+        MethodHandles.Lookup connections = MethodHandles.privateLookupIn(DuckDBConnection.class,
+            MethodHandles.lookup());
+        reference = connections.findGetter(DuckDBConnection.class, "connRef", ByteBuffer.class);
+        Class<?> natives = Class.forName("org.duckdb.DuckDBNative");
+        interrupt = MethodHandles.privateLookupIn(natives, MethodHandles.lookup())
+            .findStatic(natives, "duckdb_jdbc_interrupt", MethodType.methodType(void.class, ByteBuffer.class));
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        reference = null;
+        interrupt = null;
+      }
+      CONNECTION_REF = reference;
+      INTERRUPT = interrupt;
+      AVAILABLE = interrupt != null;
+    }
+
+    static void interrupt(DuckDBConnection connection) {
+      try {
+        ByteBuffer reference = (ByteBuffer) CONNECTION_REF.invoke(connection);
+        if (reference != null) {
+          INTERRUPT.invoke(reference);
+        }
+      } catch (Throwable ignored) {
+        // The connection closed meanwhile: there is nothing left to interrupt.
+      }
+    }
+  }
+}
