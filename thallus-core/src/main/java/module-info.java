@@ -14,6 +14,8 @@ module io.thallus.core {
   requires io.netty.codec;
   requires io.netty.handler;
   requires duckdb.jdbc;
+  // Rows of parameters go to DuckDB through the C stream interface.
+  requires org.apache.arrow.c;
   requires java.sql;
   // Thread CPU time and the process' memory, for stream statistics and default budgets.
   requires java.management;

@@ -431,7 +431,7 @@ class JdbcDriverTest {
       assertThatThrownBy(() -> connection.setNetworkTimeout(null, 1000))
           .isInstanceOf(SQLFeatureNotSupportedException.class).hasMessageContaining("'timeout' property");
       assertThatThrownBy(() -> connection.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE))
-          .isInstanceOf(SQLFeatureNotSupportedException.class).hasMessageContaining("commits on its own");
+          .isInstanceOf(SQLFeatureNotSupportedException.class).hasMessageContaining("snapshot");
       assertThatThrownBy(connection::setSavepoint).isInstanceOf(SQLFeatureNotSupportedException.class)
           .hasMessageContaining("savepoints").hasMessageNotContaining("forward-only");
     }
@@ -520,23 +520,18 @@ class JdbcDriverTest {
     return Integer.parseInt(line.substring(line.lastIndexOf(' ') + 1));
   }
 
-  /**
-   * Until the server keeps sessions, every statement commits on its own: manual commit is refused rather than
-   * pretended (a rollback that keeps its rows would corrupt an application's data), and commit or rollback in
-   * auto-commit mode says there is no transaction, as DuckDB's own driver does.
-   */
+  /** Commit or rollback in auto-commit mode says there is no transaction, as DuckDB's own driver does. */
   @Test
-  void manualCommitIsRefusedNotPretended() throws Exception {
+  void commitAndRollbackInAutoCommitModeFailAsInDuckDBsDriver() throws Exception {
     try (Connection connection = connect("");
+         Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
          Statement statement = connection.createStatement()) {
-      assertThat(connection.getAutoCommit()).isTrue();
-      connection.setAutoCommit(true);
-      assertThatThrownBy(() -> connection.setAutoCommit(false)).isInstanceOfSatisfying(
-          SQLFeatureNotSupportedException.class, e -> {
-            assertThat(e.getSQLState()).isEqualTo("0A000");
-            assertThat(e.getMessage()).contains("setAutoCommit(false)").contains("commits on its own");
-          });
-      assertThat(connection.getAutoCommit()).isTrue();
+      for (Connection each : List.of(connection, duckdb)) {
+        assertThat(each.getAutoCommit()).isTrue();
+        each.setAutoCommit(true);
+        assertThatThrownBy(each::rollback).isInstanceOf(SQLException.class);
+        assertThatThrownBy(each::commit).isInstanceOf(SQLException.class);
+      }
       assertThatThrownBy(connection::rollback).isInstanceOfSatisfying(SQLException.class,
           e -> assertThat(e.getSQLState()).isEqualTo("25000"));
       assertThatThrownBy(connection::commit).isInstanceOfSatisfying(SQLException.class,

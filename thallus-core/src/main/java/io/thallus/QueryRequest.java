@@ -9,6 +9,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 
 /** One query: SQL, optionally over a dataset (a path under the server's data root, visible as {@code dataset}). */
 public final class QueryRequest {
@@ -18,8 +20,12 @@ public final class QueryRequest {
   private final Duration timeout;
   private final Map<String, String> options;
   private final List<Object> parameters;
+  private final byte[] parameterRows;
+  private final int parameterRowCount;
 
   private QueryRequest(Builder b) {
+    this.parameterRows = b.parameterRows;
+    this.parameterRowCount = b.parameterRowCount;
     this.parameters = QueryParameters.normalizeAll(b.parameters);
     this.sql = b.sql;
     this.dataset = b.dataset;
@@ -62,6 +68,16 @@ public final class QueryRequest {
     return parameters;
   }
 
+  /** The rows of parameters as an Arrow IPC stream, empty for none. */
+  byte[] parameterRowsIpc() {
+    return parameterRows;
+  }
+
+  /** How many rows of parameters the request carries (0: it runs once, with {@link #parameterCount} values). */
+  public int parameterRowCount() {
+    return parameterRowCount;
+  }
+
   /** How many {@code ?} values the request carries. */
   public int parameterCount() {
     return parameters.size();
@@ -74,6 +90,8 @@ public final class QueryRequest {
     private Duration timeout;
     private final Map<String, String> options = new LinkedHashMap<>();
     private final List<Object> parameters = new ArrayList<>();
+    private byte[] parameterRows = new byte[0];
+    private int parameterRowCount;
 
     private Builder(String sql) {
       this.sql = Objects.requireNonNull(sql, "sql");
@@ -117,6 +135,29 @@ public final class QueryRequest {
     }
 
     /**
+     * Runs the statement once for every row of {@code rows}, column i giving the value of the i-th {@code ?}, in
+     * one request: the server binds the rows as one Arrow batch (an INSERT ... VALUES of only placeholders becomes
+     * one INSERT ... SELECT of them). The rows apply together or not at all; the answer is an update count per row.
+     * The rows are copied (Arrow IPC) here: {@code rows} stays the caller's.
+     */
+    public Builder parameterRows(VectorSchemaRoot rows) {
+      if (rows.getRowCount() < 1) {
+        throw new IllegalArgumentException("parameter rows need at least one row");
+      }
+      java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+      try (ArrowStreamWriter writer = new ArrowStreamWriter(rows, null, bytes)) {
+        writer.start();
+        writer.writeBatch();
+        writer.end();
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+      this.parameterRows = bytes.toByteArray();
+      this.parameterRowCount = rows.getRowCount();
+      return this;
+    }
+
+    /**
      * With {@code false}, the statement runs inside the session's transaction, which the server begins first if
      * none is open; it stays open until a COMMIT or ROLLBACK statement (JDBC's manual-commit mode). The default,
      * {@code true}, runs the statement as DuckDB does: on its own, or in a transaction opened by BEGIN.
@@ -136,6 +177,9 @@ public final class QueryRequest {
     }
 
     public QueryRequest build() {
+      if (parameterRows.length > 0 && !parameters.isEmpty()) {
+        throw new IllegalArgumentException("a request has parameters or rows of parameters, not both");
+      }
       return new QueryRequest(this);
     }
   }

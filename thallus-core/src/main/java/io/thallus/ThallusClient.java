@@ -115,10 +115,14 @@ public final class ThallusClient implements AutoCloseable {
         throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "the client is closed");
       }
     }
+    byte[] rows = request.parameterRowsIpc();
+    if (rows.length > 0) {
+      flags |= Message.Open.PARAMETER_ROWS;
+    }
     return connection.open(new Message.Open(0, request.sql(), request.dataset().orElse(""),
         request.batchRows().orElse(options.batchRows()), options.credits(),
         request.timeout().map(java.time.Duration::toMillis).orElse(0L), flags, request.wireParameters(),
-        request.options()));
+        request.options(), rows));
   }
 
   /** The memory this client's batches hold right now. */

@@ -60,10 +60,16 @@ public final class DuckDBEngine implements QueryEngine {
   private final Path filesRoot;
   private final Map<Path, String> attached = new ConcurrentHashMap<>();
   private final AtomicInteger attachCount = new AtomicInteger();
+  private final String defaultCatalog;
   private DuckDBConnection diagnostics;
 
-  private DuckDBEngine(DuckDBConnection database, Properties settings, Path filesRoot) {
+  private DuckDBEngine(DuckDBConnection database, Properties settings, Path filesRoot) throws SQLException {
     this.database = database;
+    try (Statement statement = database.createStatement();
+         java.sql.ResultSet name = statement.executeQuery("SELECT current_database()")) {
+      name.next();
+      this.defaultCatalog = "\"" + name.getString(1).replace("\"", "\"\"") + "\"";
+    }
     this.settings = settings;
     this.filesRoot = filesRoot;
   }
@@ -262,7 +268,7 @@ public final class DuckDBEngine implements QueryEngine {
   public QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
     DuckDBSession session = openSession();
     try {
-      return session.execute(spec, allocator, cancel).closing(session);
+      return session.executeHere(spec, allocator, cancel).closing(session);
     } catch (RuntimeException e) {
       session.close();
       throw e;
@@ -386,10 +392,21 @@ public final class DuckDBEngine implements QueryEngine {
     }
   }
 
+  /** Whether a dataset is a DuckDB database file (attached, and made the default catalog) rather than a file view. */
+  static boolean isDatabaseFile(Path path) {
+    String name = path.getFileName() == null ? "" : path.getFileName().toString().toLowerCase(Locale.ROOT);
+    return name.endsWith(".duckdb") || name.endsWith(".db");
+  }
+
+  /** The catalog a connection starts in: the served database ("memory" when it is in memory), as a SQL identifier. */
+  String defaultCatalog() {
+    return defaultCatalog;
+  }
+
   void bindDataset(DuckDBConnection connection, Path path) throws SQLException {
     String name = path.getFileName() == null ? "" : path.getFileName().toString().toLowerCase(Locale.ROOT);
     try (Statement statement = connection.createStatement()) {
-      if (name.endsWith(".duckdb") || name.endsWith(".db")) {
+      if (isDatabaseFile(path)) {
         String alias = attached.computeIfAbsent(path, p -> "dataset_" + attachCount.incrementAndGet());
         synchronized (attached) {
           statement.execute("ATTACH IF NOT EXISTS " + literal(path.toString()) + " AS " + alias + " (READ_ONLY)");
@@ -407,7 +424,7 @@ public final class DuckDBEngine implements QueryEngine {
       } else {
         source = "read_parquet(" + literal(path.toString()) + ")";
       }
-      statement.execute("CREATE TEMP VIEW dataset AS SELECT * FROM " + source);
+      statement.execute("CREATE OR REPLACE TEMP VIEW dataset AS SELECT * FROM " + source);
     }
   }
 

@@ -83,14 +83,20 @@ final class DuckDBResult implements QueryResult {
 
   /** The one-row result of a statement without rows: its update count (-1 for DDL), marked as such in the schema. */
   static DuckDBResult updateCount(long count, BufferAllocator allocator) {
+    return updateCounts(new long[] {count}, allocator);
+  }
+
+  /** The update counts of a statement run once per row of parameters, one row each, marked as update counts. */
+  static DuckDBResult updateCounts(long[] counts, BufferAllocator allocator) {
     Field field = new Field("Count", FieldType.nullable(new ArrowType.Int(64, true)), null);
     Schema schema = new Schema(List.of(field), Map.of(ThallusStream.UPDATE_COUNT, "true"));
-    try (BigIntVector counts = new BigIntVector(field, allocator)) {
-      counts.allocateNew(1);
-      counts.set(0, count);
-      counts.setValueCount(1);
-      try (VectorSchemaRoot root = new VectorSchemaRoot(List.of(field), List.of(counts), 1)) {
-        // Unloading retains the buffers: the batch outlives the vector.
+    try (BigIntVector vector = new BigIntVector(field, allocator)) {
+      vector.allocateNew(counts.length);
+      for (int i = 0; i < counts.length; i++) {
+        vector.set(i, counts[i]);
+      }
+      vector.setValueCount(counts.length);
+      try (VectorSchemaRoot root = new VectorSchemaRoot(List.of(field), List.of(vector), counts.length)) {
         return new DuckDBResult(schema, new BatchContents(List.of(), new VectorUnloader(root).getRecordBatch()));
       }
     }

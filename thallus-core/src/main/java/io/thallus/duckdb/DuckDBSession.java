@@ -4,10 +4,12 @@ import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.spi.CancelSignal;
 import io.thallus.spi.EngineSession;
+import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.io.ByteArrayInputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
@@ -20,7 +22,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.arrow.c.ArrowArrayStream;
+import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.duckdb.DuckDBConnection;
 import org.duckdb.DuckDBResultSet;
@@ -30,16 +35,35 @@ import org.duckdb.DuckDBResultSet;
  * and {@code USE} last from statement to statement.
  *
  * <p>DuckDB runs one statement at a time on a connection and refuses a new one while a streaming result is still
- * open on it. A client may still keep several results open (Spark, nested JDBC result sets): the session's lock
- * lets one DuckDB call run at a time, and a statement that finds another result still streaming first reads that
- * result's remaining batches into memory (under the client's memory budget), where its stream goes on reading them.
- * So every result stays valid and in order; only the earlier one stops streaming from DuckDB.
+ * open on it. A client may still keep several results open (nested JDBC result sets, many streams of one client):
+ * <ul>
+ *   <li>As long as a session has run only queries (SELECT, WITH, FROM, VALUES, SHOW, DESCRIBE, ...), it has no state
+ *       of its own: a query that finds the session's connection busy runs beside it, on a DuckDB connection of its
+ *       own, and streams as a client with many streams expects.
+ *   <li>Once it has run anything else (a write, DDL, SET, BEGIN, manual-commit mode), its statements may depend on
+ *       its state, so all of them run on its connection: the session's lock lets one DuckDB call run at a time, and
+ *       a statement that finds another result still streaming first reads that result's remaining batches into
+ *       memory (under the client's memory budget), where its stream goes on reading them. Every result stays valid
+ *       and in order; only the earlier one stops streaming from DuckDB.
+ * </ul>
  */
 public final class DuckDBSession implements EngineSession {
   private static final Pattern TRANSACTION_STATEMENT = Pattern.compile(
       "(?is)\\s*(BEGIN|START\\s+TRANSACTION|COMMIT|END|ROLLBACK|ABORT)\\b.*");
   private static final Pattern LOCKED_SETTING = Pattern.compile(
       "(?s).*Cannot change configuration option \"+([^\"]+)\"+ - the configuration has been locked.*");
+  /**
+   * An INSERT whose VALUES are one row of placeholders only: rows of parameters insert in one statement. Groups: the
+   * target table (maybe qualified or quoted), its column list, the placeholders.
+   */
+  private static final Pattern INSERT_VALUES = Pattern.compile("(?is)\\s*INSERT\\s+INTO\\s+("
+      + "(?:\"(?:[^\"]|\"\")*\"|[\\w$]+)(?:\\s*\\.\\s*(?:\"(?:[^\"]|\"\")*\"|[\\w$]+)){0,2})"
+      + "\\s*(\\([^()]*\\))?\\s*VALUES\\s*(\\(\\s*\\?(?:\\s*,\\s*\\?)*\\s*\\))\\s*;?\\s*");
+  /** The session's name for rows of parameters while an INSERT reads them. */
+  private static final String PARAMETER_ROWS_VIEW = "thallus_parameter_rows";
+  /** A statement that only reads: the first keyword of a query. */
+  private static final Pattern QUERY = Pattern.compile(
+      "(?is)\\s*(?:\\(|(?:SELECT|WITH|FROM|VALUES|TABLE|SHOW|DESCRIBE|SUMMARIZE|EXPLAIN)\\b)");
   /** How often a statement that waits for the session looks whether it was cancelled. */
   private static final long LOCK_POLL_MILLIS = 50;
 
@@ -50,12 +74,18 @@ public final class DuckDBSession implements EngineSession {
   /** Guards {@link #calling} and the connection's closing against an interrupt meant for another call. */
   private final Object interruptGuard = new Object();
 
+  /** The result that reads from the connection now, if any. Written under lock. */
+  private volatile DuckDBResult streaming;
   // Guarded by lock.
-  private DuckDBResult streaming;
   private Optional<Path> boundDataset = Optional.empty();
   private boolean inTransaction;
   // Guarded by interruptGuard.
   private Object calling;
+  /**
+   * The session has run a statement other than a query (it may have state of its own: a transaction, temp objects,
+   * variables, USE): from then on every statement runs on the session's connection.
+   */
+  private boolean pinned;
   private boolean closed;
 
   DuckDBSession(DuckDBEngine engine, DuckDBConnection connection) {
@@ -64,7 +94,23 @@ public final class DuckDBSession implements EngineSession {
   }
 
   @Override
-  public DuckDBResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
+  public QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
+    boolean query = QUERY.matcher(spec.sql()).lookingAt() && !spec.hasParameterRows()
+        && !"false".equals(spec.options().get(QuerySpec.AUTOCOMMIT));
+    boolean onCursor;
+    synchronized (interruptGuard) {
+      onCursor = query && !pinned && (streaming != null || lock.isLocked());
+      pinned |= !query;
+    }
+    if (onCursor) {
+      // Nothing of the session is in use: the query runs beside the session's, on a DuckDB connection of its own.
+      return engine.execute(spec, allocator, cancel);
+    }
+    return executeHere(spec, allocator, cancel);
+  }
+
+  /** Runs the statement on the session's own connection. */
+  DuckDBResult executeHere(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
     acquire(cancel::isCancelled);
     Statement statement = null;
     try {
@@ -74,16 +120,16 @@ public final class DuckDBSession implements EngineSession {
         earlier.readRest();
       }
       if (!spec.dataset().equals(boundDataset)) {
-        if (spec.dataset().isPresent()) {
-          engine.bindDataset(connection, spec.dataset().get());
-        }
-        boundDataset = spec.dataset();
+        rebind(spec.dataset());
       }
       if ("false".equals(spec.options().get(QuerySpec.AUTOCOMMIT)) && !inTransaction) {
         try (Statement begin = connection.createStatement()) {
           begin.execute("BEGIN TRANSACTION");
         }
         inTransaction = true;
+      }
+      if (spec.hasParameterRows()) {
+        return DuckDBResult.updateCounts(runRows(spec, allocator, cancel), allocator);
       }
       String sql = spec.schemaOnly() ? DuckDBEngine.withoutRows(spec.sql()) : spec.sql();
       Matcher transactional = TRANSACTION_STATEMENT.matcher(sql);
@@ -132,6 +178,126 @@ public final class DuckDBSession implements EngineSession {
       throw e;
     } finally {
       lock.unlock();
+    }
+  }
+
+  /** Makes {@code dataset} the session's (the view {@code dataset}, or the attached database as default catalog). */
+  private void rebind(Optional<Path> dataset) throws SQLException {
+    if (boundDataset.isPresent()) {
+      if (DuckDBEngine.isDatabaseFile(boundDataset.get())) {
+        run("USE " + engine.defaultCatalog());
+      } else {
+        run("DROP VIEW IF EXISTS temp.main.dataset");
+      }
+    }
+    boundDataset = Optional.empty();
+    if (dataset.isPresent()) {
+      engine.bindDataset(connection, dataset.get());
+    }
+    boundDataset = dataset;
+  }
+
+  /**
+   * Runs the statement once per row of parameters, all rows in one transaction (the session's, or one of its own):
+   * an INSERT ... VALUES of only placeholders as one INSERT ... SELECT from the rows (DuckDB scans the Arrow batch
+   * in place), any other statement prepared once and executed per row. Called under the lock.
+   */
+  private long[] runRows(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) throws SQLException {
+    boolean ownTransaction = !inTransaction;
+    if (ownTransaction) {
+      run("BEGIN TRANSACTION");
+    }
+    try {
+      long[] counts;
+      try (ArrowStreamReader rows = new ArrowStreamReader(new ByteArrayInputStream(spec.parameterRows()), allocator)) {
+        int columns = rows.getVectorSchemaRoot().getFieldVectors().size();
+        Matcher insert = INSERT_VALUES.matcher(spec.sql());
+        if (insert.matches() && placeholders(insert.group(3)) == columns) {
+          counts = insertRows(insert.group(1), insert.group(2), rows, allocator, cancel);
+        } else {
+          counts = eachRow(spec.sql(), rows, columns, cancel);
+        }
+      } catch (java.io.IOException e) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the rows of parameters are not an Arrow IPC stream: "
+            + e.getMessage(), e);
+      }
+      if (ownTransaction) {
+        run("COMMIT");
+      }
+      return counts;
+    } catch (SQLException | RuntimeException e) {
+      if (ownTransaction) {
+        try {
+          run("ROLLBACK");
+        } catch (SQLException alreadyOver) {
+          // A failed COMMIT has rolled back already.
+        }
+      }
+      throw e;
+    }
+  }
+
+  private long[] insertRows(String target, String columns, ArrowStreamReader rows, BufferAllocator allocator,
+      CancelSignal cancel) throws SQLException, java.io.IOException {
+    long expected = 0;
+    try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
+      Data.exportArrayStream(allocator, rows, stream);
+      connection.registerArrowStream(PARAMETER_ROWS_VIEW, stream);
+      try (Statement insert = connection.createStatement()) {
+        AtomicBoolean executing = new AtomicBoolean(true);
+        cancel.onCancel(DuckDBEngine.cancelling(insert, executing));
+        try {
+          expected = insert.executeLargeUpdate("INSERT INTO " + target + (columns == null ? "" : " " + columns)
+              + " SELECT * FROM " + PARAMETER_ROWS_VIEW);
+        } finally {
+          executing.set(false);
+        }
+      } finally {
+        run("DROP VIEW IF EXISTS " + PARAMETER_ROWS_VIEW);
+      }
+    }
+    // Each row of an INSERT ... VALUES (?, ...) inserts one row: the total is one per row.
+    long[] counts = new long[(int) expected];
+    java.util.Arrays.fill(counts, 1);
+    return counts;
+  }
+
+  private long[] eachRow(String sql, ArrowStreamReader rows, int columns, CancelSignal cancel)
+      throws SQLException, java.io.IOException {
+    java.util.List<Long> counts = new java.util.ArrayList<>();
+    try (PreparedStatement prepared = connection.prepareStatement(sql)) {
+      AtomicBoolean executing = new AtomicBoolean(true);
+      cancel.onCancel(DuckDBEngine.cancelling(prepared, executing));
+      try {
+        while (rows.loadNextBatch()) {
+          org.apache.arrow.vector.VectorSchemaRoot batch = rows.getVectorSchemaRoot();
+          java.util.List<Object> values = new java.util.ArrayList<>(columns);
+          for (int row = 0; row < batch.getRowCount(); row++) {
+            if (cancel.isCancelled()) {
+              throw ThallusException.of(StatusCode.CANCELLED, "the statement was cancelled");
+            }
+            values.clear();
+            for (org.apache.arrow.vector.FieldVector column : batch.getFieldVectors()) {
+              values.add(ParameterValues.at(column, row));
+            }
+            DuckDBEngine.bind(prepared, values);
+            counts.add(prepared.executeLargeUpdate());
+          }
+        }
+      } finally {
+        executing.set(false);
+      }
+    }
+    return counts.stream().mapToLong(Long::longValue).toArray();
+  }
+
+  private static int placeholders(String values) {
+    return (int) values.chars().filter(c -> c == '?').count();
+  }
+
+  private void run(String sql) throws SQLException {
+    try (Statement statement = connection.createStatement()) {
+      statement.execute(sql);
     }
   }
 

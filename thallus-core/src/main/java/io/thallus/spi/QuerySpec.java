@@ -11,10 +11,12 @@ import java.util.Optional;
  * One query as the engine receives it. {@code dataset} is already resolved inside the server's data root and
  * known to exist. {@code parameters} are the values of the SQL's {@code ?}s in order ({@code null} is SQL NULL;
  * numbers, String, byte[], Boolean, UUID, BigInteger, and java.time dates and times). With {@code schemaOnly}
- * the engine need only produce the schema: the server asks for no batch.
+ * the engine need only produce the schema: the server asks for no batch. {@code parameterRows}, when not empty,
+ * is an Arrow IPC stream of rows of parameters: the statement runs once per row, all rows in one transaction, and
+ * answers with one update count per row.
  */
 public record QuerySpec(String sql, Optional<Path> dataset, int batchRows, List<Object> parameters,
-    boolean schemaOnly, Map<String, String> options) {
+    boolean schemaOnly, Map<String, String> options, byte[] parameterRows) {
   /**
    * The option that asks for the session's transaction: "false" runs the statement in it, begun first if none is
    * open (see {@link io.thallus.QueryRequest.Builder#autoCommit}).
@@ -24,6 +26,17 @@ public record QuerySpec(String sql, Optional<Path> dataset, int batchRows, List<
   public QuerySpec {
     parameters = Collections.unmodifiableList(new ArrayList<>(parameters));
     options = Map.copyOf(options);
+    parameterRows = parameterRows.clone();
+  }
+
+  public QuerySpec(String sql, Optional<Path> dataset, int batchRows, List<Object> parameters, boolean schemaOnly,
+      Map<String, String> options) {
+    this(sql, dataset, batchRows, parameters, schemaOnly, options, new byte[0]);
+  }
+
+  /** Whether the statement runs once per row of {@link #parameterRows} (an Arrow IPC stream, one column per ?). */
+  public boolean hasParameterRows() {
+    return parameterRows.length > 0;
   }
 
   public QuerySpec(String sql, Optional<Path> dataset, int batchRows, Map<String, String> options) {

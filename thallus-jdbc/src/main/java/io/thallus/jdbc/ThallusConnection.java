@@ -291,6 +291,15 @@ final class ThallusConnection implements Connection {
     }
   }
 
+  /** Ends the transaction a batch of several requests ran in, in auto-commit mode. */
+  void endBatchTransaction(String verb) throws SQLException {
+    endTransaction(verb);
+  }
+
+  BufferAllocator allocator() {
+    return allocator;
+  }
+
   /** What the next statement's request asks of the session: its transaction, in manual-commit mode. */
   void inSession(QueryRequest.Builder request) {
     if (!autoCommit) {

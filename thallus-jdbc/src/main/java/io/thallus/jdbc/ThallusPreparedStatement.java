@@ -9,6 +9,8 @@ import java.math.BigDecimal;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.sql.Array;
+import io.thallus.ThallusStream;
+import java.sql.BatchUpdateException;
 import java.sql.Blob;
 import java.sql.Clob;
 import java.sql.Date;
@@ -28,6 +30,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Calendar;
 import java.util.List;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
  * A statement whose {@code ?} values are sent typed with OPEN and bound on the server by a DuckDB prepared
@@ -35,6 +39,8 @@ import java.util.List;
  */
 final class ThallusPreparedStatement extends ThallusStatement implements PreparedStatement {
   private static final Object UNSET = new Object();
+  /** About how many bytes of parameters one batch request carries (the server's frame limit is 4 MiB by default). */
+  private static final long REQUEST_BYTES = 1 << 20;
 
   private final String sql;
   private final Object[] parameters;
@@ -109,14 +115,112 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
 
   @Override
   public int[] executeBatch() throws SQLException {
-    checkOpen();
-    List<Object[]> rows = List.copyOf(batches);
-    batches.clear();
-    int[] counts = new int[rows.size()];
+    long[] counts = executeLargeBatch();
+    int[] narrow = new int[counts.length];
     for (int i = 0; i < counts.length; i++) {
-      counts[i] = (int) Math.min(Integer.MAX_VALUE, update(sql, Arrays.asList(rows.get(i))));
+      narrow[i] = (int) Math.min(Integer.MAX_VALUE, counts[i]);
     }
-    return counts;
+    return narrow;
+  }
+
+  /**
+   * Sends the batch's rows as Arrow batches of parameters, about {@link #REQUEST_BYTES} each, one request apiece;
+   * the server runs the statement for every row of a request at once. The rows apply together or not at all: a
+   * batch of several requests in auto-commit mode runs in one transaction of its own. On failure nothing of the
+   * batch is applied, and the BatchUpdateException carries no update count.
+   */
+  @Override
+  public long[] executeLargeBatch() throws SQLException {
+    checkOpen();
+    List<Object[]> rows = new ArrayList<>(batches.size());
+    for (Object[] row : batches) {
+      Object[] normalized = new Object[row.length];
+      for (int i = 0; i < row.length; i++) {
+        normalized[i] = ParameterBatch.normalize(row[i]);
+      }
+      rows.add(normalized);
+    }
+    batches.clear();
+    if (rows.isEmpty()) {
+      return new long[0];
+    }
+    if (parameters.length == 0) {
+      // No ? to bind: the rows are only a repeat count.
+      long[] counts = new long[rows.size()];
+      for (int i = 0; i < counts.length; i++) {
+        counts[i] = update(sql, List.of());
+      }
+      return counts;
+    }
+    List<List<Object[]>> requests = new ArrayList<>();
+    List<Object[]> current = new ArrayList<>();
+    long bytes = 0;
+    for (Object[] row : rows) {
+      long size = ParameterBatch.rowBytes(row);
+      if (!current.isEmpty() && bytes + size > REQUEST_BYTES) {
+        requests.add(current);
+        current = new ArrayList<>();
+        bytes = 0;
+      }
+      current.add(row);
+      bytes += size;
+    }
+    requests.add(current);
+    boolean ownTransaction = requests.size() > 1 && connection.getAutoCommit();
+    long[] counts = new long[rows.size()];
+    int done = 0;
+    try {
+      for (List<Object[]> request : requests) {
+        long[] some = runRows(request, ownTransaction);
+        System.arraycopy(some, 0, counts, done, some.length);
+        done += some.length;
+      }
+      if (ownTransaction) {
+        connection.endBatchTransaction("COMMIT");
+      }
+      return counts;
+    } catch (SQLException e) {
+      if (ownTransaction) {
+        try {
+          connection.endBatchTransaction("ROLLBACK");
+        } catch (SQLException alreadyOver) {
+          e.addSuppressed(alreadyOver);
+        }
+      }
+      throw new BatchUpdateException("the batch failed and none of its " + rows.size() + " rows applied: "
+          + e.getMessage(), e.getSQLState(), e.getErrorCode(), new long[0], e);
+    }
+  }
+
+  private long[] runRows(List<Object[]> rows, boolean inTransaction) throws SQLException {
+    QueryRequest.Builder request = requestBuilder(sql);
+    if (inTransaction) {
+      request.autoCommit(false);
+    }
+    try (VectorSchemaRoot root = ParameterBatch.of(rows, parameters.length, connection.allocator())) {
+      request.parameterRows(root);
+    } catch (IllegalArgumentException e) {
+      throw Errors.conversion(e.getMessage());
+    }
+    try (ThallusStream stream = connection.client().query(request.build())) {
+      long[] counts = new long[rows.size()];
+      int at = 0;
+      while (stream.loadNextBatch()) {
+        BigIntVector batch = (BigIntVector) stream.getVectorSchemaRoot().getVector(0);
+        for (int i = 0; i < batch.getValueCount() && at < counts.length; i++) {
+          counts[at++] = batch.get(i);
+        }
+      }
+      if (at != counts.length) {
+        throw new SQLException("the server answered " + at + " update counts for " + counts.length + " rows",
+            "XX000");
+      }
+      return counts;
+    } catch (java.io.IOException e) {
+      throw new SQLException("reading the batch's update counts: " + e.getMessage(), "08006", e);
+    } catch (ThallusException e) {
+      throw Errors.from(e);
+    }
   }
 
   @Override

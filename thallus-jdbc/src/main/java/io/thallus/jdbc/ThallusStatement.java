@@ -89,10 +89,15 @@ class ThallusStatement implements Statement {
   }
 
   QueryRequest request(String sql, List<Object> parameters) throws SQLException {
+    return requestBuilder(sql).parameters(parameters).build();
+  }
+
+  /** A request for {@code sql} with this statement's settings and the connection's dataset and transaction. */
+  QueryRequest.Builder requestBuilder(String sql) throws SQLException {
     if (sql == null || sql.isBlank()) {
       throw Errors.invalid("empty SQL");
     }
-    QueryRequest.Builder request = QueryRequest.builder(sql).parameters(parameters);
+    QueryRequest.Builder request = QueryRequest.builder(sql);
     connection.dataset().ifPresent(request::dataset);
     connection.inSession(request);
     int rows = fetchSize > 0 ? fetchSize : connection.batchRows();
@@ -103,7 +108,7 @@ class ThallusStatement implements Statement {
     if (queryTimeoutSeconds > 0) {
       request.timeout(Duration.ofSeconds(queryTimeoutSeconds));
     }
-    return request.build();
+    return request;
   }
 
   private void closeCurrent() throws SQLException {

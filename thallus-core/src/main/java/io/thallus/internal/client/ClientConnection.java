@@ -263,7 +263,7 @@ public final class ClientConnection implements AutoCloseable {
     StreamState state = new StreamState(this, id, settings.timeout(), request.credits());
     streams.put(id, state);
     send(new Message.Open(id, request.sql(), request.dataset(), request.batchRows(), request.credits(),
-        request.timeoutMillis(), request.flags(), request.parameters(), request.options()));
+        request.timeoutMillis(), request.flags(), request.parameters(), request.options(), request.parameterRows()));
     return state;
   }
 

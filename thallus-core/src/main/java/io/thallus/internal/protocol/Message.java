@@ -42,16 +42,28 @@ public sealed interface Message {
 
   /**
    * Client → server: start a stream. {@code dataset} is empty for none; {@code timeoutMillis} 0 for none;
-   * {@code parameters} are {@link QueryParameters#normalize normalized} values for the SQL's {@code ?}s.
+   * {@code parameters} are {@link QueryParameters#normalize normalized} values for the SQL's {@code ?}s;
+   * {@code parameterRows}, with the flag {@link #PARAMETER_ROWS}, an Arrow IPC stream of many rows of them (one
+   * column per {@code ?}), for running the statement once per row in one request.
    */
   record Open(int streamId, String sql, String dataset, int batchRows, int credits, long timeoutMillis, int flags,
-      List<Object> parameters, Map<String, String> options) implements Message {
+      List<Object> parameters, Map<String, String> options, byte[] parameterRows) implements Message {
     /** Flag: answer OPENED (the schema) and END without producing any row. */
     public static final int SCHEMA_ONLY = 1;
+    /** Flag: the frame ends with rows of parameters ({@link #parameterRows}). */
+    public static final int PARAMETER_ROWS = 2;
 
     public Open {
       parameters = List.copyOf(parameters);
       options = Map.copyOf(options);
+      if (((flags & PARAMETER_ROWS) != 0) != (parameterRows.length > 0)) {
+        throw new IllegalArgumentException("the PARAMETER_ROWS flag and the parameter rows go together");
+      }
+    }
+
+    public Open(int streamId, String sql, String dataset, int batchRows, int credits, long timeoutMillis, int flags,
+        List<Object> parameters, Map<String, String> options) {
+      this(streamId, sql, dataset, batchRows, credits, timeoutMillis, flags, parameters, options, new byte[0]);
     }
 
     public Open(int streamId, String sql, String dataset, int batchRows, int credits, long timeoutMillis,

@@ -28,7 +28,8 @@ import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
  * HELLO    magic u32 "THAL", version u16, clientName string, transports list, parameters map, credentials map
  * WELCOME  version u16, transport string, parameters map, serverName string
  * OPEN     streamId i32, sql string, dataset string, batchRows i32, credits i32, timeoutMillis i64, flags u8
- *            (1: schema only), parameterCount u16, parameter * parameterCount, options map
+ *            (1: schema only, 2: parameter rows follow), parameterCount u16, parameter * parameterCount,
+ *            options map, then with flag 2: parameterRows u32 count + bytes (an Arrow IPC stream: one column per ?)
  *            parameter = tag u8, then by tag: 0 null; 1 boolean u8; 2 int8; 3 int16; 4 int32; 5 int64; 6 float32;
  *                        7 float64; 8 decimal string; 9 string; 10 bytes (u32 count + bytes); 11 date (epoch
  *                        day i64); 12 time (nano of day i64); 13 timestamp (epoch second i64, nano i32);
@@ -75,8 +76,7 @@ public final class MessageCodec {
       Message message = switch (type) {
         case HELLO -> readHello(frame);
         case WELCOME -> new Message.Welcome(readU16(frame), readString(frame), readMap(frame), readString(frame));
-        case OPEN -> new Message.Open(readInt(frame), readString(frame), readString(frame), readInt(frame),
-            readInt(frame), readLong(frame), readU8(frame), readParameters(frame), readMap(frame));
+        case OPEN -> readOpen(frame);
         case OPENED -> new Message.Opened(readInt(frame), readBytes(frame));
         case NEXT -> readNext(frame);
         case BATCH -> readBatch(frame);
@@ -222,6 +222,30 @@ public final class MessageCodec {
       return list;
     }
 
+    private static Message.Open readOpen(ByteBuf in) {
+      int streamId = readInt(in);
+      String sql = readString(in);
+      String dataset = readString(in);
+      int batchRows = readInt(in);
+      int credits = readInt(in);
+      long timeoutMillis = readLong(in);
+      int flags = readU8(in);
+      if ((flags & ~(Message.Open.SCHEMA_ONLY | Message.Open.PARAMETER_ROWS)) != 0) {
+        throw new CorruptedFrameException("OPEN flags " + flags + " set bits this version does not know");
+      }
+      List<Object> parameters = readParameters(in);
+      Map<String, String> options = readMap(in);
+      byte[] rows = new byte[0];
+      if ((flags & Message.Open.PARAMETER_ROWS) != 0) {
+        rows = readBytes(in);
+        if (rows.length == 0) {
+          throw new CorruptedFrameException("OPEN announces parameter rows and carries none");
+        }
+      }
+      return new Message.Open(streamId, sql, dataset, batchRows, credits, timeoutMillis, flags, parameters, options,
+          rows);
+    }
+
     private static List<Object> readParameters(ByteBuf in) {
       int count = readU16(in);
       List<Object> values = new ArrayList<>(Math.min(count, in.readableBytes()));
@@ -364,6 +388,10 @@ public final class MessageCodec {
           out.writeByte(m.flags());
           writeParameters(out, m.parameters());
           writeMap(out, m.options());
+          if (m.parameterRows().length > 0) {
+            out.writeInt(m.parameterRows().length);
+            out.writeBytes(m.parameterRows());
+          }
         }
         case Message.Opened m -> {
           out.writeInt(m.streamId());

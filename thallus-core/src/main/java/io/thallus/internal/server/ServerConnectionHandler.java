@@ -260,7 +260,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
         throw ThallusException.of(StatusCode.UNAVAILABLE, "the server is shutting down");
       }
       QuerySpec spec = new QuerySpec(open.sql(), dataset, open.batchRows(),
-          QueryParameters.forEngine(open.parameters()), open.schemaOnly(), open.options());
+          QueryParameters.forEngine(open.parameters()), open.schemaOnly(), open.options(), open.parameterRows());
       stream = new ServerStream(this, context, streamId, spec, open.credits());
       if (!context.registry().add(stream, context.limits().maxStreams())) {
         throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "the server has its maximum of "

@@ -1,0 +1,204 @@
+package io.thallus.jdbc;
+
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.NullVector;
+import org.apache.arrow.vector.TimeMicroVector;
+import org.apache.arrow.vector.TimeStampMicroTZVector;
+import org.apache.arrow.vector.TimeStampMicroVector;
+import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/**
+ * The rows of a batched prepared statement as one Arrow batch, one column per {@code ?}: what the server binds in
+ * one request. A column takes the Arrow type of its values (integers as BIGINT, floating point as DOUBLE, decimals
+ * at their largest scale, dates, times and timestamps at DuckDB's microseconds); a column whose values are of
+ * different kinds goes as text, which DuckDB casts to the column's type as it would a string literal.
+ */
+final class ParameterBatch {
+  private enum Kind { NULL, BOOLEAN, INTEGER, FLOATING, DECIMAL, TEXT, BYTES, DATE, TIME, TIMESTAMP, TIMESTAMP_TZ }
+
+  private ParameterBatch() {}
+
+  /** Java values as the batch holds them: JDBC's date and time classes as java.time, in one form per kind. */
+  static Object normalize(Object value) {
+    return switch (value) {
+      case null -> null;
+      case java.sql.Timestamp v -> v.toLocalDateTime();
+      case java.sql.Date v -> v.toLocalDate();
+      case java.sql.Time v -> v.toLocalTime();
+      case Instant v -> v.atOffset(ZoneOffset.UTC);
+      case ZonedDateTime v -> v.toOffsetDateTime();
+      case Character v -> v.toString();
+      case UUID v -> v.toString();
+      case BigInteger v -> v.toString();
+      default -> value;
+    };
+  }
+
+  private static Kind kindOf(Object value) {
+    return switch (value) {
+      case null -> Kind.NULL;
+      case Boolean v -> Kind.BOOLEAN;
+      case Byte v -> Kind.INTEGER;
+      case Short v -> Kind.INTEGER;
+      case Integer v -> Kind.INTEGER;
+      case Long v -> Kind.INTEGER;
+      case Float v -> Kind.FLOATING;
+      case Double v -> Kind.FLOATING;
+      case BigDecimal v -> Kind.DECIMAL;
+      case String v -> Kind.TEXT;
+      case byte[] v -> Kind.BYTES;
+      case LocalDate v -> Kind.DATE;
+      case LocalTime v -> Kind.TIME;
+      case LocalDateTime v -> Kind.TIMESTAMP;
+      case OffsetDateTime v -> Kind.TIMESTAMP_TZ;
+      default -> throw new IllegalArgumentException("a " + value.getClass().getName() + " cannot be a parameter");
+    };
+  }
+
+  /** The rows (normalized values) as a root the caller closes. */
+  static VectorSchemaRoot of(List<Object[]> rows, int columns, BufferAllocator allocator) {
+    List<FieldVector> vectors = new ArrayList<>(columns);
+    try {
+      for (int column = 0; column < columns; column++) {
+        vectors.add(column(rows, column, allocator));
+      }
+    } catch (RuntimeException e) {
+      vectors.forEach(FieldVector::close);
+      throw e;
+    }
+    VectorSchemaRoot root = new VectorSchemaRoot(vectors);
+    root.setRowCount(rows.size());
+    return root;
+  }
+
+  private static FieldVector column(List<Object[]> rows, int column, BufferAllocator allocator) {
+    Kind kind = Kind.NULL;
+    int scale = 0;
+    for (Object[] row : rows) {
+      Kind next = kindOf(row[column]);
+      if (next == Kind.NULL || next == kind) {
+        if (next == Kind.DECIMAL) {
+          scale = Math.max(scale, ((BigDecimal) row[column]).scale());
+        }
+        continue;
+      }
+      kind = kind == Kind.NULL ? next : Kind.TEXT;
+      if (next == Kind.DECIMAL) {
+        scale = Math.max(scale, ((BigDecimal) row[column]).scale());
+      }
+    }
+    if (kind == Kind.DECIMAL && !fitsDecimal(rows, column, scale)) {
+      kind = Kind.TEXT;
+    }
+    String name = "p" + (column + 1);
+    int count = rows.size();
+    FieldVector vector = switch (kind) {
+      case NULL -> new NullVector(name, count);
+      case BOOLEAN -> fill(new BitVector(name, allocator), rows, column,
+          (v, i, value) -> ((BitVector) v).set(i, (Boolean) value ? 1 : 0));
+      case INTEGER -> fill(new BigIntVector(name, allocator), rows, column,
+          (v, i, value) -> ((BigIntVector) v).set(i, ((Number) value).longValue()));
+      case FLOATING -> fill(new Float8Vector(name, allocator), rows, column,
+          (v, i, value) -> ((Float8Vector) v).set(i, ((Number) value).doubleValue()));
+      case DECIMAL -> {
+        int decimalScale = scale;
+        yield fill(new DecimalVector(name, allocator, 38, decimalScale), rows, column,
+            (v, i, value) -> ((DecimalVector) v).set(i, ((BigDecimal) value).setScale(decimalScale)));
+      }
+      case TEXT -> fill(new VarCharVector(name, allocator), rows, column,
+          (v, i, value) -> ((VarCharVector) v).setSafe(i, text(value).getBytes(StandardCharsets.UTF_8)));
+      case BYTES -> fill(new VarBinaryVector(name, allocator), rows, column,
+          (v, i, value) -> ((VarBinaryVector) v).setSafe(i, (byte[]) value));
+      case DATE -> fill(new DateDayVector(name, allocator), rows, column,
+          (v, i, value) -> ((DateDayVector) v).set(i, (int) ((LocalDate) value).toEpochDay()));
+      case TIME -> fill(new TimeMicroVector(name, allocator), rows, column,
+          (v, i, value) -> ((TimeMicroVector) v).set(i, ((LocalTime) value).toNanoOfDay() / 1_000L));
+      case TIMESTAMP -> fill(new TimeStampMicroVector(name, allocator), rows, column,
+          (v, i, value) -> ((TimeStampMicroVector) v).set(i,
+              ChronoUnit.MICROS.between(LocalDateTime.of(1970, 1, 1, 0, 0), (LocalDateTime) value)));
+      case TIMESTAMP_TZ -> fill(new TimeStampMicroTZVector(name, allocator, "UTC"), rows, column,
+          (v, i, value) -> ((TimeStampMicroTZVector) v).set(i,
+              ChronoUnit.MICROS.between(Instant.EPOCH, ((OffsetDateTime) value).toInstant())));
+    };
+    return vector;
+  }
+
+  private static boolean fitsDecimal(List<Object[]> rows, int column, int scale) {
+    for (Object[] row : rows) {
+      if (row[column] instanceof BigDecimal value && value.setScale(scale).precision() > 38) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** A value of a column of mixed kinds as text DuckDB casts: ISO dates and times, plain decimals. */
+  private static String text(Object value) {
+    return switch (value) {
+      case BigDecimal v -> v.toPlainString();
+      case byte[] v -> throw new IllegalArgumentException("a column mixes bytes with other values");
+      default -> value.toString();
+    };
+  }
+
+  private interface Setter {
+    void set(FieldVector vector, int index, Object value);
+  }
+
+  private static FieldVector fill(FieldVector vector, List<Object[]> rows, int column, Setter setter) {
+    try {
+      vector.setInitialCapacity(rows.size());
+      vector.allocateNew();
+      for (int i = 0; i < rows.size(); i++) {
+        Object value = rows.get(i)[column];
+        if (value == null) {
+          vector.setNull(i);
+        } else {
+          setter.set(vector, i, value);
+        }
+      }
+      vector.setValueCount(rows.size());
+      return vector;
+    } catch (RuntimeException e) {
+      vector.close();
+      throw e;
+    }
+  }
+
+  /** About how many bytes a row takes in the batch: for cutting a large batch into requests of bounded size. */
+  static long rowBytes(Object[] row) {
+    long bytes = 0;
+    for (Object value : row) {
+      bytes += switch (value) {
+        case String v -> v.length() * 3L + 4;
+        case byte[] v -> v.length + 4L;
+        case BigDecimal v -> 16;
+        case null -> 1;
+        default -> 8;
+      };
+    }
+    return bytes;
+  }
+}
