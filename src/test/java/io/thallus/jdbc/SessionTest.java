@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.thallus.Location;
 import io.thallus.ThallusServer;
-import io.thallus.cli.ThallusCli;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.testing.ChildJvm;
+import io.thallus.testing.ServeProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -285,8 +285,7 @@ class SessionTest {
     try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:" + database)) {
       assertThat(rows(duckdb, "SELECT id, note FROM kept ORDER BY id")).hasSize(3);
     }
-    try (ChildJvm serve = ChildJvm.start(ThallusCli.class, "serve", "--data-root", root.toString(), "--port", "0",
-        "--transports", "tcp", "--database", database.toString(), "--read-only")) {
+    try (ChildJvm serve = ServeProcess.start(root, database, 0, "--read-only")) {
       try (Connection connection = DriverManager.getConnection(jdbcUrl(serve));
            Statement statement = connection.createStatement()) {
         assertThat(count(connection, "SELECT count(*) FROM kept")).isEqualTo(3);
@@ -297,15 +296,11 @@ class SessionTest {
   }
 
   private static ChildJvm serve(Path root, Path database) throws Exception {
-    return ChildJvm.start(ThallusCli.class, "serve", "--data-root", root.toString(), "--port", "0",
-        "--transports", "tcp", "--database", database.toString());
+    return ServeProcess.start(root, database, 0);
   }
 
   private static String jdbcUrl(ChildJvm serve) throws InterruptedException {
-    String serving = serve.awaitLine("thallus serving", 60);
-    String location = serving.substring(serving.indexOf("thallus://") + "thallus://".length(),
-        serving.indexOf(" over "));
-    return "jdbc:thallus://" + location.replaceAll("\\?.*", "").replaceAll("/$", "");
+    return ServeProcess.jdbcUrl(serve);
   }
 
   /** Every row as strings, for comparing two drivers' answers. */

@@ -373,9 +373,16 @@ final class ThallusDatabaseMetaData implements DatabaseMetaData {
   }
 
   @Override
-  public String getUserName() {
+  /** The URL's user, or else DuckDB's name for the session's user (what {@code current_user} says). */
+  public String getUserName() throws SQLException {
     String user = connection.url().string(ThallusProperty.USER);
-    return user.isEmpty() ? null : user;
+    if (!user.isEmpty()) {
+      return user;
+    }
+    try (java.sql.Statement statement = connection.createStatement();
+         ResultSet name = statement.executeQuery("SELECT current_user")) {
+      return name.next() ? name.getString(1) : null;
+    }
   }
 
   @Override

@@ -1,0 +1,36 @@
+package io.thallus.testing;
+
+import io.thallus.cli.ThallusCli;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** {@code thallus serve} in a JVM of its own, as an operator runs it, for tests that stop, kill and restart it. */
+public final class ServeProcess {
+  private ServeProcess() {}
+
+  /** Serves {@code root} and the database file on {@code port} (0: any) over tcp, with {@code extra} flags. */
+  public static ChildJvm start(Path root, Path database, int port, String... extra) throws IOException {
+    List<String> args = new ArrayList<>(List.of("serve", "--data-root", root.toString(), "--port",
+        Integer.toString(port), "--transports", "tcp", "--database", database.toString()));
+    args.addAll(List.of(extra));
+    return ChildJvm.start(ThallusCli.class, args.toArray(String[]::new));
+  }
+
+  /** Waits for the server to listen and answers its JDBC URL. */
+  public static String jdbcUrl(ChildJvm serve) throws InterruptedException {
+    String serving = serve.awaitLine("thallus serving", 60);
+    String location = serving.substring(serving.indexOf("thallus://") + "thallus://".length(),
+        serving.indexOf(" over "));
+    return "jdbc:thallus://" + location.replaceAll("\\?.*", "").replaceAll("/$", "");
+  }
+
+  /** A port free right now, for a server that must come back on the same one. */
+  public static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+}
