@@ -494,12 +494,14 @@ final class ThallusConnection implements Connection {
     if (closed) {
       return false;
     }
-    try (Statement statement = createStatement()) {
-      statement.setQueryTimeout(timeoutSeconds);
-      try (ResultSet result = statement.executeQuery("SELECT 1")) {
-        return result.next();
-      }
-    } catch (SQLException e) {
+    // Straight to the client: a check neither begins the manual-commit transaction nor touches a statement.
+    QueryRequest.Builder probe = QueryRequest.builder("SELECT 1");
+    if (timeoutSeconds > 0) {
+      probe.timeout(java.time.Duration.ofSeconds(timeoutSeconds));
+    }
+    try (io.thallus.ThallusStream stream = client.query(probe.build())) {
+      return stream.loadNextBatch() && stream.getVectorSchemaRoot().getRowCount() == 1;
+    } catch (ThallusException | java.io.IOException e) {
       return false;
     }
   }
