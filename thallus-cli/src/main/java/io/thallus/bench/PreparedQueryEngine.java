@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import io.thallus.spi.BatchContents;
+import io.thallus.spi.CancelSignal;
+import io.thallus.spi.EngineSession;
 import io.thallus.spi.QueryEngine;
 import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
@@ -75,9 +77,33 @@ public final class PreparedQueryEngine implements QueryEngine {
 
   @Override
   public QueryResult execute(QuerySpec spec, BufferAllocator streamAllocator) {
+    QueryResult ready = preparedResult(spec);
+    return ready != null ? ready : delegate.execute(spec, streamAllocator);
+  }
+
+  /** Sessions of the engine underneath; a prepared query is served from memory and leaves the session alone. */
+  @Override
+  public EngineSession openSession() {
+    EngineSession session = delegate.openSession();
+    return new EngineSession() {
+      @Override
+      public QueryResult execute(QuerySpec spec, BufferAllocator streamAllocator, CancelSignal cancel) {
+        QueryResult ready = preparedResult(spec);
+        return ready != null ? ready : session.execute(spec, streamAllocator, cancel);
+      }
+
+      @Override
+      public void close() {
+        session.close();
+      }
+    };
+  }
+
+  /** The prepared batches of {@code spec}'s query as a result, or null when it was not prepared. */
+  private QueryResult preparedResult(QuerySpec spec) {
     Prepared result = spec.dataset().isEmpty() ? prepared.get(new Key(spec.sql(), spec.batchRows())) : null;
     if (result == null) {
-      return delegate.execute(spec, streamAllocator);
+      return null;
     }
     return new QueryResult() {
       private int next;

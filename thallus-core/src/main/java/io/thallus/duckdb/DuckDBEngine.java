@@ -293,17 +293,28 @@ public final class DuckDBEngine implements QueryEngine {
   static Runnable cancelling(Statement statement, AtomicBoolean executing) {
     // A platform thread: DuckDB's cancel waits for the connection's lock, which planning holds (for as long as 30 s
     // when it folds a huge constant), and a virtual thread blocked in native code would pin its carrier that long.
-    return () -> Thread.ofPlatform().daemon().name("thallus-duckdb-cancel").start(() -> {
-      Deadline deadline = Deadline.after(CANCEL_PERSISTENCE);
-      do {
-        try {
-          statement.cancel();
-        } catch (SQLException | RuntimeException ignored) {
-          // Finished or closed already: nothing is left to stop.
-          return;
+    return () -> {
+      if (!executing.get()) {
+        // The statement has returned: nothing to stop, and no thread to start.
+        return;
+      }
+      Thread.ofPlatform().daemon().name("thallus-duckdb-cancel").start(() -> {
+        Deadline deadline = Deadline.after(CANCEL_PERSISTENCE);
+        // Only while this execution runs: a session keeps prepared statements, and a cancel after it returned would
+        // reach the statement's next run.
+        while (executing.get() && !deadline.isExpired()) {
+          try {
+            statement.cancel();
+          } catch (SQLException | RuntimeException ignored) {
+            // Finished or closed already: nothing is left to stop.
+            return;
+          }
+          if (!pause()) {
+            return;
+          }
         }
-      } while (executing.get() && !deadline.isExpired() && pause());
-    });
+      });
+    };
   }
 
   private static boolean pause() {

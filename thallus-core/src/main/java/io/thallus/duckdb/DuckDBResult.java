@@ -214,6 +214,11 @@ final class DuckDBResult implements QueryResult {
     }
   }
 
+  /** Whether this result reads from {@code other}. */
+  boolean reads(Statement other) {
+    return statement == other && !readerDone;
+  }
+
   /** DuckDB is done with this result: the connection is free for the session's next statement. Under the lock. */
   private void stopReading() {
     if (readerDone) {
@@ -222,8 +227,8 @@ final class DuckDBResult implements QueryResult {
     readerDone = true;
     DuckDBEngine.closeQuietly(reader);
     DuckDBEngine.closeQuietly(resultSet);
-    DuckDBEngine.closeQuietly(statement);
     session.streamingEnded(this);
+    session.release(statement);
   }
 
   @Override
@@ -232,11 +237,8 @@ final class DuckDBResult implements QueryResult {
     if (session == null) {
       return;
     }
-    try {
-      statement.cancel();
-    } catch (java.sql.SQLException | RuntimeException ignored) {
-      // The statement has finished executing: its rows are read below, if at all.
-    }
+    // The statement has finished executing (a result exists): only a read can be running, and only the session's
+    // interrupt reaches it. Cancelling the statement would reach its next run, if the session keeps it.
     session.interrupt(this);
   }
 

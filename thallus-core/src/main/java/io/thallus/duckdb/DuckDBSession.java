@@ -59,6 +59,8 @@ public final class DuckDBSession implements EngineSession {
   private static final Pattern INSERT_VALUES = Pattern.compile("(?is)\\s*INSERT\\s+INTO\\s+("
       + "(?:\"(?:[^\"]|\"\")*\"|[\\w$]+)(?:\\s*\\.\\s*(?:\"(?:[^\"]|\"\")*\"|[\\w$]+)){0,2})"
       + "\\s*(\\([^()]*\\))?\\s*VALUES\\s*(\\(\\s*\\?(?:\\s*,\\s*\\?)*\\s*\\))\\s*;?\\s*");
+  /** How many prepared statements a session keeps. */
+  private static final int PREPARED_KEPT = 32;
   /** The session's name for rows of parameters while an INSERT reads them. */
   private static final String PARAMETER_ROWS_VIEW = "thallus_parameter_rows";
   /** A statement that only reads: the first keyword of a query. */
@@ -77,6 +79,9 @@ public final class DuckDBSession implements EngineSession {
   /** The result that reads from the connection now, if any. Written under lock. */
   private volatile DuckDBResult streaming;
   // Guarded by lock.
+  /** Prepared statements kept for their next run, least recently used first. */
+  private final java.util.LinkedHashMap<String, PreparedStatement> preparedStatements =
+      new java.util.LinkedHashMap<>(16, 0.75f, true);
   private Optional<Path> boundDataset = Optional.empty();
   private boolean inTransaction;
   // Guarded by interruptGuard.
@@ -143,7 +148,7 @@ public final class DuckDBSession implements EngineSession {
           cancel.onCancel(DuckDBEngine.cancelling(statement, executing));
           hasRows = statement.execute(sql);
         } else {
-          PreparedStatement prepared = connection.prepareStatement(sql);
+          PreparedStatement prepared = prepared(sql);
           statement = prepared;
           cancel.onCancel(DuckDBEngine.cancelling(statement, executing));
           DuckDBEngine.bind(prepared, spec.parameters());
@@ -162,7 +167,7 @@ public final class DuckDBSession implements EngineSession {
         // A statement without rows answers with its update count as DuckDB reports it: the rows an INSERT, UPDATE or
         // DELETE changed, -1 for one that changes no rows (DDL, SET), as DuckDB's own driver says.
         long count = statement.getUpdateCount();
-        statement.close();
+        release(statement);
         return DuckDBResult.updateCount(count, allocator);
       }
       DuckDBResultSet resultSet = (DuckDBResultSet) statement.getResultSet();
@@ -171,13 +176,53 @@ public final class DuckDBSession implements EngineSession {
       streaming = result;
       return result;
     } catch (SQLException e) {
-      DuckDBEngine.closeQuietly(statement);
+      forget(statement);
       throw failure(e, spec, cancel);
     } catch (RuntimeException e) {
-      DuckDBEngine.closeQuietly(statement);
+      forget(statement);
       throw e;
     } finally {
       lock.unlock();
+    }
+  }
+
+  /**
+   * The session's prepared statement for {@code sql}, prepared once and kept (the {@value #PREPARED_KEPT} most
+   * recently used): a statement a client runs again with new values skips DuckDB's parse, bind and plan.
+   */
+  private PreparedStatement prepared(String sql) throws SQLException {
+    PreparedStatement kept = preparedStatements.get(sql);
+    if (kept != null && !kept.isClosed()) {
+      return kept;
+    }
+    PreparedStatement fresh = connection.prepareStatement(sql);
+    preparedStatements.put(sql, fresh);
+    if (preparedStatements.size() > PREPARED_KEPT) {
+      var eldest = preparedStatements.entrySet().iterator().next();
+      preparedStatements.remove(eldest.getKey());
+      release(eldest.getValue());
+    }
+    return fresh;
+  }
+
+  /** Done with a statement: a kept prepared statement stays for its next run, any other closes. Under the lock. */
+  void release(Statement statement) {
+    if (statement == null || preparedStatements.containsValue(statement)) {
+      return;
+    }
+    DuckDBResult open = streaming;
+    if (open != null && open.reads(statement)) {
+      // Still streaming: its result closes it when done.
+      return;
+    }
+    DuckDBEngine.closeQuietly(statement);
+  }
+
+  /** A statement that failed: DuckDB's driver has closed it, so it is not kept either. Under the lock. */
+  private void forget(Statement statement) {
+    if (statement != null) {
+      preparedStatements.values().remove(statement);
+      DuckDBEngine.closeQuietly(statement);
     }
   }
 
@@ -425,6 +470,8 @@ public final class DuckDBSession implements EngineSession {
       if (open != null) {
         open.close();
       }
+      preparedStatements.values().forEach(DuckDBEngine::closeQuietly);
+      preparedStatements.clear();
       DuckDBEngine.closeQuietly(connection);
     } finally {
       lock.unlock();

@@ -56,6 +56,11 @@ final class ParameterBatch {
     };
   }
 
+  /** Refuses a value no parameter can have, as the request would (cheaply: no request is built). */
+  static void check(Object value) {
+    kindOf(normalize(value));
+  }
+
   private static Kind kindOf(Object value) {
     return switch (value) {
       case null -> Kind.NULL;
@@ -73,7 +78,8 @@ final class ParameterBatch {
       case LocalTime v -> Kind.TIME;
       case LocalDateTime v -> Kind.TIMESTAMP;
       case OffsetDateTime v -> Kind.TIMESTAMP_TZ;
-      default -> throw new IllegalArgumentException("a " + value.getClass().getName() + " cannot be a parameter");
+      default -> throw new IllegalArgumentException("a query parameter cannot be a " + value.getClass().getName()
+          + "; use a number, String, byte[], boolean, UUID, or a java.time or java.sql date/time value");
     };
   }
 

@@ -74,7 +74,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
           + parameters.length + " ?)");
     }
     try {
-      QueryRequest.builder("SELECT ?").parameters(java.util.Collections.singletonList(value));
+      ParameterBatch.check(value);
     } catch (IllegalArgumentException e) {
       throw Errors.conversion(e.getMessage());
     }

@@ -115,19 +115,23 @@ final class ServerStream {
 
   /** Stops the stream; the first reason wins. {@code answer}: whether the client is told (it is gone, or closed). */
   void abort(Status status, boolean answer) {
+    boolean stepRunning;
     lock.lock();
     try {
       if (abortStatus == null) {
         abortStatus = status;
         answerAbort = answer;
       }
+      stepRunning = scheduled && !finished;
       changed.signalAll();
     } finally {
       lock.unlock();
     }
     cancelSignal.cancel();
     QueryResult running = result;
-    if (running != null) {
+    // A parked stream stops at its next step (woken below) and closes its result there; only a step that may be
+    // inside the engine needs the engine to stop.
+    if (running != null && stepRunning) {
       // Off the caller's thread (often an event loop): stopping an engine's work may wait on the engine's locks.
       Thread.ofPlatform().daemon().name("thallus-server-cancel").start(running::cancel);
     }
@@ -205,7 +209,8 @@ final class ServerStream {
     if (result == null) {
       result = connection.engineSession().execute(spec, connection.allocator(), cancelSignal);
       throwIfAborted();
-      connection.send(new Message.Opened(id, result.schema().serializeAsMessage()));
+      // Flushed with the first batch, or when the step parks or yields: one write less for a small result.
+      connection.sendUnflushed(new Message.Opened(id, result.schema().serializeAsMessage()));
       if (spec.schemaOnly()) {
         sendEnd();
         return true;
@@ -307,10 +312,12 @@ final class ServerStream {
       scheduled = false;
       waitingFor = reason;
       parkedAt = System.nanoTime();
-      return false;
     } finally {
       lock.unlock();
     }
+    // Whatever this step queued goes out before it waits.
+    connection.flush();
+    return false;
   }
 
   /** Queues the next step behind the lane's waiting ones; this step ends. */
@@ -321,6 +328,7 @@ final class ServerStream {
     } finally {
       lock.unlock();
     }
+    connection.flush();
     connection.lane().submit(this::step);
   }
 
