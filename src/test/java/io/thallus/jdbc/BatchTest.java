@@ -44,7 +44,8 @@ class BatchTest {
   @BeforeAll
   static void start() {
     allocator = new RootAllocator();
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start();
+    // A small frame limit, so a batch of 12,000 rows takes several requests.
+    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).maxFrameBytes(512 * 1024).build().start();
     url = "jdbc:thallus://127.0.0.1:" + server.getLocation().port();
   }
 
@@ -88,7 +89,7 @@ class BatchTest {
 
   @Test
   void everyTypeLandsAsDuckDBsOwnDriverPutsIt() throws Exception {
-    // 12,000 rows of 14 columns: two requests, so the batch's own transaction spans them.
+    // 12,000 rows of 14 columns: several requests (see the frame limit), so the batch's own transaction spans them.
     try (Connection thallus = DriverManager.getConnection(url);
          Connection duckdb = DriverManager.getConnection("jdbc:duckdb:")) {
       for (Connection connection : List.of(thallus, duckdb)) {

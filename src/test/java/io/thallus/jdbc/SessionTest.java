@@ -92,6 +92,25 @@ class SessionTest {
   }
 
   @Test
+  void anAttachBelongsToItsSessionAndEndsWithIt() throws Exception {
+    Path file = data.resolve("mine.duckdb");
+    try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:" + file);
+         Statement statement = duckdb.createStatement()) {
+      statement.execute("CREATE TABLE notes AS SELECT 'kept' AS note");
+    }
+    try (Connection attaching = DriverManager.getConnection(url); Statement statement = attaching.createStatement()) {
+      statement.execute("ATTACH '" + file + "' AS mine");
+      statement.executeUpdate("INSERT INTO mine.notes VALUES ('added')");
+      assertThat(count(attaching, "SELECT count(*) FROM mine.notes")).isEqualTo(2);
+    }
+    // Detached with the session: the file is free again, here as a dataset of another connection.
+    try (Connection reader = DriverManager.getConnection(url + "/mine.duckdb")) {
+      assertThat(rows(reader, "SELECT note FROM notes ORDER BY note"))
+          .containsExactly(List.of("added"), List.of("kept"));
+    }
+  }
+
+  @Test
   void lockedSettingsAreRefusedByName() throws Exception {
     try (Connection thallus = DriverManager.getConnection(url); Statement statement = thallus.createStatement()) {
       assertThatThrownBy(() -> statement.execute("SET memory_limit = '100GB'"))

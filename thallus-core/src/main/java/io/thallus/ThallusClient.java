@@ -125,6 +125,15 @@ public final class ThallusClient implements AutoCloseable {
         request.options(), rows));
   }
 
+  /**
+   * The most bytes one request may carry (SQL, parameters, rows of parameters): the server's frame limit, as it said
+   * at the handshake, or 4 MiB (the default limit) for a server that did not say.
+   */
+  public int maxRequestBytes() {
+    int limit = connection.serverMaxFrameBytes();
+    return limit > 0 ? limit : 4 << 20;
+  }
+
   /** The memory this client's batches hold right now. */
   public long allocatedBytes() {
     return allocator.getAllocatedMemory();

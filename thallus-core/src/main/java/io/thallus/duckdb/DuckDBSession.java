@@ -59,6 +59,8 @@ public final class DuckDBSession implements EngineSession {
   private static final Pattern INSERT_VALUES = Pattern.compile("(?is)\\s*INSERT\\s+INTO\\s+("
       + "(?:\"(?:[^\"]|\"\")*\"|[\\w$]+)(?:\\s*\\.\\s*(?:\"(?:[^\"]|\"\")*\"|[\\w$]+)){0,2})"
       + "\\s*(\\([^()]*\\))?\\s*VALUES\\s*(\\(\\s*\\?(?:\\s*,\\s*\\?)*\\s*\\))\\s*;?\\s*");
+  /** An ATTACH statement: what it attaches belongs to the session and is detached when the session ends. */
+  private static final Pattern ATTACH = Pattern.compile("(?is)\\s*ATTACH\\b");
   /** How many prepared statements a session keeps. */
   private static final int PREPARED_KEPT = 32;
   /** The session's name for rows of parameters while an INSERT reads them. */
@@ -83,6 +85,8 @@ public final class DuckDBSession implements EngineSession {
   private final java.util.LinkedHashMap<String, PreparedStatement> preparedStatements =
       new java.util.LinkedHashMap<>(16, 0.75f, true);
   private Optional<Path> boundDataset = Optional.empty();
+  /** Databases this session's ATTACH statements attached. */
+  private final java.util.Set<String> attachedHere = new java.util.LinkedHashSet<>();
   private boolean inTransaction;
   // Guarded by interruptGuard.
   private Object calling;
@@ -139,6 +143,7 @@ public final class DuckDBSession implements EngineSession {
       String sql = spec.schemaOnly() ? DuckDBEngine.withoutRows(spec.sql()) : spec.sql();
       Matcher transactional = TRANSACTION_STATEMENT.matcher(sql);
       String transactionVerb = transactional.matches() ? transactional.group(1).toUpperCase(Locale.ROOT) : null;
+      java.util.Set<String> databasesBefore = ATTACH.matcher(sql).lookingAt() ? databases() : null;
       boolean hasRows = false;
       boolean succeeded = false;
       AtomicBoolean executing = new AtomicBoolean(true);
@@ -155,6 +160,11 @@ public final class DuckDBSession implements EngineSession {
           hasRows = prepared.execute();
         }
         succeeded = true;
+        if (databasesBefore != null) {
+          java.util.Set<String> added = databases();
+          added.removeAll(databasesBefore);
+          attachedHere.addAll(added);
+        }
       } finally {
         executing.set(false);
         if (transactionVerb != null) {
@@ -224,6 +234,18 @@ public final class DuckDBSession implements EngineSession {
       preparedStatements.values().remove(statement);
       DuckDBEngine.closeQuietly(statement);
     }
+  }
+
+  /** The names of the databases attached now. Under the lock. */
+  private java.util.Set<String> databases() throws SQLException {
+    java.util.Set<String> names = new java.util.HashSet<>();
+    try (Statement statement = connection.createStatement();
+         java.sql.ResultSet rows = statement.executeQuery("SELECT database_name FROM duckdb_databases()")) {
+      while (rows.next()) {
+        names.add(rows.getString(1));
+      }
+    }
+    return names;
   }
 
   /** Makes {@code dataset} the session's (the view {@code dataset}, or the attached database as default catalog). */
@@ -472,6 +494,22 @@ public final class DuckDBSession implements EngineSession {
       }
       preparedStatements.values().forEach(DuckDBEngine::closeQuietly);
       preparedStatements.clear();
+      // DuckDB attaches for the whole database; the session's ATTACH ends with it, so its files are free again.
+      if (!attachedHere.isEmpty()) {
+        try {
+          // DETACH does not run inside a transaction the client left open.
+          run("ROLLBACK");
+        } catch (SQLException noTransaction) {
+          // Nothing was open.
+        }
+      }
+      for (String name : attachedHere) {
+        try {
+          run("DETACH DATABASE IF EXISTS \"" + name.replace("\"", "\"\"") + "\"");
+        } catch (SQLException e) {
+          // In use as another session's default catalog: it stays until the database closes.
+        }
+      }
       DuckDBEngine.closeQuietly(connection);
     } finally {
       lock.unlock();

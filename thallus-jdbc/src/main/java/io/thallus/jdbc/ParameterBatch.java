@@ -193,12 +193,15 @@ final class ParameterBatch {
     }
   }
 
-  /** About how many bytes a row takes in the batch: for cutting a large batch into requests of bounded size. */
+  /**
+   * The bytes a row takes in the batch's buffers (values, offsets, validity; not the padding): for cutting a large
+   * batch into requests under the server's frame limit. Text counts its UTF-8 length exactly.
+   */
   static long rowBytes(Object[] row) {
     long bytes = 0;
     for (Object value : row) {
       bytes += switch (value) {
-        case String v -> v.length() * 3L + 4;
+        case String v -> Placeholders.utf8Length(v) + 4L;
         case byte[] v -> v.length + 4L;
         case BigDecimal v -> 16;
         case null -> 1;

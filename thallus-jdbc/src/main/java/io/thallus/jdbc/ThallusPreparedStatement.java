@@ -39,8 +39,6 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  */
 final class ThallusPreparedStatement extends ThallusStatement implements PreparedStatement {
   private static final Object UNSET = new Object();
-  /** About how many bytes of parameters one batch request carries (the server's frame limit is 4 MiB by default). */
-  private static final long REQUEST_BYTES = 1 << 20;
 
   private final String sql;
   private final Object[] parameters;
@@ -124,7 +122,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
   }
 
   /**
-   * Sends the batch's rows as Arrow batches of parameters, about {@link #REQUEST_BYTES} each, one request apiece;
+   * Sends the batch's rows as Arrow batches of parameters, up to three quarters of the server's frame limit each;
    * the server runs the statement for every row of a request at once. The rows apply together or not at all: a
    * batch of several requests in auto-commit mode runs in one transaction of its own. On failure nothing of the
    * batch is applied, and the BatchUpdateException carries no update count.
@@ -155,9 +153,11 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
     List<List<Object[]>> requests = new ArrayList<>();
     List<Object[]> current = new ArrayList<>();
     long bytes = 0;
+    // A quarter of the server's frame limit stays free for Arrow's padding and metadata, and the SQL.
+    long requestBytes = connection.client().maxRequestBytes() * 3L / 4 - 2L * Placeholders.utf8Length(sql);
     for (Object[] row : rows) {
       long size = ParameterBatch.rowBytes(row);
-      if (!current.isEmpty() && bytes + size > REQUEST_BYTES) {
+      if (!current.isEmpty() && bytes + size > requestBytes) {
         requests.add(current);
         current = new ArrayList<>();
         bytes = 0;

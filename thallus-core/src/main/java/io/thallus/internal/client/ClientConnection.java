@@ -217,6 +217,11 @@ public final class ClientConnection implements AutoCloseable {
       throw ThallusException.of(StatusCode.INVALID_ARGUMENT, request.credits()
           + " credits is over the server's limit of " + serverMaxCredits + " per stream");
     }
+    if (serverMaxFrameBytes > 0 && request.parameterRows().length + (long) sqlBytes > serverMaxFrameBytes) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the request's rows of parameters are "
+          + request.parameterRows().length + " bytes, over the server's frame limit of " + serverMaxFrameBytes
+          + " bytes; send them in smaller requests");
+    }
     if (serverMaxFrameBytes > 0 && (!request.parameters().isEmpty()
         || sqlBytes + request.dataset().length() > serverMaxFrameBytes / 2)) {
       // Parameters, or text large enough to matter: measure the real frame before sending it.
@@ -265,6 +270,11 @@ public final class ClientConnection implements AutoCloseable {
     send(new Message.Open(id, request.sql(), request.dataset(), request.batchRows(), request.credits(),
         request.timeoutMillis(), request.flags(), request.parameters(), request.options(), request.parameterRows()));
     return state;
+  }
+
+  /** The largest frame the server takes (0 before the handshake, or from a server that does not say). */
+  public int serverMaxFrameBytes() {
+    return serverMaxFrameBytes;
   }
 
   void grant(int streamId, int credits) {
