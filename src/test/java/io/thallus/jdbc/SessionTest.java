@@ -86,6 +86,11 @@ class SessionTest {
       String sql = "SELECT sum(square) * getvariable('factor') AS total, current_schema() AS schema, "
           + "(SELECT count(*) FROM in_schema) AS here FROM scratch";
       assertThat(rows(thallus, sql)).isEqualTo(rows(duckdb, sql)).isNotEmpty();
+      assertThat(thallus.getSchema()).isEqualTo(duckdb.getSchema()).isEqualTo("s19");
+      thallus.setSchema("main");
+      duckdb.setSchema("main");
+      assertThat(thallus.getSchema()).isEqualTo(duckdb.getSchema()).isEqualTo("main");
+      assertThat(thallus.getCatalog()).isEqualTo("memory");
       assertThatThrownBy(() -> count(other, "SELECT count(*) FROM scratch"))
           .as("another session does not see the temp table").hasMessageContaining("scratch");
     }

@@ -34,6 +34,32 @@ public record QuerySpec(String sql, Optional<Path> dataset, int batchRows, List<
     this(sql, dataset, batchRows, parameters, schemaOnly, options, new byte[0]);
   }
 
+  /** The rows of parameters, a copy (the spec stays as it was made). */
+  @Override
+  public byte[] parameterRows() {
+    return parameterRows.clone();
+  }
+
+  @Override
+  public boolean equals(Object other) {
+    return other instanceof QuerySpec o && sql.equals(o.sql) && dataset.equals(o.dataset) && batchRows == o.batchRows
+        && parameters.equals(o.parameters) && schemaOnly == o.schemaOnly && options.equals(o.options)
+        && java.util.Arrays.equals(parameterRows, o.parameterRows);
+  }
+
+  @Override
+  public int hashCode() {
+    return java.util.Objects.hash(sql, dataset, batchRows, parameters, schemaOnly, options,
+        java.util.Arrays.hashCode(parameterRows));
+  }
+
+  @Override
+  public String toString() {
+    return "QuerySpec[sql=" + sql + ", dataset=" + dataset + ", batchRows=" + batchRows + ", parameters="
+        + parameters.size() + ", schemaOnly=" + schemaOnly + ", options=" + options + ", parameterRows="
+        + parameterRows.length + " bytes]";
+  }
+
   /** Whether the statement runs once per row of {@link #parameterRows} (an Arrow IPC stream, one column per ?). */
   public boolean hasParameterRows() {
     return parameterRows.length > 0;

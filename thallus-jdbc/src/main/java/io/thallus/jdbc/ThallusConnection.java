@@ -46,7 +46,6 @@ final class ThallusConnection implements Connection {
   private final ThallusClient client;
   private final Set<ThallusStatement> statements = Collections.synchronizedSet(new LinkedHashSet<>());
   private volatile boolean closed;
-  private String schema;
   private volatile boolean autoCommit = true;
   /** A statement ran in manual-commit mode since the last commit or rollback: the server's transaction is open. */
   private volatile boolean transactionOpen;
@@ -368,14 +367,21 @@ final class ThallusConnection implements Connection {
   }
 
   @Override
+  /** Makes {@code catalog} (an attached database) the session's default, as DuckDB's {@code USE} does. */
   public void setCatalog(String catalog) throws SQLException {
     checkOpen();
+    if (catalog == null || catalog.isEmpty()) {
+      throw Errors.invalid("setCatalog needs a database name");
+    }
+    try (Statement statement = createStatement()) {
+      statement.execute("USE " + identifier(catalog));
+    }
   }
 
+  /** The session's default database on the server. */
   @Override
   public String getCatalog() throws SQLException {
-    checkOpen();
-    return null;
+    return single("SELECT current_database()");
   }
 
   /**
@@ -530,17 +536,33 @@ final class ThallusConnection implements Connection {
     return new Properties();
   }
 
-  /** Kept for {@link #getSchema()}; DuckDB resolves names per statement on the server. */
+  /** Makes {@code schema} the session's default schema on the server ({@code SET schema}, as DuckDB's driver does). */
   @Override
   public void setSchema(String schema) throws SQLException {
     checkOpen();
-    this.schema = schema;
+    if (schema == null || schema.isEmpty()) {
+      throw Errors.invalid("setSchema needs a schema name");
+    }
+    try (Statement statement = createStatement()) {
+      statement.execute("SET schema = '" + schema.replace("'", "''") + "'");
+    }
   }
 
+  /** The session's default schema on the server. */
   @Override
   public String getSchema() throws SQLException {
+    return single("SELECT current_schema()");
+  }
+
+  private String single(String sql) throws SQLException {
     checkOpen();
-    return schema;
+    try (Statement statement = createStatement(); ResultSet result = statement.executeQuery(sql)) {
+      return result.next() ? result.getString(1) : null;
+    }
+  }
+
+  private static String identifier(String name) {
+    return "\"" + name.replace("\"", "\"\"") + "\"";
   }
 
   @Override

@@ -75,6 +75,28 @@ public sealed interface Message {
       return (flags & SCHEMA_ONLY) != 0;
     }
 
+    /** Equal when every field is, the rows of parameters compared by their bytes. */
+    @Override
+    public boolean equals(Object other) {
+      return other instanceof Open o && streamId == o.streamId && sql.equals(o.sql) && dataset.equals(o.dataset)
+          && batchRows == o.batchRows && credits == o.credits && timeoutMillis == o.timeoutMillis
+          && flags == o.flags && parameters.equals(o.parameters) && options.equals(o.options)
+          && java.util.Arrays.equals(parameterRows, o.parameterRows);
+    }
+
+    @Override
+    public int hashCode() {
+      return java.util.Objects.hash(streamId, sql, dataset, batchRows, credits, timeoutMillis, flags, parameters,
+          options, java.util.Arrays.hashCode(parameterRows));
+    }
+
+    @Override
+    public String toString() {
+      return "Open[streamId=" + streamId + ", sql=" + sql + ", dataset=" + dataset + ", batchRows=" + batchRows
+          + ", credits=" + credits + ", timeoutMillis=" + timeoutMillis + ", flags=" + flags + ", parameters="
+          + parameters + ", options=" + options + ", parameterRows=" + parameterRows.length + " bytes]";
+    }
+
     @Override
     public MessageType type() {
       return MessageType.OPEN;

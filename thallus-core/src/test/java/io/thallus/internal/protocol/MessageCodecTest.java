@@ -55,6 +55,8 @@ class MessageCodecTest {
             Map.of("token", "secret")),
         new Message.Welcome(Protocol.VERSION, "tcp", Map.of("tcp.port", "1234"), "server"),
         new Message.Open(7, "SELECT 'ü' AS x", "data/a.parquet", 65536, 4, 1500, Map.of("k", "v")),
+        new Message.Open(8, "INSERT INTO t VALUES (?)", "", 1024, 1, 0, Message.Open.PARAMETER_ROWS, List.of(),
+            Map.of(), new byte[] {1, 2, 3, 4, 5}),
         new Message.End(7, 100, 2, 800, 12345, 678),
         new Message.Error(7, StatusCode.NOT_FOUND, "dataset missing.parquet does not exist"),
         new Message.Cancel(7),
