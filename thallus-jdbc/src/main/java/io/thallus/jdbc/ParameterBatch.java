@@ -194,17 +194,19 @@ final class ParameterBatch {
   }
 
   /**
-   * The bytes a row takes in the batch's buffers (values, offsets, validity; not the padding): for cutting a large
-   * batch into requests under the server's frame limit. Text counts its UTF-8 length exactly.
+   * The bytes a row takes in the batch's buffers at most (values, offsets, validity; padding comes per buffer): for
+   * cutting a large batch into requests under the server's frame limit. Text counts its UTF-8 length exactly; a
+   * null counts as the widest fixed-width value (a decimal), since its column keeps a slot for it.
    */
   static long rowBytes(Object[] row) {
-    long bytes = 0;
+    // A validity bit per column.
+    long bytes = (row.length + 7) / 8;
     for (Object value : row) {
       bytes += switch (value) {
         case String v -> Placeholders.utf8Length(v) + 4L;
         case byte[] v -> v.length + 4L;
         case BigDecimal v -> 16;
-        case null -> 1;
+        case null -> 16;
         default -> 8;
       };
     }

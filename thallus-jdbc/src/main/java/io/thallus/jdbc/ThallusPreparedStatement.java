@@ -39,6 +39,8 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  */
 final class ThallusPreparedStatement extends ThallusStatement implements PreparedStatement {
   private static final Object UNSET = new Object();
+  /** Bytes of a batch request kept free of rows (see executeLargeBatch). */
+  private static final long REQUEST_MARGIN = 64 << 10;
 
   private final String sql;
   private final Object[] parameters;
@@ -122,7 +124,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
   }
 
   /**
-   * Sends the batch's rows as Arrow batches of parameters, up to three quarters of the server's frame limit each;
+   * Sends the batch's rows as Arrow batches of parameters, each request as large as the server's frame limit allows;
    * the server runs the statement for every row of a request at once. The rows apply together or not at all: a
    * batch of several requests in auto-commit mode runs in one transaction of its own. On failure nothing of the
    * batch is applied, and the BatchUpdateException carries no update count.
@@ -130,15 +132,14 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
   @Override
   public long[] executeLargeBatch() throws SQLException {
     checkOpen();
-    List<Object[]> rows = new ArrayList<>(batches.size());
-    for (Object[] row : batches) {
-      Object[] normalized = new Object[row.length];
-      for (int i = 0; i < row.length; i++) {
-        normalized[i] = ParameterBatch.normalize(row[i]);
-      }
-      rows.add(normalized);
-    }
+    // addBatch made each row's array, so it is normalized in place.
+    List<Object[]> rows = new ArrayList<>(batches);
     batches.clear();
+    for (Object[] row : rows) {
+      for (int i = 0; i < row.length; i++) {
+        row[i] = ParameterBatch.normalize(row[i]);
+      }
+    }
     if (rows.isEmpty()) {
       return new long[0];
     }
@@ -153,8 +154,10 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
     List<List<Object[]>> requests = new ArrayList<>();
     List<Object[]> current = new ArrayList<>();
     long bytes = 0;
-    // A quarter of the server's frame limit stays free for Arrow's padding and metadata, and the SQL.
-    long requestBytes = connection.client().maxRequestBytes() * 3L / 4 - 2L * Placeholders.utf8Length(sql);
+    // The server's frame limit, less room for the SQL, the request's other fields and Arrow's schema, metadata and
+    // padding (a few hundred bytes per column).
+    long requestBytes = connection.client().maxRequestBytes() - REQUEST_MARGIN - Placeholders.utf8Length(sql)
+        - 1024L * parameters.length;
     for (Object[] row : rows) {
       long size = ParameterBatch.rowBytes(row);
       if (!current.isEmpty() && bytes + size > requestBytes) {
