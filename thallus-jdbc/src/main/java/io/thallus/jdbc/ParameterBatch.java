@@ -42,6 +42,10 @@ final class ParameterBatch {
 
   /** Java values as the batch holds them: JDBC's date and time classes as java.time, in one form per kind. */
   static Object normalize(Object value) {
+    if (value instanceof String || value instanceof Long || value instanceof Integer || value instanceof Double) {
+      // The common kinds, before the switch below tries every class.
+      return value;
+    }
     return switch (value) {
       case null -> null;
       case java.sql.Timestamp v -> v.toLocalDateTime();
@@ -58,6 +62,9 @@ final class ParameterBatch {
 
   /** Refuses a value no parameter can have, as the request would (cheaply: no request is built). */
   static void check(Object value) {
+    if (value instanceof String || value instanceof Long || value instanceof Integer || value instanceof Double) {
+      return;
+    }
     kindOf(normalize(value));
   }
 
@@ -102,8 +109,21 @@ final class ParameterBatch {
   private static FieldVector column(List<Object[]> rows, int column, BufferAllocator allocator) {
     Kind kind = Kind.NULL;
     int scale = 0;
+    Class<?> lastClass = null;
+    Kind lastKind = Kind.NULL;
     for (Object[] row : rows) {
-      Kind next = kindOf(row[column]);
+      Object value = row[column];
+      Kind next;
+      if (value == null) {
+        next = Kind.NULL;
+      } else if (value.getClass() == lastClass) {
+        // A column's values are mostly of one class: its kind is known.
+        next = lastKind;
+      } else {
+        next = kindOf(value);
+        lastClass = value.getClass();
+        lastKind = next;
+      }
       if (next == Kind.NULL || next == kind) {
         if (next == Kind.DECIMAL) {
           scale = Math.max(scale, ((BigDecimal) row[column]).scale());
