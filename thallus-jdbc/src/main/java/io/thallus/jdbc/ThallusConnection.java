@@ -286,6 +286,10 @@ final class ThallusConnection implements Connection {
     } catch (java.io.IOException e) {
       throw new SQLException(verb + " failed: " + e.getMessage(), "08006", e);
     } catch (ThallusException e) {
+      if (e.getMessage() != null && e.getMessage().contains("no transaction is active")) {
+        // The statement that was to begin it failed before it did: there is nothing to end.
+        return;
+      }
       throw Errors.from(e);
     }
   }
