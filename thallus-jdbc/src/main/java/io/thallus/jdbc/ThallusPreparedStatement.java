@@ -104,7 +104,12 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
   @Override
   public void addBatch() throws SQLException {
     checkOpen();
-    batches.add(bound().toArray());
+    for (int i = 0; i < parameters.length; i++) {
+      if (parameters[i] == UNSET) {
+        throw new SQLException("parameter " + (i + 1) + " of " + parameters.length + " is not set", "07001");
+      }
+    }
+    batches.add(parameters.clone());
   }
 
   @Override
