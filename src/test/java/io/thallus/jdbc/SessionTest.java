@@ -309,6 +309,24 @@ class SessionTest {
     try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:" + database)) {
       assertThat(rows(duckdb, "SELECT id, note FROM kept ORDER BY id")).hasSize(3);
     }
+    // thallus serve runs in its data root: relative paths in SQL mean files there.
+    Files.writeString(root.resolve("relative.csv"), "id,note\n7,from a relative path\n");
+    Files.writeString(work.resolve("outside.csv"), "id\n1\n");
+    try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:" + root.resolve("side.duckdb"));
+         Statement statement = duckdb.createStatement()) {
+      statement.execute("CREATE TABLE side AS SELECT 42 AS answer");
+    }
+    try (ChildJvm serve = serve(root, work.resolve("other.duckdb"))) {
+      try (Connection connection = DriverManager.getConnection(jdbcUrl(serve));
+           Statement statement = connection.createStatement()) {
+        assertThat(rows(connection, "SELECT id, note FROM read_csv('relative.csv')"))
+            .containsExactly(List.of("7", "from a relative path"));
+        statement.execute("ATTACH 'side.duckdb' AS side (READ_ONLY)");
+        assertThat(count(connection, "SELECT answer FROM side.side")).isEqualTo(42);
+        assertThatThrownBy(() -> statement.executeQuery("SELECT * FROM read_csv('../outside.csv')"))
+            .isInstanceOf(SQLException.class).hasMessageContaining("Permission");
+      }
+    }
     try (ChildJvm serve = ServeProcess.start(root, database, 0, "--read-only")) {
       try (Connection connection = DriverManager.getConnection(jdbcUrl(serve));
            Statement statement = connection.createStatement()) {

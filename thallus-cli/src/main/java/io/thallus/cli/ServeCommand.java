@@ -152,6 +152,8 @@ final class ServeCommand implements Callable<Integer> {
                .dataRoot(dataRoot).engine(duckdb).transports(transports).meterRegistry(metrics).build().start();
            MetricsEndpoint endpoint = metricsPort == null ? null
                : MetricsEndpoint.start(host, metricsPort, metrics, server::isAccepting)) {
+        // Every file of the server's own is open or absolute by now: relative paths in SQL mean the data root.
+        WorkingDirectory.change(dataRoot.toAbsolutePath());
         System.out.println("thallus serving " + dataRoot.toAbsolutePath() + " at " + server.getLocation()
             + " over " + server.transports());
         if (database != null) {
