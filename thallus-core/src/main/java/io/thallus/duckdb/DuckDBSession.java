@@ -15,8 +15,14 @@ import java.nio.file.Path;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
@@ -82,11 +88,11 @@ public final class DuckDBSession implements EngineSession {
   private volatile DuckDBResult streaming;
   // Guarded by lock.
   /** Prepared statements kept for their next run, least recently used first. */
-  private final java.util.LinkedHashMap<String, PreparedStatement> preparedStatements =
-      new java.util.LinkedHashMap<>(16, 0.75f, true);
+  private final LinkedHashMap<String, PreparedStatement> preparedStatements =
+      new LinkedHashMap<>(16, 0.75f, true);
   private Optional<Path> boundDataset = Optional.empty();
   /** Databases this session's ATTACH statements attached. */
-  private final java.util.Set<String> attachedHere = new java.util.LinkedHashSet<>();
+  private final Set<String> attachedHere = new LinkedHashSet<>();
   private boolean inTransaction;
   // Guarded by interruptGuard.
   private Object calling;
@@ -143,7 +149,7 @@ public final class DuckDBSession implements EngineSession {
       String sql = spec.schemaOnly() ? DuckDBEngine.withoutRows(spec.sql()) : spec.sql();
       Matcher transactional = TRANSACTION_STATEMENT.matcher(sql);
       String transactionVerb = transactional.matches() ? transactional.group(1).toUpperCase(Locale.ROOT) : null;
-      java.util.Set<String> databasesBefore = ATTACH.matcher(sql).lookingAt() ? databases() : null;
+      Set<String> databasesBefore = ATTACH.matcher(sql).lookingAt() ? databases() : null;
       boolean hasRows = false;
       boolean succeeded = false;
       AtomicBoolean executing = new AtomicBoolean(true);
@@ -161,7 +167,7 @@ public final class DuckDBSession implements EngineSession {
         }
         succeeded = true;
         if (databasesBefore != null) {
-          java.util.Set<String> added = databases();
+          Set<String> added = databases();
           added.removeAll(databasesBefore);
           attachedHere.addAll(added);
         }
@@ -237,8 +243,8 @@ public final class DuckDBSession implements EngineSession {
   }
 
   /** The names of the databases attached now. Under the lock. */
-  private java.util.Set<String> databases() throws SQLException {
-    java.util.Set<String> names = new java.util.HashSet<>();
+  private Set<String> databases() throws SQLException {
+    Set<String> names = new HashSet<>();
     try (Statement statement = connection.createStatement();
          java.sql.ResultSet rows = statement.executeQuery("SELECT database_name FROM duckdb_databases()")) {
       while (rows.next()) {
@@ -331,14 +337,14 @@ public final class DuckDBSession implements EngineSession {
 
   private long[] eachRow(String sql, ArrowStreamReader rows, int columns, CancelSignal cancel)
       throws SQLException, java.io.IOException {
-    java.util.List<Long> counts = new java.util.ArrayList<>();
+    List<Long> counts = new ArrayList<>();
     try (PreparedStatement prepared = connection.prepareStatement(sql)) {
       AtomicBoolean executing = new AtomicBoolean(true);
       cancel.onCancel(DuckDBEngine.cancelling(prepared, executing));
       try {
         while (rows.loadNextBatch()) {
           org.apache.arrow.vector.VectorSchemaRoot batch = rows.getVectorSchemaRoot();
-          java.util.List<Object> values = new java.util.ArrayList<>(columns);
+          List<Object> values = new ArrayList<>(columns);
           for (int row = 0; row < batch.getRowCount(); row++) {
             if (cancel.isCancelled()) {
               throw ThallusException.of(StatusCode.CANCELLED, "the statement was cancelled");
