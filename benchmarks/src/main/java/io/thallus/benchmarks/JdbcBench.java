@@ -148,7 +148,8 @@ public final class JdbcBench {
     return checksum;
   }
 
-  private static double percentile(List<Long> values, double fraction) {
+  /** The value at {@code fraction} of the sorted values (nearest rank). */
+  static double percentile(List<Long> values, double fraction) {
     long[] sorted = values.stream().mapToLong(Long::longValue).toArray();
     Arrays.sort(sorted);
     return sorted.length == 0 ? Double.NaN

@@ -117,7 +117,7 @@ public final class JdbcSessionBench {
       out.append("| driver | median µs | p90 µs | vs DuckDB in-process |\n|---|---|---|---|\n");
       for (Map.Entry<String, List<Long>> entry : point.entrySet()) {
         out.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %.2fx |%n", entry.getKey(),
-            median(entry.getValue()) / 1e3, percentile(entry.getValue(), 0.9) / 1e3,
+            median(entry.getValue()) / 1e3, JdbcBench.percentile(entry.getValue(), 0.9) / 1e3,
             median(entry.getValue()) / duckdbPoint));
       }
 
@@ -231,12 +231,6 @@ public final class JdbcSessionBench {
   }
 
   private static double median(List<Long> values) {
-    return percentile(values, 0.5);
-  }
-
-  private static double percentile(List<Long> values, double fraction) {
-    List<Long> sorted = new ArrayList<>(values);
-    sorted.sort(null);
-    return sorted.get((int) Math.min(sorted.size() - 1, Math.round(fraction * (sorted.size() - 1))));
+    return JdbcBench.percentile(values, 0.5);
   }
 }

@@ -13,7 +13,8 @@ import java.util.Optional;
  * numbers, String, byte[], Boolean, UUID, BigInteger, and java.time dates and times). With {@code schemaOnly}
  * the engine need only produce the schema: the server asks for no batch. {@code parameterRows}, when not empty,
  * is an Arrow IPC stream of rows of parameters: the statement runs once per row, all rows in one transaction, and
- * answers with one update count per row.
+ * answers with one update count per row. The array is the request's own, not a copy (it may be megabytes): read it,
+ * do not change it.
  */
 public record QuerySpec(String sql, Optional<Path> dataset, int batchRows, List<Object> parameters,
     boolean schemaOnly, Map<String, String> options, byte[] parameterRows) {
@@ -26,18 +27,11 @@ public record QuerySpec(String sql, Optional<Path> dataset, int batchRows, List<
   public QuerySpec {
     parameters = Collections.unmodifiableList(new ArrayList<>(parameters));
     options = Map.copyOf(options);
-    parameterRows = parameterRows.clone();
   }
 
   public QuerySpec(String sql, Optional<Path> dataset, int batchRows, List<Object> parameters, boolean schemaOnly,
       Map<String, String> options) {
     this(sql, dataset, batchRows, parameters, schemaOnly, options, new byte[0]);
-  }
-
-  /** The rows of parameters, a copy (the spec stays as it was made). */
-  @Override
-  public byte[] parameterRows() {
-    return parameterRows.clone();
   }
 
   @Override

@@ -288,7 +288,7 @@ final class ParameterBatch {
     long bytes = (row.length + 7) / 8;
     for (Object value : row) {
       bytes += switch (value) {
-        case String v -> Placeholders.utf8Length(v) + 4L;
+        case String v -> io.netty.buffer.ByteBufUtil.utf8Bytes(v) + 4L;
         case byte[] v -> v.length + 4L;
         case BigDecimal v -> 16;
         case null -> 16;

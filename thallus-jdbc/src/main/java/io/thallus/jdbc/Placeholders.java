@@ -125,24 +125,4 @@ final class Placeholders {
       return type.isInstance(this);
     }
   }
-
-  /** The UTF-8 length of {@code text}, without encoding it. */
-  static long utf8Length(String text) {
-    long bytes = 0;
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
-      if (c < 0x80) {
-        bytes++;
-      } else if (c < 0x800) {
-        bytes += 2;
-      } else if (Character.isHighSurrogate(c) && i + 1 < text.length()
-          && Character.isLowSurrogate(text.charAt(i + 1))) {
-        bytes += 4;
-        i++;
-      } else {
-        bytes += 3;
-      }
-    }
-    return bytes;
-  }
 }

@@ -161,7 +161,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
     long bytes = 0;
     // The server's frame limit, less room for the SQL, the request's other fields and Arrow's schema, metadata and
     // padding (a few hundred bytes per column).
-    long requestBytes = connection.client().maxRequestBytes() - REQUEST_MARGIN - Placeholders.utf8Length(sql)
+    long requestBytes = connection.client().maxRequestBytes() - REQUEST_MARGIN - io.netty.buffer.ByteBufUtil.utf8Bytes(sql)
         - 1024L * parameters.length;
     for (Object[] row : rows) {
       long size = ParameterBatch.rowBytes(row);
