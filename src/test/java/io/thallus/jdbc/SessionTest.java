@@ -316,9 +316,16 @@ class SessionTest {
          Statement statement = duckdb.createStatement()) {
       statement.execute("CREATE TABLE side AS SELECT 42 AS answer");
     }
-    try (ChildJvm serve = serve(root, work.resolve("other.duckdb"))) {
+    try (ChildJvm serve = ServeProcess.start(root, work.resolve("other.duckdb"), 0, "--time-zone", "Asia/Kolkata")) {
       try (Connection connection = DriverManager.getConnection(jdbcUrl(serve));
-           Statement statement = connection.createStatement()) {
+           Statement statement = connection.createStatement();
+           Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
+           Statement direct = duckdb.createStatement()) {
+        // The server's time zone, set by the operator, is every session's.
+        direct.execute("SET TimeZone = 'Asia/Kolkata'");
+        String shown = "SELECT current_setting('TimeZone'), TIMESTAMPTZ '2024-03-01 12:00:00+00'::VARCHAR";
+        assertThat(rows(connection, shown)).isEqualTo(rows(duckdb, shown))
+            .containsExactly(List.of("Asia/Kolkata", "2024-03-01 17:30:00+05:30"));
         assertThat(rows(connection, "SELECT id, note FROM read_csv('relative.csv')"))
             .containsExactly(List.of("7", "from a relative path"));
         statement.execute("ATTACH 'side.duckdb' AS side (READ_ONLY)");

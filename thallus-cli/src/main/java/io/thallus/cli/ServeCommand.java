@@ -44,6 +44,10 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--read-only", description = "Serve the --database file read-only: statements that write fail.")
   boolean readOnly;
 
+  @Option(names = "--time-zone", description = "Time zone of TIMESTAMPTZ values for every session, e.g. UTC "
+      + "(default: the host's).")
+  String timeZone;
+
   @Option(names = "--threads", description = "DuckDB worker threads (default: one per core).")
   Integer threads;
 
@@ -136,6 +140,9 @@ final class ServeCommand implements Callable<Integer> {
     }
     if (threads != null) {
       engine.threads(threads);
+    }
+    if (timeZone != null) {
+      engine.timeZone(timeZone);
     }
     if (memoryLimit != null) {
       engine.memoryLimit(memoryLimit);

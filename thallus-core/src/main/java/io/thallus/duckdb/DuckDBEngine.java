@@ -47,10 +47,13 @@ public final class DuckDBEngine implements QueryEngine {
   private final Map<Path, String> attached = new ConcurrentHashMap<>();
   private final AtomicInteger attachCount = new AtomicInteger();
   private final String defaultCatalog;
+  private final String timeZone;
   private DuckDBConnection diagnostics;
 
-  private DuckDBEngine(DuckDBConnection database, Properties settings, Path filesRoot) throws SQLException {
+  private DuckDBEngine(DuckDBConnection database, Properties settings, Path filesRoot, String timeZone)
+      throws SQLException {
     this.database = database;
+    this.timeZone = timeZone;
     try (Statement statement = database.createStatement();
          java.sql.ResultSet name = statement.executeQuery("SELECT current_database()")) {
       name.next();
@@ -76,6 +79,7 @@ public final class DuckDBEngine implements QueryEngine {
     private Path filesRoot;
     private Path databaseFile;
     private boolean readOnly;
+    private String timeZone;
 
     private Builder() {}
 
@@ -101,6 +105,20 @@ public final class DuckDBEngine implements QueryEngine {
         throw new IllegalArgumentException("threads must be at least 1, got " + threads);
       }
       this.threads = threads;
+      return this;
+    }
+
+    /**
+     * The time zone every session's TIMESTAMPTZ values are shown and cast in (DuckDB's {@code TimeZone} setting;
+     * default: the host's). Sessions cannot change it: the server's configuration is locked.
+     */
+    public Builder timeZone(String zone) {
+      try {
+        java.time.ZoneId.of(zone);
+      } catch (java.time.DateTimeException e) {
+        throw new IllegalArgumentException("not a time zone: " + zone + " (e.g. UTC, Europe/Paris)", e);
+      }
+      this.timeZone = zone;
       return this;
     }
 
@@ -151,12 +169,12 @@ public final class DuckDBEngine implements QueryEngine {
       try {
         DuckDBConnection database = (DuckDBConnection) DriverManager.getConnection(url, properties);
         try {
-          lockDown(database, filesRoot);
+          lockDown(database, filesRoot, timeZone);
         } catch (SQLException e) {
           database.close();
           throw e;
         }
-        return new DuckDBEngine(database, settings, filesRoot);
+        return new DuckDBEngine(database, settings, filesRoot, timeZone);
       } catch (SQLException e) {
         String where = databaseFile == null ? "" : " on " + databaseFile;
         throw ThallusException.of(StatusCode.INTERNAL, "cannot start DuckDB" + where + ": " + e.getMessage(), e);
@@ -192,8 +210,11 @@ public final class DuckDBEngine implements QueryEngine {
    * What keeps remote SQL inside the data root: DuckDB's own file-system switch, with the data root as its one
    * exception, no extension downloads or autoloads, and the configuration locked so SQL cannot undo any of it.
    */
-  private static void lockDown(DuckDBConnection database, Path filesRoot) throws SQLException {
+  private static void lockDown(DuckDBConnection database, Path filesRoot, String timeZone) throws SQLException {
     try (Statement statement = database.createStatement()) {
+      if (timeZone != null) {
+        statement.execute("SET GLOBAL TimeZone = " + literal(timeZone));
+      }
       // Set on this connection before the lock, inherited by every query's duplicate (they are per connection):
       // DuckDB fills a 10 MiB buffer per open streaming result (13 MB of RSS each, unseen by memory_limit); 1 MiB
       // keeps an open result at about 1.3 MB. Sorts and hash tables of one query spill past a quarter of the
@@ -360,7 +381,7 @@ public final class DuckDBEngine implements QueryEngine {
       synchronized (this) {
         if (diagnostics == null) {
           diagnostics = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", settings);
-          lockDown(diagnostics, filesRoot);
+          lockDown(diagnostics, filesRoot, timeZone);
         }
         connection = (DuckDBConnection) diagnostics.duplicate();
       }
