@@ -27,9 +27,9 @@ import org.duckdb.DuckDBDriver;
 
 /**
  * The query engine: one embedded DuckDB per server (in memory, or a database file) and one DuckDB connection per
- * client session ({@link DuckDBSession}). Results leave DuckDB
- * through its Arrow export (the C Data Interface: DuckDB's own memory, no copy) and stream, so the schema is known
- * and the first batch is on its way before the query has finished.
+ * client session ({@link DuckDBSession}). Results leave DuckDB through its Arrow export (the C Data Interface:
+ * DuckDB's own memory, no copy) and stream, so the schema is known and the first batch is on its way before the
+ * query has finished.
  *
  * <p>A dataset is visible to the SQL as the view {@code dataset} (Parquet or CSV file, glob, directory of Parquet);
  * a DuckDB database file is attached read-only and becomes the connection's default catalog.
@@ -297,7 +297,7 @@ public final class DuckDBEngine implements QueryEngine {
    * before its query has started, so a virtual thread keeps asking until {@code executing} turns false (the
    * statement returned) or a deadline passes; the thread that cancels never blocks.
    */
-  static Runnable cancelling(Statement statement, AtomicBoolean executing) {
+  private static Runnable cancelling(Statement statement, AtomicBoolean executing) {
     // A platform thread: DuckDB's cancel waits for the connection's lock, which planning holds (for as long as 30 s
     // when it folds a huge constant), and a virtual thread blocked in native code would pin its carrier that long.
     return () -> {
@@ -322,6 +322,23 @@ public final class DuckDBEngine implements QueryEngine {
         }
       });
     };
+  }
+
+  /** Work on DuckDB's driver: SQL, and whatever else ({@code E}) the work itself may throw. */
+  interface SqlWork<T, E extends Exception> {
+    T run() throws SQLException, E;
+  }
+
+  /** Runs {@code work} on {@code statement} so that {@code cancel} reaches it while, and only while, it runs. */
+  static <T, E extends Exception> T cancellable(Statement statement, CancelSignal cancel, SqlWork<T, E> work)
+      throws SQLException, E {
+    AtomicBoolean executing = new AtomicBoolean(true);
+    cancel.onCancel(cancelling(statement, executing));
+    try {
+      return work.run();
+    } finally {
+      executing.set(false);
+    }
   }
 
   private static boolean pause() {
@@ -390,13 +407,11 @@ public final class DuckDBEngine implements QueryEngine {
       }
       try (PreparedStatement statement = connection.prepareStatement(spec.sql())) {
         bind(statement, spec.parameters());
-        AtomicBoolean executing = new AtomicBoolean(true);
-        cancel.onCancel(cancelling(statement, executing));
-        try (java.sql.ResultSet ignored = statement.executeQuery()) {
-          return Optional.empty();
-        } finally {
-          executing.set(false);
-        }
+        cancellable(statement, cancel, () -> {
+          statement.executeQuery().close();
+          return null;
+        });
+        return Optional.empty();
       }
     } catch (SQLException e) {
       String message = e.getMessage();

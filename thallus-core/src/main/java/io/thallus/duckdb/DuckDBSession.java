@@ -24,7 +24,6 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -138,9 +137,7 @@ public final class DuckDBSession implements EngineSession {
         rebind(spec.dataset());
       }
       if ("false".equals(spec.options().get(QuerySpec.AUTOCOMMIT)) && !inTransaction) {
-        try (Statement begin = connection.createStatement()) {
-          begin.execute("BEGIN TRANSACTION");
-        }
+        run("BEGIN TRANSACTION");
         inTransaction = true;
       }
       if (spec.hasParameterRows()) {
@@ -150,20 +147,20 @@ public final class DuckDBSession implements EngineSession {
       Matcher transactional = TRANSACTION_STATEMENT.matcher(sql);
       String transactionVerb = transactional.matches() ? transactional.group(1).toUpperCase(Locale.ROOT) : null;
       Set<String> databasesBefore = ATTACH.matcher(sql).lookingAt() ? databases() : null;
-      boolean hasRows = false;
+      boolean hasRows;
       boolean succeeded = false;
-      AtomicBoolean executing = new AtomicBoolean(true);
       try {
         if (spec.parameters().isEmpty()) {
-          statement = connection.createStatement();
-          cancel.onCancel(DuckDBEngine.cancelling(statement, executing));
-          hasRows = statement.execute(sql);
+          Statement plain = connection.createStatement();
+          statement = plain;
+          hasRows = DuckDBEngine.cancellable(plain, cancel, () -> plain.execute(sql));
         } else {
           PreparedStatement prepared = prepared(sql);
           statement = prepared;
-          cancel.onCancel(DuckDBEngine.cancelling(statement, executing));
-          DuckDBEngine.bind(prepared, spec.parameters());
-          hasRows = prepared.execute();
+          hasRows = DuckDBEngine.cancellable(prepared, cancel, () -> {
+            DuckDBEngine.bind(prepared, spec.parameters());
+            return prepared.execute();
+          });
         }
         succeeded = true;
         if (databasesBefore != null) {
@@ -172,7 +169,6 @@ public final class DuckDBSession implements EngineSession {
           attachedHere.addAll(added);
         }
       } finally {
-        executing.set(false);
         if (transactionVerb != null) {
           // BEGIN opens a transaction only when it succeeds; COMMIT and ROLLBACK end it even when they fail.
           boolean begins = transactionVerb.equals("BEGIN") || transactionVerb.startsWith("START");
@@ -317,14 +313,9 @@ public final class DuckDBSession implements EngineSession {
       Data.exportArrayStream(allocator, rows, stream);
       connection.registerArrowStream(PARAMETER_ROWS_VIEW, stream);
       try (Statement insert = connection.createStatement()) {
-        AtomicBoolean executing = new AtomicBoolean(true);
-        cancel.onCancel(DuckDBEngine.cancelling(insert, executing));
-        try {
-          expected = insert.executeLargeUpdate("INSERT INTO " + target + (columns == null ? "" : " " + columns)
-              + " SELECT * FROM " + PARAMETER_ROWS_VIEW);
-        } finally {
-          executing.set(false);
-        }
+        String sql = "INSERT INTO " + target + (columns == null ? "" : " " + columns) + " SELECT * FROM "
+            + PARAMETER_ROWS_VIEW;
+        expected = DuckDBEngine.cancellable(insert, cancel, () -> insert.executeLargeUpdate(sql));
       } finally {
         run("DROP VIEW IF EXISTS " + PARAMETER_ROWS_VIEW);
       }
@@ -339,9 +330,7 @@ public final class DuckDBSession implements EngineSession {
       throws SQLException, java.io.IOException {
     List<Long> counts = new ArrayList<>();
     try (PreparedStatement prepared = connection.prepareStatement(sql)) {
-      AtomicBoolean executing = new AtomicBoolean(true);
-      cancel.onCancel(DuckDBEngine.cancelling(prepared, executing));
-      try {
+      DuckDBEngine.cancellable(prepared, cancel, () -> {
         while (rows.loadNextBatch()) {
           org.apache.arrow.vector.VectorSchemaRoot batch = rows.getVectorSchemaRoot();
           List<Object> values = new ArrayList<>(columns);
@@ -357,9 +346,8 @@ public final class DuckDBSession implements EngineSession {
             counts.add(prepared.executeLargeUpdate());
           }
         }
-      } finally {
-        executing.set(false);
-      }
+        return null;
+      });
     }
     return counts.stream().mapToLong(Long::longValue).toArray();
   }
