@@ -15,6 +15,8 @@ public enum StatusCode {
   DEADLINE_EXCEEDED(4),
   /** A dataset, stream or transport that does not exist. */
   NOT_FOUND(5),
+  /** What a request would create exists already: a table an ingest in create mode names. */
+  ALREADY_EXISTS(6),
   /** A path outside the data root, or an action the server does not allow. */
   PERMISSION_DENIED(7),
   /** A memory budget, buffer pool or stream limit is used up. */

@@ -44,6 +44,7 @@ public final class ThallusClient implements AutoCloseable {
   private final ClientOptions options;
   private final ClientConnection connection;
   private final Set<ThallusStream> openStreams = ConcurrentHashMap.newKeySet();
+  private final Set<ThallusIngest> openIngests = ConcurrentHashMap.newKeySet();
   private boolean closed;
 
   private ThallusClient(BufferAllocator allocator, ClientOptions options, ClientConnection connection) {
@@ -93,6 +94,50 @@ public final class ThallusClient implements AutoCloseable {
     } catch (RuntimeException e) {
       state.close();
       throw e;
+    }
+  }
+
+  /**
+   * Starts writing batches of {@code schema} into a table; returns once the request is sent (the server checks the
+   * table before it takes the first batch, so an error about the table comes with the first write or with
+   * {@link ThallusIngest#finish}).
+   */
+  public ThallusIngest ingest(IngestRequest request, Schema schema) {
+    return ingest(request, schema, null);
+  }
+
+  /**
+   * As {@link #ingest(IngestRequest, Schema)} for batches with dictionary-encoded columns, whose dictionaries
+   * {@code dictionaries} holds (an {@link org.apache.arrow.vector.ipc.ArrowReader} is one). Each batch carries the
+   * dictionaries its columns use as they are when it is written.
+   */
+  public ThallusIngest ingest(IngestRequest request, Schema schema,
+      org.apache.arrow.vector.dictionary.DictionaryProvider dictionaries) {
+    Schema wire = ThallusIngest.wireSchema(schema, dictionaries);
+    synchronized (this) {
+      if (closed) {
+        throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "the client is closed");
+      }
+    }
+    io.thallus.internal.client.IngestState state = connection.openIngest(new Message.Ingest(0, request.table(),
+        request.mode().wireValue(), request.credits().orElse(options.credits()),
+        request.timeout().map(java.time.Duration::toMillis).orElse(0L), wire.serializeAsMessage(),
+        request.options()));
+    ThallusIngest[] made = new ThallusIngest[1];
+    ThallusIngest ingest = new ThallusIngest(state, schema, dictionaries, () -> openIngests.remove(made[0]));
+    made[0] = ingest;
+    openIngests.add(ingest);
+    return ingest;
+  }
+
+  /** Writes every batch of {@code batches} into a table and commits: {@link #ingest(IngestRequest, Schema)} in one call. */
+  public IngestResult ingest(IngestRequest request, org.apache.arrow.vector.ipc.ArrowReader batches) {
+    try (ThallusIngest ingest = ingest(request, batches.getVectorSchemaRoot().getSchema(), batches)) {
+      ingest.write(batches);
+      return ingest.finish();
+    } catch (java.io.IOException e) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "reading the batches to ingest failed: "
+          + e.getMessage(), e);
     }
   }
 
@@ -154,6 +199,9 @@ public final class ThallusClient implements AutoCloseable {
     }
     for (ThallusStream stream : List.copyOf(openStreams)) {
       stream.close();
+    }
+    for (ThallusIngest ingest : List.copyOf(openIngests)) {
+      ingest.close();
     }
     connection.close();
     allocator.close();

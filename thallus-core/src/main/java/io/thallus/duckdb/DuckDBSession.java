@@ -4,6 +4,7 @@ import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.spi.CancelSignal;
 import io.thallus.spi.EngineSession;
+import io.thallus.spi.IngestSpec;
 import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
 import java.lang.invoke.MethodHandle;
@@ -21,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -70,6 +72,9 @@ public final class DuckDBSession implements EngineSession {
   private static final int PREPARED_KEPT = 32;
   /** The session's name for rows of parameters while an INSERT reads them. */
   private static final String PARAMETER_ROWS_VIEW = "thallus_parameter_rows";
+  /** The start of the session's name for the batches of an ingest while DuckDB reads them. */
+  private static final String INGEST_VIEW = "thallus_ingest_";
+  private static final java.util.concurrent.atomic.AtomicLong INGESTS = new java.util.concurrent.atomic.AtomicLong();
   /** A statement that only reads: the first keyword of a query. */
   private static final Pattern QUERY = Pattern.compile(
       "(?is)\\s*(?:\\(|(?:SELECT|WITH|FROM|VALUES|TABLE|SHOW|DESCRIBE|SUMMARIZE|EXPLAIN)\\b)");
@@ -196,6 +201,181 @@ public final class DuckDBSession implements EngineSession {
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * Writes the batches into the table in one transaction (the session's with autocommit off, else one of its own):
+   * DuckDB scans them through the Arrow C stream interface, as they arrive, so nothing is copied by us. The table is
+   * checked first, before any batch is asked for: an unknown table (append), one that exists (create), a column the
+   * table lacks or has with another type. A failure anywhere undoes the whole ingest.
+   */
+  @Override
+  public long ingest(IngestSpec spec, ArrowReader batches, BufferAllocator allocator, CancelSignal cancel) {
+    acquire(cancel::isCancelled);
+    boolean ownTransaction = false;
+    try {
+      synchronized (interruptGuard) {
+        pinned = true;
+      }
+      checkOpen();
+      DuckDBResult earlier = streaming;
+      if (earlier != null) {
+        earlier.readRest();
+      }
+      if ("false".equals(spec.options().get(QuerySpec.AUTOCOMMIT)) && !inTransaction) {
+        run("BEGIN TRANSACTION");
+        inTransaction = true;
+      }
+      ownTransaction = !inTransaction;
+      if (ownTransaction) {
+        run("BEGIN TRANSACTION");
+      }
+      long rows;
+      String view = INGEST_VIEW + INGESTS.incrementAndGet();
+      try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
+        Data.exportArrayStream(allocator, batches, stream);
+        connection.registerArrowStream(view, stream);
+        try {
+          String sql = ingestStatement(spec, view);
+          try (Statement insert = connection.createStatement()) {
+            rows = DuckDBEngine.cancellable(insert, cancel, () -> insert.executeLargeUpdate(sql));
+          }
+        } finally {
+          try {
+            run("DROP VIEW IF EXISTS " + view);
+          } catch (SQLException aborted) {
+            // The failed statement aborted the transaction; its rollback drops the view, and its error is the one
+            // that says why.
+          }
+        }
+      }
+      if (ownTransaction) {
+        ownTransaction = false;
+        run("COMMIT");
+      }
+      return rows;
+    } catch (SQLException e) {
+      rollBack(ownTransaction);
+      String message = e.getMessage() == null ? e.toString() : e.getMessage();
+      if (cancel.isCancelled()) {
+        throw ThallusException.of(StatusCode.CANCELLED, "the ingest was cancelled; nothing was written", e);
+      }
+      throw classify(message + (ownTransaction ? "; nothing was written" : ""), e);
+    } catch (RuntimeException e) {
+      rollBack(ownTransaction);
+      throw e;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void rollBack(boolean ownTransaction) {
+    if (ownTransaction) {
+      try {
+        run("ROLLBACK");
+      } catch (SQLException alreadyOver) {
+        // A failed COMMIT has rolled back already.
+      }
+    }
+  }
+
+  /** The statement that writes the view's rows into the table, after checking the table against the batches. */
+  private String ingestStatement(IngestSpec spec, String view) throws SQLException {
+    String table = spec.table();
+    return switch (spec.mode()) {
+      case CREATE -> {
+        if (columnTypes(table) != null) {
+          throw ThallusException.of(StatusCode.ALREADY_EXISTS, "table " + table + " exists already; ingest "
+              + "with mode append to add rows to it, or replace to replace it");
+        }
+        yield "CREATE TABLE " + table + " AS SELECT * FROM " + view;
+      }
+      case REPLACE -> "CREATE OR REPLACE TABLE " + table + " AS SELECT * FROM " + view;
+      case APPEND -> {
+        Map<String, String> target = columnTypes(table);
+        if (target == null) {
+          throw ThallusException.of(StatusCode.NOT_FOUND, "table " + table + " does not exist; ingest with mode "
+              + "create to create it from the batches' schema");
+        }
+        Map<String, String> incoming = incomingTypes(view);
+        StringBuilder columns = new StringBuilder();
+        for (Map.Entry<String, String> column : incoming.entrySet()) {
+          String name = column.getKey();
+          String want = target.get(name.toLowerCase(Locale.ROOT));
+          if (want == null) {
+            throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "column " + name + " of the batches is not a "
+                + "column of table " + table + " (its columns: " + String.join(", ", target.keySet()) + ")");
+          }
+          if (!IngestTypes.fits(column.getValue(), want)) {
+            throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "column " + name + " is " + column.getValue()
+                + " in the batches but " + want + " in table " + table);
+          }
+          columns.append(columns.isEmpty() ? "" : ", ").append(quote(name));
+        }
+        yield "INSERT INTO " + table + " (" + columns + ") SELECT " + columns + " FROM " + view;
+      }
+    };
+  }
+
+  /**
+   * The batches' columns and their DuckDB types, as DuckDB binds the view over them (DESCRIBE only binds: it reads
+   * no batch).
+   */
+  private Map<String, String> incomingTypes(String view) throws SQLException {
+    Map<String, String> types = new LinkedHashMap<>();
+    try (Statement describe = connection.createStatement();
+         java.sql.ResultSet columns = describe.executeQuery("DESCRIBE " + view)) {
+      while (columns.next()) {
+        types.put(columns.getString("column_name"), columns.getString("column_type"));
+      }
+    }
+    return types;
+  }
+
+  /**
+   * A table's (or view's) columns and their DuckDB types, keyed by lower-case name (DuckDB's names match without
+   * case); null when there is none. Looked up in DuckDB's catalog functions rather than by DESCRIBE, whose error
+   * for a missing table would abort the session's transaction. The name resolves as DuckDB resolves it: one part in
+   * the temporary schema, then the current schema; two parts as schema.table, then catalog.table.
+   */
+  private Map<String, String> columnTypes(String table) throws SQLException {
+    List<String> parts = TableNames.parts(table);
+    List<String[]> candidates = new ArrayList<>();
+    switch (parts.size()) {
+      case 1 -> {
+        candidates.add(new String[] {"temp", "main", parts.get(0)});
+        candidates.add(new String[] {null, null, parts.get(0)});
+      }
+      case 2 -> {
+        candidates.add(new String[] {null, parts.get(0), parts.get(1)});
+        candidates.add(new String[] {parts.get(0), "main", parts.get(1)});
+      }
+      default -> candidates.add(new String[] {parts.get(0), parts.get(1), parts.get(2)});
+    }
+    String sql = "SELECT column_name, data_type FROM duckdb_columns() WHERE lower(database_name) = "
+        + "lower(coalesce(?, current_database())) AND lower(schema_name) = lower(coalesce(?, current_schema())) "
+        + "AND lower(table_name) = lower(?) ORDER BY column_index";
+    try (PreparedStatement lookup = connection.prepareStatement(sql)) {
+      for (String[] candidate : candidates) {
+        for (int i = 0; i < 3; i++) {
+          lookup.setString(i + 1, candidate[i]);
+        }
+        Map<String, String> types = new LinkedHashMap<>();
+        try (java.sql.ResultSet columns = lookup.executeQuery()) {
+          while (columns.next()) {
+            types.put(columns.getString(1).toLowerCase(Locale.ROOT), columns.getString(2));
+          }
+        }
+        if (!types.isEmpty()) {
+          return types;
+        }
+      }
+    }
+    return null;
+  }
+
+  private static String quote(String identifier) {
+    return "\"" + identifier.replace("\"", "\"\"") + "\"";
   }
 
   /**

@@ -30,6 +30,14 @@ public interface ClientSession extends AutoCloseable {
     return true;
   }
 
+  /**
+   * The write direction: where this client places the bodies of the batches it ingests, made at the first ingest
+   * and closed with the session. Null (the default): every body travels inside its BATCH frame.
+   */
+  default IngestPlacer ingestPlacer() {
+    return null;
+  }
+
   @Override
   void close();
 }

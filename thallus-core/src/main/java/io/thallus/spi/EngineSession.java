@@ -12,6 +12,18 @@ public interface EngineSession extends AutoCloseable {
   /** As {@link QueryEngine#execute(QuerySpec, BufferAllocator, CancelSignal)}, in this session. */
   QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel);
 
+  /**
+   * Writes {@code batches} into the spec's table, all or nothing: in one transaction of its own, or in the session's
+   * (with {@link QuerySpec#AUTOCOMMIT} false). Pulls batches from {@code batches} until it reports none left; a
+   * failure while reading them (the client went, the ingest was cancelled) undoes what was written. Returns the
+   * rows written. Errors name the problem: an unknown table in append mode (NOT_FOUND), a table that exists in
+   * create mode (ALREADY_EXISTS), a column whose type differs from the table's (INVALID_ARGUMENT, naming both).
+   */
+  default long ingest(IngestSpec spec, org.apache.arrow.vector.ipc.ArrowReader batches, BufferAllocator allocator,
+      CancelSignal cancel) {
+    throw io.thallus.ThallusException.of(io.thallus.StatusCode.UNIMPLEMENTED, "this engine does not take ingests");
+  }
+
   /** Ends the session: an open transaction rolls back, session objects are dropped. Never throws. */
   @Override
   void close();

@@ -10,28 +10,28 @@ public final class FetchedBody {
   private final long length;
   private final long first;
   private final boolean packed;
-  private final boolean borrowsServerMemory;
+  private final boolean borrowsPeerMemory;
   private final Runnable release;
 
-  private FetchedBody(long address, long length, long first, boolean packed, boolean borrowsServerMemory,
+  private FetchedBody(long address, long length, long first, boolean packed, boolean borrowsPeerMemory,
       Runnable release) {
     this.address = address;
     this.length = length;
     this.first = first;
     this.packed = packed;
-    this.borrowsServerMemory = borrowsServerMemory;
+    this.borrowsPeerMemory = borrowsPeerMemory;
     this.release = release;
   }
 
   /**
    * The bytes the descriptors name from address {@code first} on, as they lie on the server: the buffer at descriptor
-   * address {@code a} is at {@code address + (a - first)}. {@code borrowsServerMemory}: these bytes are the server's
-   * own (shared memory), so the server may reuse them only after the consumer has released the batch; otherwise they
-   * are a copy, and the server may reuse its own as soon as this body is handed over.
+   * address {@code a} is at {@code address + (a - first)}. {@code borrowsPeerMemory}: these bytes are the sender's
+   * own (shared memory), so the sender may reuse them only after the consumer has released the batch; otherwise they
+   * are a copy, and the sender may reuse its own as soon as this body is handed over.
    */
-  public static FetchedBody mirrored(long address, long length, long first, boolean borrowsServerMemory,
+  public static FetchedBody mirrored(long address, long length, long first, boolean borrowsPeerMemory,
       Runnable release) {
-    return new FetchedBody(address, length, first, false, borrowsServerMemory, release);
+    return new FetchedBody(address, length, first, false, borrowsPeerMemory, release);
   }
 
   /** A copy with the buffers one after the other, in descriptor order, each on a {@link PackedBody#ALIGNMENT} boundary. */
@@ -57,8 +57,8 @@ public final class FetchedBody {
     return first;
   }
 
-  public boolean borrowsServerMemory() {
-    return borrowsServerMemory;
+  public boolean borrowsPeerMemory() {
+    return borrowsPeerMemory;
   }
 
   /** Gives the bytes back to the transport. Core calls it once. */

@@ -6,18 +6,20 @@ import java.util.Map;
  * One client connection's use of a transport on the server. Core packs each batch, carries small ones inside their
  * BATCH frame, writes every frame, and keeps the ledger of held batches; the session only places bodies.
  */
-public interface ServerSession extends AutoCloseable {
+public interface ServerSession extends BodyPlacer, AutoCloseable {
   /** Parameters for WELCOME. */
   Map<String, String> welcomeParameters();
 
   /**
-   * Places {@code body} where the client can fetch it, and says where that is. Returns null when the body does not
-   * fit now but would once the client releases batches: core waits for a release (within its deadline and the
-   * client's memory budget) and asks again. Called on a stream's thread, one placement of a connection at a time and
-   * never on an event loop, so it may block until {@code deadline}. The body's buffers stay valid until the placement's
-   * {@link PlacedBody#afterAnnounced} has returned.
+   * The write direction: how this server takes the bodies a client's {@link IngestPlacer} placed, from the client's
+   * {@code parameters} (its placer's). Called once per connection, at its first ingest whose batches do not all
+   * travel inside their frames. A transport without a write direction of its own keeps the default: its clients send
+   * every body inside its frame.
    */
-  PlacedBody place(PackedBody body, Deadline deadline);
+  default IngestFetcher ingestFetcher(Map<String, String> parameters) {
+    throw io.thallus.ThallusException.of(io.thallus.StatusCode.UNIMPLEMENTED,
+        "this transport takes ingested batches only inside their frames");
+  }
 
   /** The connection is over; core has closed every placement before. Idempotent. */
   @Override

@@ -23,6 +23,7 @@ final class Errors {
       case INVALID_ARGUMENT -> "42000";
       case DEADLINE_EXCEEDED -> "HYT00";
       case NOT_FOUND -> "42S02";
+      case ALREADY_EXISTS -> "42S01";
       case PERMISSION_DENIED -> "42501";
       case RESOURCE_EXHAUSTED -> "53000";
       case FAILED_PRECONDITION -> "55000";
@@ -41,7 +42,7 @@ final class Errors {
     String state = sqlState(code);
     int vendorCode = code.wireValue();
     SQLException translated = switch (code) {
-      case INVALID_ARGUMENT, NOT_FOUND -> new SQLSyntaxErrorException(message, state, vendorCode, e);
+      case INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS -> new SQLSyntaxErrorException(message, state, vendorCode, e);
       case DEADLINE_EXCEEDED -> new SQLTimeoutException(message, state, vendorCode, e);
       case UNAUTHENTICATED, PERMISSION_DENIED -> new SQLInvalidAuthorizationSpecException(message, state, vendorCode, e);
       case UNAVAILABLE -> new SQLTransientConnectionException(message, state, vendorCode, e);

@@ -5,6 +5,10 @@ import static io.thallus.testing.Memory.awaitZero;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.thallus.ClientOptions;
+import io.thallus.IngestMode;
+import io.thallus.IngestRequest;
+import io.thallus.IngestResult;
+import io.thallus.ThallusIngest;
 import io.thallus.Location;
 import io.thallus.QueryRequest;
 import io.thallus.StatusCode;
@@ -332,5 +336,91 @@ public abstract class TransportConformanceSuite {
       }
     }).isInstanceOfSatisfying(ThallusException.class,
         e -> assertThat(e.code()).isEqualTo(StatusCode.DEADLINE_EXCEEDED));
+  }
+
+  // The write direction: batches from the client into tables of the server's database.
+
+  /** The reference's batches of {@code sql}, as a client made by DuckDB in its own process would hold them. */
+  private static <T> T withReferenceBatches(String sql, int batchRows, BufferAllocator allocator,
+      java.util.function.Function<org.apache.arrow.vector.ipc.ArrowReader, T> use) {
+    try (java.sql.Connection duckdb = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+         java.sql.Statement statement = duckdb.createStatement();
+         java.sql.ResultSet resultSet = statement.executeQuery(sql);
+         org.apache.arrow.vector.ipc.ArrowReader reader = (org.apache.arrow.vector.ipc.ArrowReader)
+             ((org.duckdb.DuckDBResultSet) resultSet).arrowExportStream(allocator, batchRows)) {
+      return use.apply(reader);
+    } catch (java.sql.SQLException | java.io.IOException e) {
+      throw new AssertionError("reference query failed: " + e.getMessage(), e);
+    }
+  }
+
+  @Test
+  void everyTypeIngestsAndReadsBackEqual() throws InterruptedException {
+    String sql = TypeTable.sql(5000);
+    // Into a table of the type table's own types (appended): every value and type comes back as DuckDB has it.
+    client.query("CREATE TABLE typed AS " + sql + " LIMIT 0").close();
+    IngestResult written = withReferenceBatches(sql, 1024, allocator,
+        reader -> client.ingest(IngestRequest.of("typed", IngestMode.APPEND), reader));
+    assertThat(written.rows()).isEqualTo(5000);
+    assertThat(written.batches()).isGreaterThan(1);
+    assertThat(written.transport()).isEqualTo(transport());
+    assertSameResult(query("SELECT * FROM typed ORDER BY row_id", 1024), DuckDBReference.run(sql, 1024));
+    // Into a table the batches create: the same, except that a dictionary-encoded column becomes VARCHAR.
+    withReferenceBatches(sql, 1024, allocator,
+        reader -> client.ingest(IngestRequest.of("created", IngestMode.CREATE), reader));
+    assertSameResult(query("SELECT * FROM created ORDER BY row_id", 1024),
+        DuckDBReference.run("SELECT * REPLACE (c_enum::VARCHAR AS c_enum) FROM (" + sql + ")", 1024));
+    awaitZero(this::connectionBytes, "connection memory after the ingest");
+  }
+
+  @Test
+  void appendAddsRowsAndReplaceReplacesTheTable() {
+    String first = "SELECT i AS id, 'a' || i AS name, (i * 0.5)::DOUBLE AS score FROM range(100000) t(i)";
+    String more = "SELECT i AS id, 'b' || i AS name, (i * 0.25)::DOUBLE AS score FROM range(100000, 250000) t(i)";
+    withReferenceBatches(first, 8192, allocator, r -> client.ingest(IngestRequest.of("t", IngestMode.CREATE), r));
+    IngestResult appended = withReferenceBatches(more, 50000, allocator,
+        r -> client.ingest(IngestRequest.of("main.t", IngestMode.APPEND), r));
+    assertThat(appended.rows()).isEqualTo(150000);
+    String check = "SELECT count(*), sum(id), sum(hash(name)), sum(score) FROM ";
+    assertThat(query(check + "t", 1024).rows().getFirst()).isEqualTo(
+        DuckDBReference.run(check + "(" + first + " UNION ALL " + more + ")", 1024).rows().getFirst());
+    String replacement = "SELECT i::INTEGER AS other FROM range(7) t(i)";
+    withReferenceBatches(replacement, 1024, allocator,
+        r -> client.ingest(IngestRequest.of("t", IngestMode.REPLACE), r));
+    assertSameResult(query("SELECT * FROM t ORDER BY other", 1024), DuckDBReference.run(replacement, 1024));
+  }
+
+  @Test
+  void largeBatchesIngestWithTheSameChecksum() throws InterruptedException {
+    String sql = "SELECT i AS a, i * 2 AS b, i * 3 AS c, i * 5 AS d, i * 7 AS e, i * 11 AS f, i * 13 AS g,"
+        + " i * 17 AS h FROM range(2000000) t(i)";
+    IngestResult written = withReferenceBatches(sql, 262144, allocator,
+        r -> client.ingest(IngestRequest.of("wide", IngestMode.CREATE), r));
+    assertThat(written.rows()).isEqualTo(2000000);
+    String check = "SELECT count(*), sum(a), sum(b), sum(c), sum(d), sum(e), sum(f), sum(g), sum(h), "
+        + "sum(hash(a, h)) FROM ";
+    assertThat(query(check + "wide", 1024).rows().getFirst())
+        .isEqualTo(DuckDBReference.run(check + "(" + sql + ")", 1024).rows().getFirst());
+    awaitZero(this::connectionBytes, "connection memory after the ingest");
+  }
+
+  @Test
+  void anIngestClosedBeforeFinishLeavesTheTableAsItWas() throws InterruptedException {
+    client.query("CREATE TABLE kept AS SELECT i AS v FROM range(10) t(i)").close();
+    String sql = "SELECT i AS v FROM range(300000) t(i)";
+    withReferenceBatches(sql, 65536, allocator, reader -> {
+      try (ThallusIngest ingest = client.ingest(IngestRequest.of("kept", IngestMode.APPEND),
+          reader.getVectorSchemaRoot().getSchema())) {
+        for (int i = 0; i < 3 && reader.loadNextBatch(); i++) {
+          ingest.write(reader.getVectorSchemaRoot());
+        }
+      } catch (java.io.IOException e) {
+        throw new AssertionError(e);
+      }
+      return null;
+    });
+    assertThat(query("SELECT count(*), sum(v) FROM kept", 1024).rows())
+        .isEqualTo(DuckDBReference.run("SELECT count(*), sum(v) FROM range(10) t(v)", 1024).rows());
+    awaitZero(this::connectionBytes, "connection memory after the cancelled ingest");
   }
 }

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.batch.BatchLayouts;
+import io.thallus.internal.batch.FetchedBatches;
 import io.thallus.internal.batch.IpcFrames;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.BatchHeader;
@@ -12,9 +13,7 @@ import io.thallus.spi.FetchedBody;
 import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.ForeignAllocation;
 
 /**
  * How every batch of one connection arrives, whatever the transport: bodies inside their BATCH frame are rebuilt
@@ -181,56 +180,9 @@ final class BatchInbox implements AutoCloseable {
     return released.take(streamId);
   }
 
-  /**
-   * The batch on a fetched body, without copying: the body becomes one Arrow allocation of the connection's
-   * allocator, and the batch's buffers slices of it. When the consumer releases the last of them, the transport gets
-   * the bytes back and, where they were the server's own, the server hears of it.
-   */
+  /** The batch on a fetched body, without copying (see {@link FetchedBatches#rebuild}). */
   private BatchContents rebuild(BatchHeader header, FetchedBody body) {
-    boolean reportNow = session.serverHoldsBodies() && !body.borrowsServerMemory();
-    boolean reportOnRelease = session.serverHoldsBodies() && body.borrowsServerMemory();
-    ArrowBuf whole;
-    try {
-      whole = allocator.wrapForeignAllocation(new ForeignAllocation(body.length(), body.address()) {
-        @Override
-        protected void release0() {
-          body.release();
-          if (reportOnRelease) {
-            reportReleased(header);
-          }
-        }
-      });
-    } catch (RuntimeException e) {
-      body.release();
-      if (session.serverHoldsBodies()) {
-        reportReleased(header);
-      }
-      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "no room in the client's memory for batch "
-          + header.batchId() + " (" + body.length() + " bytes): " + e.getMessage(), e);
-    }
-    BatchContents contents;
-    try (whole) {
-      if (body.packed()) {
-        long[] offsets = BatchLayouts.packedOffsets(header);
-        int[] next = {0};
-        contents = BatchLayouts.assemble(header, d -> slice(whole, header, offsets[next[0]++], d.length()));
-      } else {
-        contents = BatchLayouts.assemble(header, d -> slice(whole, header, d.address() - body.first(), d.length()));
-      }
-    }
-    if (reportNow) {
-      reportReleased(header);
-    }
-    return contents;
-  }
-
-  private static ArrowBuf slice(ArrowBuf whole, BatchHeader header, long offset, long length) {
-    if (offset < 0 || length < 0 || offset + length > whole.capacity()) {
-      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " of stream "
-          + header.streamId() + " names bytes " + offset + ".." + (offset + length) + " of a body of "
-          + whole.capacity());
-    }
-    return whole.slice(offset, length);
+    return FetchedBatches.rebuild(header, body, allocator, session.serverHoldsBodies(), () -> reportReleased(header));
   }
 
   private void reportReleased(BatchHeader header) {

@@ -21,6 +21,8 @@ import io.thallus.Location;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.Transports;
+import io.thallus.internal.batch.BatchSender;
+import io.thallus.spi.IngestPlacer;
 import io.thallus.internal.protocol.FrameDecoder;
 import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.MessageCodec;
@@ -61,6 +63,10 @@ public final class ClientConnection implements AutoCloseable {
   private final Settings settings;
   private final EventLoopGroup loop;
   private final Map<Integer, StreamState> streams = new ConcurrentHashMap<>();
+  private final Map<Integer, IngestState> ingests = new ConcurrentHashMap<>();
+  /** Sends ingested batches: made at the first ingest, with the transport's placer for the write direction. */
+  private BatchSender ingestSender;
+  private boolean serializes;
   private final AtomicInteger nextStreamId = new AtomicInteger(1);
   private final CompletableFuture<Message.Welcome> welcome = new CompletableFuture<>();
   private volatile ClientSession session;
@@ -179,7 +185,7 @@ public final class ClientConnection implements AutoCloseable {
       serverMaxCredits = limit(welcomed, Protocol.SERVER_MAX_CREDITS);
       try {
         session = chosen.accept(welcomed.parameters());
-        boolean serializes = candidates.stream().filter(t -> t.name().equals(welcomed.transport()))
+        serializes = candidates.stream().filter(t -> t.name().equals(welcomed.transport()))
             .anyMatch(Transport::serializesBatches);
         inbox = new BatchInbox(session, serializes, allocator, new Receiver());
       } catch (ThallusException e) {
@@ -272,6 +278,53 @@ public final class ClientConnection implements AutoCloseable {
     return state;
   }
 
+  /**
+   * Sends INGEST ({@code request} with its stream id replaced by the next free one, and the write direction's
+   * parameters added to its options); the returned state sends the batches.
+   */
+  public IngestState openIngest(Message.Ingest request) {
+    ThallusException failure = broken;
+    if (failure != null) {
+      throw failure;
+    }
+    BatchSender sender = ingestSender();
+    int id = nextStreamId.getAndIncrement();
+    IngestState state = new IngestState(this, id, settings.timeout());
+    ingests.put(id, state);
+    Map<String, String> options = new HashMap<>(request.options());
+    IngestPlacer placer = sender.placesBodies() ? session.ingestPlacer() : null;
+    if (placer != null) {
+      options.putAll(placer.parameters());
+    }
+    send(new Message.Ingest(id, request.table(), request.mode(), request.credits(), request.timeoutMillis(),
+        request.schema(), options));
+    return state;
+  }
+
+  /** The connection's sender of ingested batches, made once. */
+  synchronized BatchSender ingestSender() {
+    if (ingestSender == null) {
+      IngestPlacer placer = serializes ? null : session.ingestPlacer();
+      ingestSender = new BatchSender(placer, null, serializes,
+          (header, inline) -> {
+            Channel ch = channel;
+            if (ch != null && ch.isActive()) {
+              ch.writeAndFlush(new Message.Batch(header, inline), ch.voidPromise());
+            } else {
+              inline.release();
+              throw ThallusException.of(StatusCode.UNAVAILABLE, "the connection to the server was lost");
+            }
+          },
+          allocator, settings.timeout(), settings.receivePoolBytes(),
+          () -> "the client's memory for batches being sent");
+    }
+    return ingestSender;
+  }
+
+  void forget(IngestState state) {
+    ingests.remove(state.id(), state);
+  }
+
   /** The largest frame the server takes (0 before the handshake, or from a server that does not say). */
   public int serverMaxFrameBytes() {
     return serverMaxFrameBytes;
@@ -323,6 +376,9 @@ public final class ClientConnection implements AutoCloseable {
     for (StreamState state : List.copyOf(streams.values())) {
       state.onFailure(error);
     }
+    for (IngestState state : List.copyOf(ingests.values())) {
+      state.onFailure(error);
+    }
   }
 
   @Override
@@ -333,6 +389,13 @@ public final class ClientConnection implements AutoCloseable {
       ch.close().awaitUninterruptibly(settings.timeout().toMillis());
     }
     loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(settings.timeout().toMillis());
+    BatchSender sending;
+    synchronized (this) {
+      sending = ingestSender;
+    }
+    if (sending != null) {
+      sending.close();
+    }
     ClientSession current = session;
     if (current != null) {
       current.close();
@@ -400,6 +463,25 @@ public final class ClientConnection implements AutoCloseable {
             current.onBatch(b.header(), b.inline());
           }
         }
+        case Message.Next n -> {
+          IngestState ingest = ingests.get(n.streamId());
+          BatchSender sending;
+          synchronized (ClientConnection.this) {
+            sending = ingestSender;
+          }
+          if (sending != null) {
+            for (long batchId : n.releases()) {
+              sending.released(n.streamId(), batchId);
+            }
+          }
+          if (ingest != null && n.credits() > 0) {
+            ingest.onCredits(n.credits());
+          }
+        }
+        case Message.End e when ingests.get(e.streamId()) instanceof IngestState ingest -> ingest.onEnd(
+            new IngestState.End(e.rows(), e.batches(), e.bytes(), e.serverNanos()));
+        case Message.Error e when ingests.get(e.streamId()) instanceof IngestState ingest -> ingest.onFailure(
+            ThallusException.of(e.code(), e.message()));
         case Message.End e -> afterBatches(e.streamId(), () -> {
           StreamState state = streams.get(e.streamId());
           if (state != null) {

@@ -198,6 +198,45 @@ public sealed interface Message {
     }
   }
 
+  /**
+   * Client → server: start a stream of batches into {@code table}. {@code mode} is an {@link io.thallus.IngestMode}'s
+   * wire value; {@code schema} the batches' Arrow schema as an IPC Schema message; {@code credits} how many batches
+   * the client would like in flight (the server grants what it allows with NEXT). The client then sends BATCH
+   * frames on this stream (each within the credits the server granted) and END when it has sent the last; the
+   * server answers END with the rows it wrote, or ERROR. {@code options} carry the session options and, prefixed with
+   * the transport's name, the parameters of the client's side of the write direction.
+   */
+  record Ingest(int streamId, String table, int mode, int credits, long timeoutMillis, byte[] schema,
+      Map<String, String> options) implements Message {
+    public Ingest {
+      options = Map.copyOf(options);
+    }
+
+    @Override
+    public boolean equals(Object other) {
+      return other instanceof Ingest o && streamId == o.streamId && table.equals(o.table) && mode == o.mode
+          && credits == o.credits && timeoutMillis == o.timeoutMillis && java.util.Arrays.equals(schema, o.schema)
+          && options.equals(o.options);
+    }
+
+    @Override
+    public int hashCode() {
+      return java.util.Objects.hash(streamId, table, mode, credits, timeoutMillis, java.util.Arrays.hashCode(schema),
+          options);
+    }
+
+    @Override
+    public String toString() {
+      return "Ingest[streamId=" + streamId + ", table=" + table + ", mode=" + mode + ", credits=" + credits
+          + ", timeoutMillis=" + timeoutMillis + ", schema=" + schema.length + " bytes, options=" + options + "]";
+    }
+
+    @Override
+    public MessageType type() {
+      return MessageType.INGEST;
+    }
+  }
+
   /** Client → server: the client is done with the stream; the server frees it and does not answer. */
   record Close(int streamId) implements Message {
     @Override

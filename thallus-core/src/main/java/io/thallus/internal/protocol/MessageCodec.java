@@ -45,7 +45,12 @@ import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
  * ERROR    streamId i32 (0: the connection), code u8, message string
  * CANCEL   streamId i32
  * CLOSE    streamId i32
+ * INGEST   streamId i32, table string, mode u8 (0 create, 1 append, 2 replace), credits i32, timeoutMillis i64,
+ *            schema: u32 count + bytes (an Arrow IPC Schema message), options map
  * </pre>
+ *
+ * On an ingest stream the roles of BATCH, NEXT and END turn around: the client sends BATCH and, after its last batch,
+ * END; the server grants credits and reports the batches it released with NEXT, and answers END or ERROR.
  *
  * Anything that does not parse exactly (unknown type, a count larger than the bytes left, bytes left over) is a
  * {@link CorruptedFrameException}.
@@ -85,6 +90,8 @@ public final class MessageCodec {
         case ERROR -> new Message.Error(readInt(frame), StatusCode.fromWireValue(readU8(frame)), readString(frame));
         case CANCEL -> new Message.Cancel(readInt(frame));
         case CLOSE -> new Message.Close(readInt(frame));
+        case INGEST -> new Message.Ingest(readInt(frame), readString(frame), readU8(frame), readInt(frame),
+            readLong(frame), readBytes(frame), readMap(frame));
       };
       if (frame.isReadable()) {
         if (message instanceof Message.Batch batch) {
@@ -422,6 +429,16 @@ public final class MessageCodec {
         }
         case Message.Cancel m -> out.writeInt(m.streamId());
         case Message.Close m -> out.writeInt(m.streamId());
+        case Message.Ingest m -> {
+          out.writeInt(m.streamId());
+          writeString(out, m.table());
+          out.writeByte(m.mode());
+          out.writeInt(m.credits());
+          out.writeLong(m.timeoutMillis());
+          out.writeInt(m.schema().length);
+          out.writeBytes(m.schema());
+          writeMap(out, m.options());
+        }
       }
     }
 
@@ -460,6 +477,9 @@ public final class MessageCodec {
       }
       if (message instanceof Message.Opened opened) {
         return 16 + opened.schema().length;
+      }
+      if (message instanceof Message.Ingest ingest) {
+        return 64 + ingest.table().length() * 3 + ingest.schema().length;
       }
       return 256;
     }

@@ -11,9 +11,10 @@ public enum MessageType {
   END(7),
   ERROR(8),
   CANCEL(9),
-  CLOSE(10);
+  CLOSE(10),
+  INGEST(11);
 
-  private static final MessageType[] BY_WIRE_VALUE = new MessageType[11];
+  private static final MessageType[] BY_WIRE_VALUE = new MessageType[12];
 
   static {
     for (MessageType type : values()) {

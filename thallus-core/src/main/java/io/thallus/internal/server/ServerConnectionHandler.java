@@ -13,12 +13,16 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.thallus.Status;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
+import io.thallus.internal.batch.BatchSender;
 import io.thallus.internal.protocol.FrameDecoder;
 import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.Protocol;
 import io.thallus.internal.protocol.QueryParameters;
 import io.thallus.spi.QuerySpec;
 import io.thallus.spi.EngineSession;
+import io.thallus.spi.IngestFetcher;
+import io.thallus.spi.IngestSpec;
+import io.thallus.IngestMode;
 import io.thallus.spi.ServerSession;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -57,10 +61,18 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   private final Map<Integer, ServerStream> streams = new ConcurrentHashMap<>();
   /** Streams the client has closed whose threads are still winding down: they no longer count against its limit. */
   private final Set<Integer> closing = ConcurrentHashMap.newKeySet();
+  /** This connection's ingests, by stream id (one id space with the streams). */
+  private final Map<Integer, ServerIngest> ingests = new ConcurrentHashMap<>();
+  /** The write direction's fetcher, made at the first ingested body that travels outside its frame. */
+  private IngestFetcher ingestFetcher;
+  private Map<String, String> ingestParameters = Map.of();
+  private volatile boolean transportSerializes;
   private volatile Channel channel;
   private volatile ServerSession session;
   /** Sends the batches of this connection's streams; made with the session. */
   private volatile BatchSender sender;
+  /** The chosen transport's name, for metrics. */
+  private volatile String transportName;
   private volatile EngineLane lane;
   private ScheduledFuture<?> handshakeTimer;
   /** Holds what this connection's streams produce; it outlives them while the client still holds batches. */
@@ -82,6 +94,10 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
 
   BatchSender sender() {
     return sender;
+  }
+
+  String transportName() {
+    return transportName;
   }
 
   BufferAllocator allocator() {
@@ -154,6 +170,17 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       case Message.Cancel cancel -> abortStream(cancel.streamId(),
           Status.of(StatusCode.CANCELLED, "stream " + cancel.streamId() + " cancelled by the client"), true);
       case Message.Close close -> closeStream(close.streamId());
+      case Message.Ingest ingest -> onIngest(ingest);
+      case Message.Batch batch -> onIngestBatch(batch);
+      case Message.End end -> {
+        ServerIngest ingest = ingests.get(end.streamId());
+        if (ingest == null) {
+          failConnection(Status.of(StatusCode.PROTOCOL_ERROR, "END for stream " + end.streamId()
+              + ", which is no ingest"));
+        } else {
+          ingest.onEnd(end);
+        }
+      }
       default -> failConnection(Status.of(StatusCode.PROTOCOL_ERROR,
           "a client does not send " + message.type()));
     }
@@ -194,9 +221,12 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       }
       try {
         ServerSession accepted = started.get().server().accept(remote, hello.parameters());
-        sender = new BatchSender(accepted, started.get().transport(),
+        sender = new BatchSender(accepted, accepted, started.get().transport().serializesBatches(),
             (header, inline) -> channel.writeAndFlush(new Message.Batch(header, inline), channel.voidPromise()),
-            allocator, context.ioTimeout(), context.limits().memoryPerClient(), context.metrics());
+            allocator, context.ioTimeout(), context.limits().memoryPerClient(),
+            () -> ServerStream.budgetName(allocator));
+        transportName = started.get().transport().name();
+        transportSerializes = started.get().transport().serializesBatches();
         session = accepted;
         handshakeTimer.cancel(false);
         // Authenticated: from now on the client may send frames as large as the server allows.
@@ -274,6 +304,104 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
   }
 
+  private void onIngest(Message.Ingest request) {
+    int streamId = request.streamId();
+    if (streamId <= 0) {
+      failConnection(Status.of(StatusCode.PROTOCOL_ERROR, "stream id " + streamId
+          + " is not allowed: stream ids start at 1 (0 is reserved for connection errors)"));
+      return;
+    }
+    try {
+      if (streams.containsKey(streamId) || ingests.containsKey(streamId)) {
+        throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "stream id " + streamId + " is in use");
+      }
+      IngestMode mode = IngestMode.fromWireValue(request.mode());
+      if (mode == null) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "ingest mode " + request.mode()
+            + " is unknown: 0 create, 1 append, 2 replace");
+      }
+      if (!io.thallus.IngestRequest.isTableName(request.table())) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "\"" + request.table() + "\" is not a table name: "
+            + "use t, schema.t or catalog.schema.t, each part a plain identifier or double-quoted");
+      }
+      if (request.credits() < 1) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "an ingest needs at least 1 credit, got "
+            + request.credits());
+      }
+      int credits = Math.min(request.credits(), context.limits().maxCreditsPerStream());
+      org.apache.arrow.vector.types.pojo.Schema schema;
+      try {
+        schema = org.apache.arrow.vector.types.pojo.Schema.deserializeMessage(
+            java.nio.ByteBuffer.wrap(request.schema()));
+      } catch (RuntimeException e) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the ingest's schema is not an Arrow IPC schema "
+            + "message: " + e.getMessage(), e);
+      }
+      if (schema.getFields().isEmpty()) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the ingest's schema has no columns");
+      }
+      int open = streams.size() - closing.size() + ingests.size();
+      if (open >= context.limits().maxStreamsPerConnection()) {
+        throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "this client already has " + open
+            + " streams open, the most this server allows; close one first");
+      }
+      if (context.registry().isShuttingDown()) {
+        throw ThallusException.of(StatusCode.UNAVAILABLE, "the server is shutting down");
+      }
+      Map<String, String> options = new HashMap<>();
+      Map<String, String> transportParameters = new HashMap<>();
+      String prefix = transportName + ".";
+      request.options().forEach((key, value) -> (key.startsWith(prefix) ? transportParameters : options)
+          .put(key, value));
+      synchronized (this) {
+        if (!transportParameters.isEmpty()) {
+          ingestParameters = Map.copyOf(transportParameters);
+        }
+      }
+      ServerIngest ingest = new ServerIngest(this, context, streamId,
+          new IngestSpec(request.table(), mode, schema, options), credits, this::ingestFetcher);
+      ingests.put(streamId, ingest);
+      ingest.start(request.timeoutMillis());
+    } catch (ThallusException e) {
+      send(new Message.Error(streamId, e.code(), e.status().description()));
+    }
+  }
+
+  private void onIngestBatch(Message.Batch batch) {
+    ServerIngest ingest = ingests.get(batch.header().streamId());
+    if (ingest == null) {
+      // An ingest that has failed or been cancelled drops what the client had sent meanwhile.
+      return;
+    }
+    try {
+      ingest.onBatch(batch.header(), batch.inline(), transportSerializes);
+    } catch (ThallusException e) {
+      ingest.abort(e.status(), true);
+    } catch (RuntimeException e) {
+      ingest.abort(Status.of(StatusCode.PROTOCOL_ERROR, "bad batch " + batch.header().batchId()
+          + " of ingest " + ingest.id() + ": " + e.getMessage()), true);
+    }
+  }
+
+  /** The write direction's fetcher for this connection, made once. */
+  private IngestFetcher ingestFetcher() {
+    synchronized (this) {
+      if (sessionClosed) {
+        throw ThallusException.of(StatusCode.UNAVAILABLE, "the connection has closed");
+      }
+      if (ingestFetcher == null) {
+        ingestFetcher = session.ingestFetcher(ingestParameters);
+      }
+      return ingestFetcher;
+    }
+  }
+
+  /** Called by an ingest when it has answered and released what it held. */
+  void ingestDone(ServerIngest ingest) {
+    ingests.remove(ingest.id(), ingest);
+    closeSessionIfIdle();
+  }
+
   /**
    * Refuses credits over the server's maxima: credits are what a stream may send ahead of the client, so they bound
    * what a client that reads nothing makes the server hold.
@@ -289,6 +417,9 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
     long connection = more;
     for (ServerStream open : streams.values()) {
+      connection += open.credits();
+    }
+    for (ServerIngest open : ingests.values()) {
       connection += open.credits();
     }
     if (connection > context.limits().maxCreditsPerConnection()) {
@@ -329,6 +460,11 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     if (stream != null) {
       stream.abort(status, answer);
     }
+    ServerIngest ingest = ingests.get(streamId);
+    if (ingest != null) {
+      ingest.abort(answer ? Status.of(StatusCode.CANCELLED, "ingest " + streamId + " cancelled by the client; "
+          + "nothing was written") : status, answer);
+    }
   }
 
   private void closeStream(int streamId) {
@@ -362,7 +498,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   private void closeSessionIfIdle() {
     boolean last;
     synchronized (this) {
-      last = inactive && streams.isEmpty() && !sessionClosed;
+      last = inactive && streams.isEmpty() && ingests.isEmpty() && !sessionClosed;
       sessionClosed |= last;
     }
     if (!last) {
@@ -375,6 +511,13 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     if (ended != null) {
       // The client is gone: a transaction it left open rolls back.
       ended.close();
+    }
+    IngestFetcher fetcher;
+    synchronized (this) {
+      fetcher = ingestFetcher;
+    }
+    if (fetcher != null) {
+      fetcher.close();
     }
     try {
       BatchSender toClose = sender;
@@ -423,7 +566,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
 
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
-    if (event instanceof IdleStateEvent && session != null && streams.isEmpty()) {
+    if (event instanceof IdleStateEvent && session != null && streams.isEmpty() && ingests.isEmpty()) {
       failConnection(Status.of(StatusCode.DEADLINE_EXCEEDED, "closing a connection that sent nothing for "
           + context.limits().connectionIdleTimeout().toSeconds() + " s and has no stream open"));
       return;
@@ -441,6 +584,9 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
     for (ServerStream stream : streams.values()) {
       stream.abort(Status.of(StatusCode.UNAVAILABLE, "the client disconnected"), false);
+    }
+    for (ServerIngest ingest : ingests.values()) {
+      ingest.abort(Status.of(StatusCode.UNAVAILABLE, "the client disconnected; nothing was written"), false);
     }
     context.registry().remove(this);
     closeSessionIfIdle();

@@ -26,6 +26,7 @@ public final class ServerMetrics implements AutoCloseable {
   private final List<Meter> meters = new CopyOnWriteArrayList<>();
   private final Map<String, Counter> outcomes = new ConcurrentHashMap<>();
   private final Map<String, Counter[]> sent = new ConcurrentHashMap<>();
+  private final Map<String, Counter[]> received = new ConcurrentHashMap<>();
   private final Timer queryDuration;
   private final Counter creditStalls;
 
@@ -73,6 +74,17 @@ public final class ServerMetrics implements AutoCloseable {
         keep(Counter.builder(PREFIX + "sent").baseUnit("bytes")
             .description("Arrow buffer bytes sent, per transport").tag("transport", t).register(registry))});
     counters[0].increment();
+    counters[1].increment(bytes);
+  }
+
+  /** An ingest wrote {@code batches} received over {@code transport} ({@code bytes} of Arrow buffers). */
+  void batchesReceived(String transport, long batches, long bytes) {
+    Counter[] counters = received.computeIfAbsent(transport, t -> new Counter[] {
+        keep(Counter.builder(PREFIX + "batches.received").description("Batches ingested, per transport")
+            .tag("transport", t).register(registry)),
+        keep(Counter.builder(PREFIX + "received").baseUnit("bytes")
+            .description("Arrow buffer bytes ingested, per transport").tag("transport", t).register(registry))});
+    counters[0].increment(batches);
     counters[1].increment(bytes);
   }
 

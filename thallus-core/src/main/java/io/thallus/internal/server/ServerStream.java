@@ -260,8 +260,10 @@ final class ServerStream {
       BatchContents batch = ahead;
       ahead = null;
       rows += batch.rowCount();
-      bytes += batch.bufferBytes();
+      long batchBytes = batch.bufferBytes();
+      bytes += batchBytes;
       connection.sender().send(id, batches++, batch, Deadline.after(context.ioTimeout()));
+      context.metrics().batchSent(connection.transportName(), batchBytes);
       if (connection.lane().hasWaiting() || enginePoolIsFull()) {
         // Another stream waits for a thread: take turns, one batch each.
         yieldTurn();

@@ -1,4 +1,4 @@
-package io.thallus.internal.server;
+package io.thallus.internal.batch;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.UnpooledDirectByteBuf;
@@ -8,7 +8,7 @@ import org.apache.arrow.memory.ArrowBuf;
  * A Netty buffer over Arrow memory of a client's allocator: bytes queued on the control connection (ipc frames,
  * inline bodies) count against that client's budget until Netty has written and released them.
  */
-final class AccountedByteBuf extends UnpooledDirectByteBuf {
+public final class AccountedByteBuf extends UnpooledDirectByteBuf {
   private final ArrowBuf memory;
 
   private AccountedByteBuf(ArrowBuf memory, int capacity) {
@@ -18,7 +18,7 @@ final class AccountedByteBuf extends UnpooledDirectByteBuf {
     writerIndex(0);
   }
 
-  static AccountedByteBuf allocate(org.apache.arrow.memory.BufferAllocator allocator, int capacity) {
+  public static AccountedByteBuf allocate(org.apache.arrow.memory.BufferAllocator allocator, int capacity) {
     ArrowBuf memory = allocator.buffer(Math.max(1, capacity));
     try {
       return new AccountedByteBuf(memory, Math.max(1, capacity));

@@ -1,4 +1,4 @@
-package io.thallus.internal.server;
+package io.thallus.internal.batch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

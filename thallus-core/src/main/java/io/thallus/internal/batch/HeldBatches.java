@@ -1,11 +1,11 @@
-package io.thallus.internal.server;
+package io.thallus.internal.batch;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.PackedBody;
 import io.thallus.spi.PlacedBody;
-import io.thallus.spi.ServerSession;
+import io.thallus.spi.BodyPlacer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -15,16 +15,17 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The one ledger of the batches a client may still read from the server, for every transport: a placed body is held
- * from its BATCH frame until the client releases it (NEXT) or the connection ends, and what one client holds stays
- * within its memory budget. A placement that does not fit waits here for the client's releases, up to its deadline.
+ * The one ledger of the batches a peer may still read from their sender, for every transport and both directions: a
+ * placed body is held from its BATCH frame until the peer releases it (NEXT) or the connection ends, and what one
+ * peer holds stays within its memory budget. A placement that does not fit waits here for the peer's releases, up to
+ * its deadline.
  */
-final class HeldBatches implements AutoCloseable {
+public final class HeldBatches implements AutoCloseable {
   private record Key(int streamId, long batchId) {}
 
   private record Held(PlacedBody placed, long bytes) {}
 
-  private final ServerSession session;
+  private final BodyPlacer session;
   private final long budget;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition released = lock.newCondition();
@@ -34,7 +35,7 @@ final class HeldBatches implements AutoCloseable {
   private long releases;
   private boolean closed;
 
-  HeldBatches(ServerSession session, long budget) {
+  public HeldBatches(BodyPlacer session, long budget) {
     this.session = session;
     this.budget = budget;
   }
@@ -44,7 +45,7 @@ final class HeldBatches implements AutoCloseable {
    * {@code (streamId, batchId)}. Waits for releases while the client's held bytes leave no room, or the transport
    * has none.
    */
-  PlacedBody place(int streamId, long batchId, PackedBody body, Deadline deadline) {
+  public PlacedBody place(int streamId, long batchId, PackedBody body, Deadline deadline) {
     long bytes = body.length();
     while (true) {
       long seen;
@@ -117,7 +118,7 @@ final class HeldBatches implements AutoCloseable {
   }
 
   /** The client is done with a batch: its place is freed. An id the ledger does not hold is ignored. */
-  void release(int streamId, long batchId) {
+  public void release(int streamId, long batchId) {
     Held batch;
     lock.lock();
     try {

@@ -1,41 +1,41 @@
-package io.thallus.internal.server;
+package io.thallus.internal.batch;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
-import io.thallus.internal.batch.BatchLayouts;
-import io.thallus.internal.batch.IpcFrames;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.BatchHeader;
+import io.thallus.spi.BodyPlacer;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.PackedBody;
 import io.thallus.spi.PlacedBody;
-import io.thallus.spi.ServerSession;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.OutOfMemoryException;
 
 /**
- * How every batch of one connection leaves the server, whatever the transport: packed once, carried inside its BATCH
- * frame when small (or always, serialized, for ipc), else placed by the transport and announced by a frame this class
- * writes. Placed bodies the client reads later are held in the connection's {@link HeldBatches}.
+ * How every batch leaves its sender, whatever the transport and whichever way (server to client on the read path,
+ * client to server on ingest): packed once, carried inside its BATCH frame when small (or always, serialized, for
+ * ipc; or always, packed, when the transport has no placer for this direction), else placed by the transport and
+ * announced by a frame this class writes. Placed bodies the peer reads later are held in {@link HeldBatches}.
  */
-final class BatchSender implements AutoCloseable {
+public final class BatchSender implements AutoCloseable {
   /** Queues one BATCH frame on the control connection; {@code inline} is released once written. */
-  interface Frames {
+  public interface Frames {
     void write(BatchHeader header, ByteBuf inline);
   }
 
-  private final ServerSession session;
-  private final String transport;
+  private final BodyPlacer placer;
+  private final AutoCloseable placerOwner;
   private final boolean serializes;
-  private final ServerMetrics metrics;
   private final Frames frames;
   private final BufferAllocator allocator;
   private final Duration ioTimeout;
+  private final Supplier<String> budgetName;
   private final HeldBatches held;
   /**
    * Placing a body, announcing it, and what follows the announcement happen for one batch at a time: a transport
@@ -43,25 +43,28 @@ final class BatchSender implements AutoCloseable {
    */
   private final ReentrantLock placing = new ReentrantLock();
 
-  BatchSender(ServerSession session, io.thallus.spi.Transport transport, Frames frames, BufferAllocator allocator,
-      Duration ioTimeout, long memoryPerClient, ServerMetrics metrics) {
-    this.session = session;
-    this.transport = transport.name();
-    this.serializes = transport.serializesBatches();
-    this.metrics = metrics;
+  /**
+   * {@code placer} null: every body travels inside its frame. {@code placerOwner} is closed after the held bodies
+   * when this sender closes. {@code budgetName} names the budget a frame's memory comes from, for the error when
+   * it is used up.
+   */
+  public BatchSender(BodyPlacer placer, AutoCloseable placerOwner, boolean serializes, Frames frames,
+      BufferAllocator allocator, Duration ioTimeout, long memoryBudget, Supplier<String> budgetName) {
+    this.placer = placer;
+    this.placerOwner = placerOwner;
+    this.serializes = serializes;
     this.frames = frames;
     this.allocator = allocator;
     this.ioTimeout = ioTimeout;
-    this.held = new HeldBatches(session, memoryPerClient);
+    this.budgetName = budgetName;
+    this.held = placer == null ? null : new HeldBatches(placer, memoryBudget);
   }
 
-  /** Sends one batch and closes {@code contents}. Runs on a stream's thread; may block until {@code deadline}. */
-  void send(int streamId, long batchId, BatchContents contents, Deadline deadline) {
-    long bytes = contents.bufferBytes();
+  /** Sends one batch and closes {@code contents}. Runs on a sending thread; may block until {@code deadline}. */
+  public void send(int streamId, long batchId, BatchContents contents, Deadline deadline) {
     try (contents) {
       write(streamId, batchId, contents, deadline);
     }
-    metrics.batchSent(transport, bytes);
   }
 
   private void write(int streamId, long batchId, BatchContents contents, Deadline deadline) {
@@ -78,8 +81,8 @@ final class BatchSender implements AutoCloseable {
       return;
     }
     PackedBody body = BatchLayouts.pack(contents);
-    if (body.length() <= BatchLayouts.INLINE_MAX) {
-      ByteBuf inline = BatchLayouts.copyInline(body, allocateInline((int) body.length()));
+    if (body.length() <= BatchLayouts.INLINE_MAX || placer == null) {
+      ByteBuf inline = BatchLayouts.copyInline(body, allocateInline(Math.toIntExact(body.length())));
       frames.write(new BatchHeader(streamId, batchId, body.parts()), inline);
       return;
     }
@@ -99,13 +102,25 @@ final class BatchSender implements AutoCloseable {
     }
   }
 
-  /** The client released a batch (piggybacked on NEXT). */
-  void released(int streamId, long batchId) {
-    held.release(streamId, batchId);
+  /** The frame bytes a batch of {@code contents} takes when it travels inside its frame (as it would here). */
+  public long inlineFrameBytes(BatchContents contents) {
+    return serializes ? IpcFrames.frameBytes(contents) : BatchLayouts.pack(contents).length();
+  }
+
+  /** Whether batches over the inline size leave their frames (a placer exists for this direction). */
+  public boolean placesBodies() {
+    return placer != null && !serializes;
+  }
+
+  /** The peer released a batch (piggybacked on NEXT). */
+  public void released(int streamId, long batchId) {
+    if (held != null) {
+      held.release(streamId, batchId);
+    }
   }
 
   /**
-   * Memory for the bytes a BATCH frame carries, counted against the client's budget until the frame is written.
+   * Memory for the bytes a BATCH frame carries, counted against the sender's budget until the frame is written.
    * Waits up to the I/O deadline for room, then fails with RESOURCE_EXHAUSTED naming the budget.
    */
   private ByteBuf allocateInline(int capacity) {
@@ -115,9 +130,8 @@ final class BatchSender implements AutoCloseable {
         return AccountedByteBuf.allocate(allocator, capacity);
       } catch (OutOfMemoryException e) {
         if (deadline.isExpired()) {
-          throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, ServerStream.budgetName(allocator)
-              + " is used up: " + capacity + " bytes for a batch frame found no room in "
-              + ioTimeout.toSeconds() + " s", e);
+          throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, budgetName.get() + " is used up: " + capacity
+              + " bytes for a batch frame found no room in " + ioTimeout.toSeconds() + " s", e);
         }
         try {
           // Frames being written free memory without signalling: look again shortly.
@@ -130,13 +144,23 @@ final class BatchSender implements AutoCloseable {
     }
   }
 
-  /** The connection is over: every held body is freed, then the session closes. Idempotent. */
+  /** The connection is over: every held body is freed, then the placer's owner closes. Idempotent. */
   @Override
   public void close() {
     try {
-      held.close();
+      if (held != null) {
+        held.close();
+      }
     } finally {
-      session.close();
+      if (placerOwner != null) {
+        try {
+          placerOwner.close();
+        } catch (RuntimeException e) {
+          throw e;
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }
     }
   }
 }

@@ -1,0 +1,120 @@
+package io.thallus;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.regex.Pattern;
+
+/**
+ * One ingest: Arrow batches into a table of the server's database, all of them or none (one transaction). The table
+ * is a name as SQL writes it: {@code t}, {@code schema.t}, {@code catalog.schema.t}, each part plain or
+ * double-quoted.
+ */
+public final class IngestRequest {
+  private static final String PART = "(?:[A-Za-z_][A-Za-z0-9_$]*|\"(?:[^\"]|\"\")+\")";
+  private static final Pattern TABLE = Pattern.compile(PART + "(?:\\." + PART + "){0,2}");
+
+  private final String table;
+  private final IngestMode mode;
+  private final Integer credits;
+  private final Duration timeout;
+  private final Map<String, String> options;
+
+  private IngestRequest(Builder b) {
+    this.table = b.table;
+    this.mode = b.mode;
+    this.credits = b.credits;
+    this.timeout = b.timeout;
+    this.options = Map.copyOf(b.options);
+  }
+
+  public static IngestRequest of(String table, IngestMode mode) {
+    return builder(table).mode(mode).build();
+  }
+
+  public static Builder builder(String table) {
+    return new Builder(table);
+  }
+
+  /** Whether {@code table} is a table name this client sends (1 to 3 dotted parts, plain or double-quoted). */
+  public static boolean isTableName(String table) {
+    return table != null && TABLE.matcher(table).matches();
+  }
+
+  public String table() {
+    return table;
+  }
+
+  public IngestMode mode() {
+    return mode;
+  }
+
+  /** Batches in flight at most (sent and not yet taken by the server); the client's default when empty. */
+  public OptionalInt credits() {
+    return credits == null ? OptionalInt.empty() : OptionalInt.of(credits);
+  }
+
+  /** The server gives up (and rolls back) when the ingest runs longer than this. */
+  public Optional<Duration> timeout() {
+    return Optional.ofNullable(timeout);
+  }
+
+  public Map<String, String> options() {
+    return options;
+  }
+
+  public static final class Builder {
+    private final String table;
+    private IngestMode mode = IngestMode.APPEND;
+    private Integer credits;
+    private Duration timeout;
+    private final Map<String, String> options = new LinkedHashMap<>();
+
+    private Builder(String table) {
+      Objects.requireNonNull(table, "table");
+      if (!isTableName(table)) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "\"" + table + "\" is not a table name: use t, "
+            + "schema.t or catalog.schema.t, each part a plain identifier or double-quoted");
+      }
+      this.table = table;
+    }
+
+    public Builder mode(IngestMode mode) {
+      this.mode = Objects.requireNonNull(mode, "mode");
+      return this;
+    }
+
+    public Builder credits(int credits) {
+      if (credits < 1) {
+        throw new IllegalArgumentException("credits must be at least 1, got " + credits);
+      }
+      this.credits = credits;
+      return this;
+    }
+
+    public Builder timeout(Duration timeout) {
+      this.timeout = Objects.requireNonNull(timeout, "timeout");
+      return this;
+    }
+
+    /**
+     * Runs the ingest in the session's transaction (begun first if none is open) instead of a transaction of its
+     * own: it becomes visible with the session's COMMIT, as {@link QueryRequest.Builder#autoCommit} does.
+     */
+    public Builder autoCommit(boolean autoCommit) {
+      if (autoCommit) {
+        options.remove(io.thallus.spi.QuerySpec.AUTOCOMMIT);
+      } else {
+        options.put(io.thallus.spi.QuerySpec.AUTOCOMMIT, "false");
+      }
+      return this;
+    }
+
+    public IngestRequest build() {
+      return new IngestRequest(this);
+    }
+  }
+}

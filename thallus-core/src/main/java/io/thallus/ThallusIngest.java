@@ -1,0 +1,185 @@
+package io.thallus;
+
+import io.thallus.internal.client.IngestState;
+import io.thallus.spi.BatchContents;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.dictionary.Dictionary;
+import org.apache.arrow.vector.dictionary.DictionaryProvider;
+import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
+import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.util.DictionaryUtility;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * Batches on their way into a table: {@link #write} each, then {@link #finish} for the rows written. All rows or
+ * none: the server writes them in one transaction, and closing before {@code finish} (or any failure) leaves the
+ * table as it was. Batches move on the connection's transport in the write direction (shm, cma, tcp: without
+ * serializing; ipc: as Arrow IPC), as many in flight as the server grants. One thread writes at a time.
+ *
+ * <pre>{@code
+ * try (ThallusIngest ingest = client.ingest(IngestRequest.of("trips", IngestMode.CREATE), root.getSchema())) {
+ *   ingest.write(root);            // as often as there are batches
+ *   IngestResult written = ingest.finish();
+ * }
+ * }</pre>
+ */
+public final class ThallusIngest implements AutoCloseable {
+  private final IngestState state;
+  private final Schema schema;
+  private final DictionaryProvider dictionaries;
+  private final long startNanos = System.nanoTime();
+  private final Runnable onClose;
+  private long batches;
+  private long bytes;
+  private boolean closed;
+
+  ThallusIngest(IngestState state, Schema schema, DictionaryProvider dictionaries, Runnable onClose) {
+    this.state = state;
+    this.schema = schema;
+    this.dictionaries = dictionaries;
+    this.onClose = onClose;
+  }
+
+  public Schema schema() {
+    return schema;
+  }
+
+  /**
+   * Sends the root's rows as one batch (or several, where a batch would not fit in one frame of a transport that
+   * carries batches inside frames). The root stays the caller's: its buffers are sent as they are and may be
+   * refilled once this returns. Its schema must be the ingest's.
+   */
+  public void write(VectorSchemaRoot root) {
+    if (!root.getSchema().equals(schema)) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the batch's schema " + root.getSchema()
+          + " is not the ingest's " + schema);
+    }
+    if (root.getRowCount() == 0) {
+      return;
+    }
+    BatchContents contents = contents(root);
+    boolean fits;
+    try {
+      fits = state.placesBodies() || state.inlineFrameBytes(contents) <= state.maxFrameBodyBytes();
+    } catch (RuntimeException e) {
+      contents.close();
+      throw e;
+    }
+    if (fits || root.getRowCount() == 1) {
+      batches++;
+      bytes += contents.bufferBytes();
+      state.send(contents);
+      return;
+    }
+    contents.close();
+    int half = root.getRowCount() / 2;
+    try (VectorSchemaRoot first = root.slice(0, half)) {
+      write(first);
+    }
+    try (VectorSchemaRoot second = root.slice(half, root.getRowCount() - half)) {
+      write(second);
+    }
+  }
+
+  /** The root's buffers and those of the dictionaries its columns use (every batch carries its dictionaries). */
+  private BatchContents contents(VectorSchemaRoot root) {
+    List<ArrowDictionaryBatch> used = new ArrayList<>();
+    try {
+      for (Field field : root.getSchema().getFields()) {
+        DictionaryEncoding encoding = field.getDictionary();
+        if (encoding == null) {
+          continue;
+        }
+        Dictionary dictionary = dictionaries == null ? null : dictionaries.lookup(encoding.getId());
+        if (dictionary == null) {
+          throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "column " + field.getName() + " is dictionary-"
+              + "encoded (id " + encoding.getId() + ") and no dictionary was given for it");
+        }
+        FieldVector values = dictionary.getVector();
+        try (VectorSchemaRoot one = new VectorSchemaRoot(List.of(values.getField()), List.of(values),
+            values.getValueCount())) {
+          used.add(new ArrowDictionaryBatch(encoding.getId(), new VectorUnloader(one).getRecordBatch(), false));
+        }
+      }
+      return new BatchContents(used, new VectorUnloader(root).getRecordBatch());
+    } catch (RuntimeException e) {
+      used.forEach(ArrowDictionaryBatch::close);
+      throw e;
+    }
+  }
+
+  /**
+   * The schema as it travels (Arrow IPC's form: a dictionary-encoded column has its values' type), with the
+   * dictionaries' schemas taken from {@code dictionaries}.
+   */
+  static Schema wireSchema(Schema schema, DictionaryProvider dictionaries) {
+    boolean encoded = schema.getFields().stream().anyMatch(f -> f.getDictionary() != null);
+    if (!encoded) {
+      return schema;
+    }
+    if (dictionaries == null) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the schema has dictionary-encoded columns and no "
+          + "dictionaries were given");
+    }
+    java.util.Set<Long> ids = new java.util.HashSet<>();
+    List<Field> fields = new ArrayList<>();
+    for (Field field : schema.getFields()) {
+      fields.add(DictionaryUtility.toMessageFormat(field, dictionaries, ids));
+    }
+    return new Schema(fields, schema.getCustomMetadata());
+  }
+
+  /** Sends every batch {@code reader} yields; returns the rows sent. */
+  public long write(ArrowReader reader) {
+    long rows = 0;
+    try {
+      while (reader.loadNextBatch()) {
+        VectorSchemaRoot root = reader.getVectorSchemaRoot();
+        rows += root.getRowCount();
+        write(root);
+      }
+    } catch (IOException e) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "reading the batches to ingest failed: "
+          + e.getMessage(), e);
+    }
+    return rows;
+  }
+
+  /** Says the last batch is sent and waits for the commit: what the table received. */
+  public IngestResult finish() {
+    IngestState.End end = state.finish();
+    return new IngestResult(end.rows(), batches, bytes, Duration.ofNanos(end.serverNanos()), state.transport());
+  }
+
+  /** Time since the ingest began, for progress reports. */
+  public Duration elapsed() {
+    return Duration.ofNanos(System.nanoTime() - startNanos);
+  }
+
+  /** Bytes of Arrow buffers sent so far. */
+  public long bytesSent() {
+    return bytes;
+  }
+
+  /** Cancels the ingest if it has not finished (the server rolls it back), and waits for the server to stop. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      state.close();
+    } finally {
+      onClose.run();
+    }
+  }
+}
