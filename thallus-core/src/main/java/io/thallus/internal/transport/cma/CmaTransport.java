@@ -21,6 +21,10 @@ public final class CmaTransport implements Transport {
   static final String PID = NAME + ".pid";
   static final String PROBE_ADDRESS = NAME + ".probe";
   static final String PROBE_TOKEN = NAME + ".token";
+  /** The client's side of the same, for ingested batches, which the server reads out of the client. */
+  static final String CLIENT_PID = NAME + ".client_pid";
+  static final String CLIENT_PROBE_ADDRESS = NAME + ".client_probe";
+  static final String CLIENT_PROBE_TOKEN = NAME + ".client_token";
 
   @Override
   public String name() {
@@ -54,7 +58,7 @@ public final class CmaTransport implements Transport {
 
   @Override
   public ServerTransport startServer(ServerTransport.Context context) {
-    return new CmaServer();
+    return new CmaServer(context);
   }
 
   @Override

@@ -3,33 +3,36 @@ package io.thallus.internal.transport.shm;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.spi.BatchHeader;
-import io.thallus.spi.BufferDescriptor;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
+import io.thallus.spi.Deadline;
 import io.thallus.spi.FetchedBody;
+import io.thallus.spi.IngestPlacer;
+import io.thallus.spi.PackedBody;
+import io.thallus.spi.PlacedBody;
 import io.thallus.spi.Transport;
-import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The shm transport's client side: maps each segment the first time a batch names it, and lends the batch's range
- * of it (no copy). A segment is unmapped only when no batch still lives in it, so closing never pulls memory from
- * under a batch the caller keeps.
+ * The shm transport's client side: results are lent from the server's segments ({@link SegmentReader}); ingested
+ * batches are copied into segments of the client's own ({@link SegmentWriter}), made at the first ingest, which the
+ * server maps.
  */
 final class ShmClientSession implements ClientSession {
+  private final ClientOffer.Context context;
   private final Path folder;
-  private final Map<Integer, Mapped> mapped = new ConcurrentHashMap<>();
-  private volatile boolean closed;
+  private final SegmentReader reader;
+  private SegmentWriter writer;
+  private IngestPlacer placer;
+  private boolean closed;
 
-  private ShmClientSession(Path folder) {
+  private ShmClientSession(ClientOffer.Context context, Path folder) {
+    this.context = context;
     this.folder = folder;
+    this.reader = new SegmentReader(folder);
   }
 
   static ShmClientSession open(ClientOffer.Context context, Map<String, String> welcome) {
@@ -43,86 +46,14 @@ final class ShmClientSession implements ClientSession {
       throw ThallusException.of(StatusCode.UNAVAILABLE, "the server's shared memory folder " + folder
           + " is not open to this user: shm needs client and server to run as the same user");
     }
-    return new ShmClientSession(folder);
+    return new ShmClientSession(context, folder);
   }
 
-  /** One segment mapped read-only, with the number of batches that still borrow from it. */
-  private final class Mapped {
-    final Arena arena = Arena.ofShared();
-    final MemorySegment memory;
-    private int loans;
-    private boolean retired;
-
-    Mapped(Path file) throws IOException {
-      try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
-        memory = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size(), arena);
-      } catch (IOException | RuntimeException e) {
-        arena.close();
-        throw e;
-      }
-    }
-
-    synchronized void lend() {
-      loans++;
-    }
-
-    synchronized void giveBack() {
-      loans--;
-      if (retired && loans == 0) {
-        arena.close();
-      }
-    }
-
-    synchronized void retire() {
-      retired = true;
-      if (loans == 0) {
-        arena.close();
-      }
-    }
-  }
-
-  private Mapped segment(int id) {
-    Mapped segment = mapped.get(id);
-    if (segment != null) {
-      return segment;
-    }
-    synchronized (mapped) {
-      segment = mapped.get(id);
-      if (segment == null) {
-        Path file = folder.resolve(id + ShmTransport.SEGMENT_SUFFIX);
-        try {
-          segment = new Mapped(file);
-        } catch (IOException e) {
-          throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "cannot map shared memory segment " + file + ": " + e, e);
-        }
-        mapped.put(id, segment);
-      }
-      return segment;
-    }
-  }
-
-  /** Lends the batch's range of its segment, as it is: the server may reuse it once the consumer is done. */
   @Override
   public void fetch(BatchHeader header, Fetched done) {
-    if (closed) {
-      done.failed(ThallusException.of(StatusCode.CANCELLED, "the shm session is closed"));
-      return;
-    }
     FetchedBody body;
     try {
-      BufferDescriptor extent = header.extent();
-      if (extent == null) {
-        throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " has no bytes to map");
-      }
-      Mapped segment = segment(extent.key());
-      long end = extent.address() + extent.length();
-      if (end > segment.memory.byteSize()) {
-        throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " lies outside segment "
-            + extent.key() + " (" + extent.address() + ".." + end + " of " + segment.memory.byteSize() + " bytes)");
-      }
-      segment.lend();
-      body = FetchedBody.mirrored(segment.memory.address() + extent.address(), extent.length(), extent.address(),
-          true, segment::giveBack);
+      body = reader.fetch(header);
     } catch (ThallusException e) {
       done.failed(e);
       return;
@@ -130,15 +61,48 @@ final class ShmClientSession implements ClientSession {
     done.body(body);
   }
 
+  /**
+   * Ingested bodies are copied once into this client's segments, in the same base as the server's folder, within
+   * the receive pool's size.
+   */
   @Override
-  public void close() {
+  public synchronized IngestPlacer ingestPlacer() {
+    if (closed) {
+      throw ThallusException.of(StatusCode.UNAVAILABLE, "the shm session is closed");
+    }
+    if (placer == null) {
+      Path base = folder.toAbsolutePath().getParent();
+      SegmentWriter segments = new SegmentWriter(ShmServer.createFolder(base, new SecureRandom()),
+          context.allocator(), context.receivePoolBytes());
+      Map<String, String> parameters = Map.of(ShmTransport.CLIENT_DIRECTORY, segments.folder().toString());
+      writer = segments;
+      placer = new IngestPlacer() {
+        @Override
+        public Map<String, String> parameters() {
+          return parameters;
+        }
+
+        @Override
+        public PlacedBody place(PackedBody body, Deadline deadline) {
+          return segments.place(body, deadline);
+        }
+
+        @Override
+        public void close() {}
+      };
+    }
+    return placer;
+  }
+
+  @Override
+  public synchronized void close() {
     if (closed) {
       return;
     }
     closed = true;
-    synchronized (mapped) {
-      mapped.values().forEach(Mapped::retire);
-      mapped.clear();
+    reader.close();
+    if (writer != null) {
+      writer.close();
     }
     // The folder is the server's; it is the client's to remove only when the server died without removing it,
     // and only if it is what a server of this user makes: a client never deletes where a server merely points.

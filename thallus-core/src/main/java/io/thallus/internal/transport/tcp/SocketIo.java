@@ -9,19 +9,66 @@ import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 
 /**
- * Whole reads and writes on a non-blocking socket, bounded by a deadline. Each channel has its own selector, used
- * only to sleep until the socket is ready, so the bytes go straight between the kernel and the caller's buffers.
+ * Whole reads and writes on a non-blocking socket, bounded by a deadline. Reads and writes each have a selector of
+ * their own, used only to sleep until the socket is ready, so one thread may read while another writes (a data
+ * connection carries bodies both ways: results to the client, ingested batches to the server), and the bytes go
+ * straight between the kernel and the caller's buffers.
  */
 final class SocketIo implements AutoCloseable {
   private final SocketChannel channel;
-  private final Selector selector;
-  private final SelectionKey key;
+  private final Waiter reads;
+  private final Waiter writes;
+
+  /** One selector for one direction: the thread that reads (or writes) sleeps in it until the socket is ready. */
+  private static final class Waiter {
+    final Selector selector;
+    final SelectionKey key;
+
+    Waiter(SocketChannel channel) throws IOException {
+      this.selector = Selector.open();
+      try {
+        this.key = channel.register(selector, 0);
+      } catch (IOException | RuntimeException e) {
+        selector.close();
+        throw e;
+      }
+    }
+
+    void await(int operation, Deadline deadline, String what) throws IOException {
+      long millis = deadline.remainingMillis();
+      if (millis == 0) {
+        throw deadline.expired(what);
+      }
+      key.interestOps(operation);
+      try {
+        selector.select(millis);
+      } finally {
+        selector.selectedKeys().clear();
+        if (key.isValid()) {
+          key.interestOps(0);
+        }
+      }
+    }
+
+    void close() {
+      try {
+        selector.close();
+      } catch (IOException ignored) {
+        // Nothing useful to do: the socket is closed next.
+      }
+    }
+  }
 
   SocketIo(SocketChannel channel) throws IOException {
     this.channel = channel;
     channel.configureBlocking(false);
-    this.selector = Selector.open();
-    this.key = channel.register(selector, 0);
+    this.reads = new Waiter(channel);
+    try {
+      this.writes = new Waiter(channel);
+    } catch (IOException | RuntimeException e) {
+      reads.close();
+      throw e;
+    }
   }
 
   SocketChannel channel() {
@@ -37,7 +84,7 @@ final class SocketIo implements AutoCloseable {
         first++;
       }
       if (first < buffers.length) {
-        await(SelectionKey.OP_WRITE, deadline, what);
+        writes.await(SelectionKey.OP_WRITE, deadline, what);
       }
     }
   }
@@ -50,34 +97,15 @@ final class SocketIo implements AutoCloseable {
         throw new EOFException("the peer closed the data connection during " + what);
       }
       if (read == 0) {
-        await(SelectionKey.OP_READ, deadline, what);
-      }
-    }
-  }
-
-  private void await(int operation, Deadline deadline, String what) throws IOException {
-    long millis = deadline.remainingMillis();
-    if (millis == 0) {
-      throw deadline.expired(what);
-    }
-    key.interestOps(operation);
-    try {
-      selector.select(millis);
-    } finally {
-      selector.selectedKeys().clear();
-      if (key.isValid()) {
-        key.interestOps(0);
+        reads.await(SelectionKey.OP_READ, deadline, what);
       }
     }
   }
 
   @Override
   public void close() {
-    try {
-      selector.close();
-    } catch (IOException ignored) {
-      // Nothing useful to do: the socket is closed next.
-    }
+    reads.close();
+    writes.close();
     try {
       channel.close();
     } catch (IOException ignored) {

@@ -9,6 +9,9 @@ import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.FetchedBody;
+import io.thallus.spi.IngestPlacer;
+import io.thallus.spi.PackedBody;
+import io.thallus.spi.PlacedBody;
 import io.thallus.spi.Transport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -108,17 +111,34 @@ final class TcpClientSession implements ClientSession {
   }
 
   private FetchedBody read(Fetch fetch) throws IOException {
-    Deadline deadline = Deadline.after(context.ioTimeout());
-    ReceivePool.Lease body = pool.lend(fetch.bodyLength(), deadline);
-    try {
-      io.readFully(body.byteBuffer(), deadline, "the body of batch " + fetch.header().batchId() + " of stream "
-          + fetch.header().streamId());
-    } catch (IOException | RuntimeException e) {
-      body.release();
-      throw e;
-    }
-    return FetchedBody.mirrored(body.address(), fetch.bodyLength(), 0, false, body::release);
+    return StreamedBodies.read(io, pool, fetch.header(), Deadline.after(context.ioTimeout()));
   }
+
+  /** Ingested bodies follow their frames on the data connection, the way results come: nothing to hold. */
+  @Override
+  public IngestPlacer ingestPlacer() {
+    return placer;
+  }
+
+  private final IngestPlacer placer = new IngestPlacer() {
+    private final Object writeLock = new Object();
+
+    @Override
+    public Map<String, String> parameters() {
+      return Map.of();
+    }
+
+    @Override
+    public PlacedBody place(PackedBody body, Deadline deadline) {
+      if (closed) {
+        throw ThallusException.of(StatusCode.UNAVAILABLE, "the tcp data connection is closed");
+      }
+      return StreamedBodies.place(io, writeLock, body, "server", () -> closed = true);
+    }
+
+    @Override
+    public void close() {}
+  };
 
   @Override
   public void close() {

@@ -2,7 +2,10 @@ package io.thallus.internal.transport.tcp;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
-import io.thallus.spi.BatchPart;
+import io.thallus.internal.transport.ReceivePool;
+import io.thallus.spi.BatchHeader;
+import io.thallus.spi.FetchedBody;
+import io.thallus.spi.IngestFetcher;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.PackedBody;
 import io.thallus.spi.PlacedBody;
@@ -36,7 +39,11 @@ final class TcpServer implements ServerTransport {
   private final SecureRandom random = new SecureRandom();
   private final Map<String, Session> waiting;
 
-  private TcpServer(ServerSocketChannel listener, DataConnectionAcceptor acceptor, Map<String, Session> waiting) {
+  private final Context context;
+
+  private TcpServer(Context context, ServerSocketChannel listener, DataConnectionAcceptor acceptor,
+      Map<String, Session> waiting) {
+    this.context = context;
     this.listener = listener;
     this.acceptor = acceptor;
     this.waiting = waiting;
@@ -53,7 +60,7 @@ final class TcpServer implements ServerTransport {
       Map<String, Session> waiting = new ConcurrentHashMap<>();
       DataConnectionAcceptor acceptor = DataConnectionAcceptor.start(listener, context.handshakeTimeout(),
           (channel, token) -> handOver(waiting, channel, token));
-      return new TcpServer(listener, acceptor, waiting);
+      return new TcpServer(context, listener, acceptor, waiting);
     } catch (IOException e) {
       if (listener != null) {
         DataConnectionAcceptor.closeQuietly(listener);
@@ -142,35 +149,36 @@ final class TcpServer implements ServerTransport {
       if (broken) {
         throw ThallusException.of(StatusCode.UNAVAILABLE, "the client's data connection has failed");
       }
-      return new PlacedBody() {
-        @Override
-        public List<BatchPart> parts() {
-          return body.parts();
-        }
+      return StreamedBodies.place(io, writeLock, body, "client", () -> broken = true);
+    }
 
+    /** Ingested bodies come on the data connection after their frames, read into buffers of the client's budget. */
+    @Override
+    public IngestFetcher ingestFetcher(Map<String, String> parameters) {
+      ReceivePool pool = new ReceivePool(context.memoryPerClient());
+      return new IngestFetcher() {
         @Override
-        public void afterAnnounced(Deadline deadline) {
-          synchronized (writeLock) {
-            try {
-              io.writeFully(body.gatherList(), deadline, "the client to read a batch body of " + body.length()
-                  + " bytes");
-            } catch (IOException | RuntimeException e) {
-              // A body cut short leaves the data connection out of step with the control one: nothing can follow.
-              broken = true;
-              io.close();
-              throw e instanceof ThallusException t ? t : ThallusException.of(StatusCode.UNAVAILABLE,
-                  "writing a batch body to the client failed: " + e.getMessage(), e);
-            }
+        public FetchedBody fetch(BatchHeader header, Deadline deadline) {
+          SocketIo io = awaitData(deadline);
+          try {
+            return StreamedBodies.read(io, pool, header, deadline);
+          } catch (IOException e) {
+            broken = true;
+            io.close();
+            throw ThallusException.of(StatusCode.UNAVAILABLE, "reading an ingested batch body from the client "
+                + "failed: " + e.getMessage(), e);
           }
         }
 
         @Override
-        public boolean heldUntilReleased() {
+        public boolean clientHoldsBodies() {
           return false;
         }
 
         @Override
-        public void close() {}
+        public void close() {
+          pool.close();
+        }
       };
     }
 
