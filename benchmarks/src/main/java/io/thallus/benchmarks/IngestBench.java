@@ -1,0 +1,587 @@
+package io.thallus.benchmarks;
+
+import io.thallus.ClientOptions;
+import io.thallus.IngestMode;
+import io.thallus.IngestRequest;
+import io.thallus.IngestResult;
+import io.thallus.Location;
+import io.thallus.ThallusClient;
+import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.internal.Transports;
+import io.thallus.spi.Transport;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.arrow.c.ArrowArrayStream;
+import org.apache.arrow.c.Data;
+import org.apache.arrow.flight.AsyncPutListener;
+import org.apache.arrow.flight.CallStatus;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightServer;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.NoOpFlightProducer;
+import org.apache.arrow.flight.PutResult;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.duckdb.DuckDBAppender;
+import org.duckdb.DuckDBConnection;
+import org.duckdb.DuckDBResultSet;
+
+/**
+ * Ingest side by side in one JVM and one run: the same Arrow batches (made once, held in client memory) written into
+ * an in-memory DuckDB table by Thallus over each same-host transport and tcp and ipc, by Arrow Flight DoPut (Java,
+ * default settings: a Flight server whose DoPut hands the stream to DuckDB through the same Arrow C stream
+ * interface Thallus's server uses), by DuckDB in this process scanning the batches (the ceiling: no transport at
+ * all), by DuckDB's appender in this process, and by DuckDB's JDBC executeBatch (the call Spark's JDBC writer
+ * makes) on a sample. Rounds alternate between peers so each sees the same machine noise; each figure is the median
+ * of its rounds, and every table is checked (count and per-column sums against the source) before a round counts.
+ * Client CPU is the writing thread's CPU time per GB of Arrow buffers. Run by {@code benchmarks/run.sh}.
+ */
+public final class IngestBench {
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+  private static final String CEILING = "DuckDB Arrow scan in-process (ceiling)";
+  private static final String APPENDER = "DuckDB appender in-process";
+  private static final String DOPUT = "Arrow Flight DoPut (Java)";
+  private static final String EXECUTE_BATCH = "DuckDB JDBC executeBatch (Spark JDBC writer's path)";
+
+  /** One table to ingest: its name and the query that makes its rows. */
+  private record Table(String name, String sql) {}
+
+  /** A peer's rounds: seconds each, and the writing thread's CPU seconds each. */
+  private record Rounds(List<Double> seconds, List<Double> cpu, long rows) {
+    double median() {
+      return IngestBench.median(seconds);
+    }
+  }
+
+  private IngestBench() {}
+
+  public static void main(String[] args) throws Exception {
+    long rows = args.length > 0 ? Long.parseLong(args[0]) : 10_000_000L;
+    int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+    int batchRows = args.length > 2 ? Integer.parseInt(args[2]) : 131_072;
+    int executeBatchRows = args.length > 3 ? Integer.parseInt(args[3]) : 20_000;
+    List<Table> tables = List.of(
+        new Table("bigint", "SELECT i AS c0, i * 2 AS c1, i * 3 AS c2, i * 5 AS c3, i * 7 AS c4, i * 11 AS c5, "
+            + "i * 13 AS c6, i * 17 AS c7 FROM range(" + rows + ") t(i)"),
+        new Table("mixed", "SELECT i AS c0, i * 3 AS c1, (i % 1000)::INTEGER AS c2, i * 0.25 AS c3, "
+            + "'customer ' || i AS c4, CASE WHEN i % 7 = 0 THEN NULL ELSE repeat(chr((97 + i % 26)::INTEGER), "
+            + "(i % 24)::INTEGER) END AS c5, -i AS c6, (i % 2 = 0) AS c7 FROM range(" + rows + ") t(i)"));
+    StringBuilder out = new StringBuilder();
+    out.append("## Ingest: ").append(rows).append(" rows x 8 columns, batches of ").append(batchRows)
+        .append(" rows, median of ").append(rounds).append(" rounds\n\n");
+    try (BufferAllocator root = new RootAllocator();
+         ThallusServer server = ThallusServer.builder(root, Location.of("127.0.0.1", 0))
+             .engine(DuckDBEngine.create()).memoryPerClient(4L << 30).build().start()) {
+      for (Table table : tables) {
+        out.append(run(root, server, table, rounds, batchRows, executeBatchRows));
+      }
+    }
+    System.out.print(out);
+  }
+
+  private static String run(BufferAllocator root, ThallusServer server, Table table, int rounds, int batchRows,
+      int executeBatchRows) throws Exception {
+    BufferAllocator source = root.newChildAllocator("source", 0, Long.MAX_VALUE);
+    BufferAllocator clients = root.newChildAllocator("clients", 0, Long.MAX_VALUE);
+    List<String> transports = new ArrayList<>();
+    for (Transport transport : Transports.available()) {
+      if (transport.isAvailableFor("127.0.0.1") && !transport.name().equals("rdma")) {
+        transports.add(transport.name());
+      }
+    }
+    try (Batches batches = Batches.of(table.sql(), batchRows, source);
+         DuckDBConnection local = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:");
+         FlightPeer flight = new FlightPeer(root)) {
+      String expected = checksum(local, "(" + table.sql() + ")");
+      Map<String, ThallusClient> thallus = new LinkedHashMap<>();
+      for (String transport : transports) {
+        thallus.put("thallus " + transport, ThallusClient.connect(clients,
+            server.getLocation().withTransport(transport), ClientOptions.builder().credits(8).build()));
+      }
+      Map<String, Rounds> results = new LinkedHashMap<>();
+      List<String> peers = new ArrayList<>(thallus.keySet());
+      peers.add(DOPUT);
+      peers.add(CEILING);
+      if (table.name().equals("bigint")) {
+        peers.add(APPENDER);
+      }
+      for (String peer : peers) {
+        results.put(peer, new Rounds(new ArrayList<>(), new ArrayList<>(), batches.rows()));
+      }
+      // Round -1 warms every path up and is not counted.
+      for (int round = -1; round < rounds; round++) {
+        for (String peer : peers) {
+          long cpu = THREADS.getCurrentThreadCpuTime();
+          long start = System.nanoTime();
+          String check;
+          if (thallus.containsKey(peer)) {
+            ThallusClient client = thallus.get(peer);
+            IngestResult written;
+            try (ArrowReader reader = batches.reader()) {
+              written = client.ingest(IngestRequest.of("ingested", IngestMode.REPLACE), reader);
+            }
+            if (written.rows() != batches.rows()) {
+              throw new IllegalStateException(peer + " wrote " + written.rows() + " rows of " + batches.rows());
+            }
+            long seconds = System.nanoTime() - start;
+            cpu = THREADS.getCurrentThreadCpuTime() - cpu;
+            check = serverChecksum(client);
+            record(results.get(peer), round, seconds, cpu);
+          } else if (peer.equals(DOPUT)) {
+            flight.put(batches);
+            long seconds = System.nanoTime() - start;
+            cpu = THREADS.getCurrentThreadCpuTime() - cpu;
+            check = checksum(flight.database(), "ingested");
+            record(results.get(peer), round, seconds, cpu);
+          } else if (peer.equals(CEILING)) {
+            try (ArrowReader reader = batches.reader()) {
+              scanInto(local, reader, source);
+            }
+            long seconds = System.nanoTime() - start;
+            cpu = THREADS.getCurrentThreadCpuTime() - cpu;
+            check = checksum(local, "ingested");
+            record(results.get(peer), round, seconds, cpu);
+          } else {
+            append(local, batches);
+            long seconds = System.nanoTime() - start;
+            cpu = THREADS.getCurrentThreadCpuTime() - cpu;
+            check = checksum(local, "ingested");
+            record(results.get(peer), round, seconds, cpu);
+          }
+          if (!check.equals(expected)) {
+            throw new IllegalStateException(peer + " wrote a table whose checksum differs: " + check + " vs "
+                + expected);
+          }
+        }
+      }
+      Rounds sample = executeBatch(local, batches, executeBatchRows, rounds);
+      for (ThallusClient client : thallus.values()) {
+        client.close();
+      }
+      return table(table.name(), batches, results, sample);
+    } finally {
+      clients.close();
+      source.close();
+    }
+  }
+
+  private static void record(Rounds rounds, int round, long nanos, long cpuNanos) {
+    if (round >= 0) {
+      rounds.seconds().add(nanos / 1e9);
+      rounds.cpu().add(cpuNanos / 1e9);
+    }
+  }
+
+  private static String table(String name, Batches batches, Map<String, Rounds> results, Rounds sample) {
+    double gb = batches.bytes() / 1e9;
+    double doPut = results.get(DOPUT).median();
+    double ceiling = results.get(CEILING).median();
+    StringBuilder out = new StringBuilder();
+    out.append("### ").append(name).append(" (").append(String.format(Locale.ROOT, "%.2f", gb))
+        .append(" GB of Arrow buffers)\n\n");
+    out.append("| peer | median s | rows/s | GB/s | x Flight DoPut | x ceiling | client CPU s/GB |\n");
+    out.append("|---|---:|---:|---:|---:|---:|---:|\n");
+    String fastestSameHost = null;
+    for (Map.Entry<String, Rounds> entry : results.entrySet()) {
+      double seconds = entry.getValue().median();
+      out.append(String.format(Locale.ROOT, "| %s | %.3f | %,.0f | %.2f | %.2f | %.2f | %.2f |%n", entry.getKey(),
+          seconds, entry.getValue().rows() / seconds, gb / seconds, doPut / seconds, ceiling / seconds,
+          median(entry.getValue().cpu()) / gb));
+      String peer = entry.getKey();
+      if (peer.matches("thallus (shm|cma)") && (fastestSameHost == null
+          || seconds < results.get(fastestSameHost).median())) {
+        fastestSameHost = peer;
+      }
+    }
+    double sampleSeconds = sample.median();
+    out.append(String.format(Locale.ROOT, "| %s, %d rows | %.3f | %,.0f | %.4f | (%.4f) | | |%n", EXECUTE_BATCH,
+        sample.rows(), sampleSeconds, sample.rows() / sampleSeconds,
+        gb * sample.rows() / batches.rows() / sampleSeconds,
+        doPut / (sampleSeconds * batches.rows() / sample.rows())));
+    out.append('\n');
+    if (fastestSameHost != null) {
+      double fast = results.get(fastestSameHost).median();
+      out.append(target("fastest same-host transport (" + fastestSameHost + ") >= 5x Flight DoPut", doPut / fast,
+          5));
+      out.append(target("fastest same-host transport (" + fastestSameHost + ") >= 0.8x DuckDB's in-process ingest",
+          ceiling / fast, 0.8));
+    }
+    if (results.containsKey("thallus tcp")) {
+      out.append(target("tcp >= 3x Flight DoPut", doPut / results.get("thallus tcp").median(), 3));
+    }
+    out.append('\n');
+    return out.toString();
+  }
+
+  private static String target(String what, double ratio, double goal) {
+    return String.format(Locale.ROOT, "- %s: %.2f, %s%n", what, ratio, ratio >= goal ? "met" : "missed");
+  }
+
+  static double median(List<Double> values) {
+    List<Double> sorted = new ArrayList<>(values);
+    sorted.sort(null);
+    int n = sorted.size();
+    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+  }
+
+  /** Count and a sum per column: equal tables give equal strings. */
+  private static String checksum(Connection duckdb, String relation) throws SQLException {
+    try (Statement statement = duckdb.createStatement();
+         ResultSet columns = statement.executeQuery("SELECT * FROM " + relation + " LIMIT 0")) {
+      int count = columns.getMetaData().getColumnCount();
+      StringBuilder sql = new StringBuilder("SELECT count(*)");
+      for (int c = 1; c <= count; c++) {
+        sql.append(", sum(hash(\"").append(columns.getMetaData().getColumnName(c)).append("\"))");
+      }
+      try (Statement sums = duckdb.createStatement();
+           ResultSet row = sums.executeQuery(sql + " FROM " + relation)) {
+        row.next();
+        StringBuilder result = new StringBuilder();
+        for (int c = 1; c <= count + 1; c++) {
+          result.append(row.getObject(c)).append(' ');
+        }
+        return result.toString().trim();
+      }
+    }
+  }
+
+  private static String serverChecksum(ThallusClient client) {
+    try (io.thallus.ThallusStream stream = client.query("SELECT * FROM ingested LIMIT 0")) {
+      Schema schema = stream.getSchema();
+      StringBuilder sql = new StringBuilder("SELECT count(*)");
+      for (var field : schema.getFields()) {
+        sql.append(", sum(hash(\"").append(field.getName()).append("\"))::VARCHAR");
+      }
+      try (io.thallus.ThallusStream sums = client.query(sql + " FROM ingested")) {
+        StringBuilder result = new StringBuilder();
+        while (sums.hasNext()) {
+          try (VectorSchemaRoot row = sums.next()) {
+            for (FieldVector vector : row.getFieldVectors()) {
+              result.append(vector.getObject(0)).append(' ');
+            }
+          }
+        }
+        return result.toString().trim();
+      }
+    }
+  }
+
+  /** DuckDB scanning the batches in this process, as Thallus's server scans what it receives. */
+  static void scanInto(DuckDBConnection duckdb, ArrowReader reader, BufferAllocator allocator) throws SQLException {
+    try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
+      Data.exportArrayStream(allocator, reader, stream);
+      duckdb.registerArrowStream("incoming", stream);
+      try (Statement statement = duckdb.createStatement()) {
+        statement.execute("CREATE OR REPLACE TABLE ingested AS SELECT * FROM incoming");
+        statement.execute("DROP VIEW incoming");
+      }
+    }
+  }
+
+  /** DuckDB's appender, row by row, from the Arrow batches (BIGINT columns). */
+  private static void append(DuckDBConnection duckdb, Batches batches) throws SQLException {
+    try (Statement statement = duckdb.createStatement()) {
+      statement.execute("CREATE OR REPLACE TABLE ingested (c0 BIGINT, c1 BIGINT, c2 BIGINT, c3 BIGINT, c4 BIGINT, "
+          + "c5 BIGINT, c6 BIGINT, c7 BIGINT)");
+    }
+    try (DuckDBAppender appender = duckdb.createAppender(DuckDBConnection.DEFAULT_SCHEMA, "ingested")) {
+      for (VectorSchemaRoot batch : batches.roots()) {
+        List<org.apache.arrow.vector.BigIntVector> columns = new ArrayList<>();
+        for (FieldVector vector : batch.getFieldVectors()) {
+          columns.add((org.apache.arrow.vector.BigIntVector) vector);
+        }
+        for (int row = 0; row < batch.getRowCount(); row++) {
+          appender.beginRow();
+          for (org.apache.arrow.vector.BigIntVector column : columns) {
+            appender.append(column.get(row));
+          }
+          appender.endRow();
+        }
+      }
+    }
+  }
+
+  /** DuckDB's JDBC executeBatch of the first {@code sample} rows: what Spark's JDBC writer does per partition. */
+  private static Rounds executeBatch(DuckDBConnection duckdb, Batches batches, int sample, int rounds)
+      throws SQLException {
+    Rounds result = new Rounds(new ArrayList<>(), new ArrayList<>(), sample);
+    VectorSchemaRoot first = batches.roots().getFirst();
+    int columns = first.getFieldVectors().size();
+    int n = Math.min(sample, first.getRowCount());
+    String placeholders = String.join(", ", java.util.Collections.nCopies(columns, "?"));
+    for (int round = -1; round < rounds; round++) {
+      try (Statement statement = duckdb.createStatement()) {
+        statement.execute("DROP TABLE IF EXISTS sampled");
+      }
+      try (Statement ddl = duckdb.createStatement()) {
+        StringBuilder create = new StringBuilder("CREATE TABLE sampled (");
+        for (int c = 0; c < columns; c++) {
+          create.append(c == 0 ? "" : ", ").append("c").append(c).append(' ').append(duckdbType(first, c));
+        }
+        ddl.execute(create.append(")").toString());
+      }
+      long start = System.nanoTime();
+      long cpu = THREADS.getCurrentThreadCpuTime();
+      duckdb.setAutoCommit(false);
+      try (PreparedStatement insert = duckdb.prepareStatement("INSERT INTO sampled VALUES (" + placeholders + ")")) {
+        for (int row = 0; row < n; row++) {
+          for (int c = 0; c < columns; c++) {
+            insert.setObject(c + 1, jdbcValue(first.getVector(c), row));
+          }
+          insert.addBatch();
+          // Spark's JDBC writer sends batches of 1,000 rows (its batchsize default).
+          if ((row + 1) % 1000 == 0) {
+            insert.executeBatch();
+          }
+        }
+        insert.executeBatch();
+      }
+      duckdb.commit();
+      duckdb.setAutoCommit(true);
+      record(result, round, System.nanoTime() - start, THREADS.getCurrentThreadCpuTime() - cpu);
+    }
+    return new Rounds(result.seconds(), result.cpu(), n);
+  }
+
+  private static String duckdbType(VectorSchemaRoot root, int column) {
+    return switch (root.getVector(column).getMinorType()) {
+      case BIGINT -> "BIGINT";
+      case INT -> "INTEGER";
+      case FLOAT8 -> "DOUBLE";
+      case BIT -> "BOOLEAN";
+      case DECIMAL -> "DECIMAL(38,2)";
+      default -> "VARCHAR";
+    };
+  }
+
+  private static Object jdbcValue(FieldVector vector, int row) {
+    Object value = vector.getObject(row);
+    return value instanceof org.apache.arrow.vector.util.Text text ? text.toString() : value;
+  }
+
+  /** The source batches, made once by DuckDB in this process and held in memory. */
+  static final class Batches implements AutoCloseable {
+    private final Schema schema;
+    private final List<VectorSchemaRoot> roots;
+    private final BufferAllocator allocator;
+
+    private Batches(Schema schema, List<VectorSchemaRoot> roots, BufferAllocator allocator) {
+      this.schema = schema;
+      this.roots = roots;
+      this.allocator = allocator;
+    }
+
+    static Batches of(String sql, int batchRows, BufferAllocator allocator) throws Exception {
+      List<VectorSchemaRoot> roots = new ArrayList<>();
+      try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
+           Statement statement = duckdb.createStatement();
+           ResultSet result = statement.executeQuery(sql);
+           ArrowReader reader = (ArrowReader) ((DuckDBResultSet) result).arrowExportStream(allocator, batchRows)) {
+        Schema schema = reader.getVectorSchemaRoot().getSchema();
+        while (reader.loadNextBatch()) {
+          VectorSchemaRoot copy = VectorSchemaRoot.create(schema, allocator);
+          try (ArrowRecordBatch batch = new VectorUnloader(reader.getVectorSchemaRoot()).getRecordBatch()) {
+            new VectorLoader(copy).load(batch);
+          }
+          roots.add(copy);
+        }
+        return new Batches(schema, roots, allocator);
+      }
+    }
+
+    List<VectorSchemaRoot> roots() {
+      return roots;
+    }
+
+    long rows() {
+      return roots.stream().mapToLong(VectorSchemaRoot::getRowCount).sum();
+    }
+
+    long bytes() {
+      long total = 0;
+      for (VectorSchemaRoot root : roots) {
+        try (ArrowRecordBatch batch = new VectorUnloader(root).getRecordBatch()) {
+          total += batch.computeBodyLength();
+        }
+      }
+      return total;
+    }
+
+    /** A reader over the batches, lending their buffers (no copy); each call starts from the first batch. */
+    ArrowReader reader() {
+      return new ArrowReader(allocator) {
+        private int next;
+
+        @Override
+        public boolean loadNextBatch() throws java.io.IOException {
+          if (next == roots.size()) {
+            return false;
+          }
+          try (ArrowRecordBatch batch = new VectorUnloader(roots.get(next++)).getRecordBatch()) {
+            new VectorLoader(getVectorSchemaRoot()).load(batch);
+          }
+          return true;
+        }
+
+        @Override
+        public long bytesRead() {
+          return 0;
+        }
+
+        @Override
+        protected void closeReadSource() {}
+
+        @Override
+        protected Schema readSchema() {
+          return schema;
+        }
+      };
+    }
+
+    @Override
+    public void close() {
+      roots.forEach(VectorSchemaRoot::close);
+    }
+  }
+
+  /**
+   * Arrow Flight as its users run it for writes: DoPut from a Flight client, a Flight server whose acceptPut hands
+   * the incoming stream to DuckDB through the C stream interface (no copy of its own, as Thallus's server does).
+   */
+  private static final class FlightPeer implements AutoCloseable {
+    private final BufferAllocator memory;
+    private final DuckDBConnection database;
+    private final FlightServer server;
+    private final FlightClient client;
+
+    FlightPeer(BufferAllocator root) throws Exception {
+      this.memory = root.newChildAllocator("flight", 0, Long.MAX_VALUE);
+      this.database = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:");
+      this.server = FlightServer.builder(memory, org.apache.arrow.flight.Location.forGrpcInsecure("127.0.0.1", 0),
+          new Producer(database, memory)).build().start();
+      this.client = FlightClient.builder(memory, org.apache.arrow.flight.Location.forGrpcInsecure("127.0.0.1",
+          server.getPort())).build();
+    }
+
+    Connection database() {
+      return database;
+    }
+
+    void put(Batches batches) {
+      try (VectorSchemaRoot root = VectorSchemaRoot.create(batches.schema, memory)) {
+        FlightClient.ClientStreamListener listener = client.startPut(
+            FlightDescriptor.path("ingested"), root, new AsyncPutListener());
+        VectorLoader loader = new VectorLoader(root);
+        for (VectorSchemaRoot batch : batches.roots()) {
+          try (ArrowRecordBatch unloaded = new VectorUnloader(batch).getRecordBatch()) {
+            loader.load(unloaded);
+          }
+          listener.putNext();
+        }
+        listener.completed();
+        listener.getResult();
+      }
+    }
+
+    @Override
+    public void close() throws Exception {
+      client.close();
+      server.shutdown();
+      if (!server.awaitTermination(10, TimeUnit.SECONDS)) {
+        server.close();
+      }
+      database.close();
+      memory.close();
+    }
+
+    private static final class Producer extends NoOpFlightProducer {
+      private final DuckDBConnection database;
+      private final BufferAllocator memory;
+      private final AtomicLong views = new AtomicLong();
+
+      Producer(DuckDBConnection database, BufferAllocator memory) {
+        this.database = database;
+        this.memory = memory;
+      }
+
+      @Override
+      public Runnable acceptPut(CallContext context, FlightStream stream, StreamListener<PutResult> ack) {
+        return () -> {
+          String table = String.join(".", stream.getDescriptor().getPath());
+          String view = "incoming_" + views.incrementAndGet();
+          try (ArrowArrayStream exported = ArrowArrayStream.allocateNew(memory);
+               ArrowReader reader = new StreamReader(stream, memory)) {
+            Data.exportArrayStream(memory, reader, exported);
+            synchronized (database) {
+              database.registerArrowStream(view, exported);
+              try (Statement statement = database.createStatement()) {
+                statement.execute("CREATE OR REPLACE TABLE " + table + " AS SELECT * FROM " + view);
+                statement.execute("DROP VIEW " + view);
+              }
+            }
+            ack.onCompleted();
+          } catch (Exception e) {
+            ack.onError(CallStatus.INTERNAL.withDescription(String.valueOf(e.getMessage())).withCause(e)
+                .toRuntimeException());
+          }
+        };
+      }
+    }
+
+    /** A Flight stream as an Arrow reader: each batch moved out of the stream's root into the reader's. */
+    private static final class StreamReader extends ArrowReader {
+      private final FlightStream stream;
+
+      StreamReader(FlightStream stream, BufferAllocator memory) {
+        super(memory);
+        this.stream = stream;
+      }
+
+      @Override
+      public boolean loadNextBatch() throws java.io.IOException {
+        if (!stream.next()) {
+          return false;
+        }
+        try (ArrowRecordBatch batch = new VectorUnloader(stream.getRoot()).getRecordBatch()) {
+          new VectorLoader(getVectorSchemaRoot()).load(batch);
+        }
+        return true;
+      }
+
+      @Override
+      public long bytesRead() {
+        return 0;
+      }
+
+      @Override
+      protected void closeReadSource() {}
+
+      @Override
+      protected Schema readSchema() {
+        return stream.getSchema();
+      }
+    }
+  }
+}
