@@ -1,27 +1,11 @@
 package io.thallus.spi;
 
-import io.thallus.ThallusException;
-
 /**
  * One connection's use of a transport on the client. Core decodes every BATCH frame, rebuilds inline bodies itself,
  * keeps each stream's batches, END and errors in order, and tells the server what the consumer released; the session
  * only fetches out-of-line bodies.
  */
-public interface ClientSession extends AutoCloseable {
-  /** Where a fetch ends: exactly one of the two, once, on any thread. */
-  interface Fetched {
-    void body(FetchedBody body);
-
-    /** The body cannot be fetched; the connection fails with {@code error}. */
-    void failed(ThallusException error);
-  }
-
-  /**
-   * Fetches the body {@code header}'s descriptors name. Called on the control thread for every out-of-line BATCH, in
-   * arrival order; it must not block for long (fetch asynchronously, or within the I/O deadline at most).
-   */
-  void fetch(BatchHeader header, Fetched done);
-
+public interface ClientSession extends BodyFetcher, AutoCloseable {
   /**
    * Whether the server holds an out-of-line body until this client releases it (shm, cma, rdma), so core reports
    * releases; false where the body was handed over with its frame (tcp).

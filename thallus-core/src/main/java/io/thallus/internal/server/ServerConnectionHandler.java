@@ -328,7 +328,10 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
         throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "an ingest needs at least 1 credit, got "
             + request.credits());
       }
-      int credits = Math.min(request.credits(), context.limits().maxCreditsPerStream());
+      // Batches inside frames are held from their arrival: their credits keep them within half the client's budget.
+      long framesInBudget = context.limits().memoryPerClient() / (2L * context.limits().maxFrameBytes());
+      int credits = (int) Math.max(1, Math.min(framesInBudget,
+          Math.min(request.credits(), context.limits().maxCreditsPerStream())));
       org.apache.arrow.vector.types.pojo.Schema schema;
       try {
         schema = org.apache.arrow.vector.types.pojo.Schema.deserializeMessage(
@@ -370,13 +373,25 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   private void onIngestBatch(Message.Batch batch) {
     ServerIngest ingest = ingests.get(batch.header().streamId());
     if (ingest == null) {
-      // An ingest that has failed or been cancelled drops what the client had sent meanwhile.
+      // An ingest that has failed or been cancelled drops what the client had sent meanwhile; a body outside its
+      // frame is still fetched (and freed), so the transport stays in step with the frames.
+      boolean outOfLine = !transportSerializes && !batch.inline().isReadable() && batch.header().bufferBytes() > 0;
+      if (outOfLine) {
+        try {
+          ServerIngest.drop(ingestFetcher(), batch.header());
+        } catch (ThallusException e) {
+          failConnection(e.status());
+        }
+      }
       return;
     }
     try {
       ingest.onBatch(batch.header(), batch.inline(), transportSerializes);
     } catch (ThallusException e) {
       ingest.abort(e.status(), true);
+    } catch (org.apache.arrow.memory.OutOfMemoryException e) {
+      ingest.abort(Status.of(StatusCode.RESOURCE_EXHAUSTED, ServerStream.budgetName(allocator) + " has no room "
+          + "for batch " + batch.header().batchId() + " of ingest " + ingest.id() + "; nothing was written"), true);
     } catch (RuntimeException e) {
       ingest.abort(Status.of(StatusCode.PROTOCOL_ERROR, "bad batch " + batch.header().batchId()
           + " of ingest " + ingest.id() + ": " + e.getMessage()), true);

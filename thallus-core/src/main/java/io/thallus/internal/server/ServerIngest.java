@@ -10,6 +10,7 @@ import io.thallus.internal.batch.IpcFrames;
 import io.thallus.internal.protocol.Message;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.BatchHeader;
+import io.thallus.spi.BodyFetcher;
 import io.thallus.spi.CancelSignal;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.FetchedBody;
@@ -42,8 +43,16 @@ final class ServerIngest {
   private static final Logger LOG = LoggerFactory.getLogger(ServerIngest.class);
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
-  /** What arrived for the engine, in order: a batch ready to load, a body still to fetch, or the client's END. */
-  private record Arrival(BatchContents contents, BatchHeader toFetch, Message.End end) {}
+  /**
+   * What arrived for the engine, in order: a batch (ready once its body is in), a failed fetch, or the client's END.
+   * Guarded by the ingest's lock.
+   */
+  private static final class Arrival {
+    BatchContents contents;
+    ThallusException failure;
+    Message.End end;
+    boolean ready;
+  }
 
   private final ServerConnectionHandler connection;
   private final ServerContext context;
@@ -67,6 +76,22 @@ final class ServerIngest {
   /** The connection's one fetcher for the write direction, made at the first body that needs it. */
   interface IngestFetcherSource {
     IngestFetcher get();
+  }
+
+  /**
+   * Fetches a body nobody will take (its ingest is over), only so the connection's transport stays in step with its
+   * frames: what comes is freed at once.
+   */
+  static void drop(IngestFetcher fetcher, BatchHeader header) {
+    fetcher.fetch(header, new BodyFetcher.Fetched() {
+      @Override
+      public void body(FetchedBody body) {
+        body.release();
+      }
+
+      @Override
+      public void failed(ThallusException error) {}
+    });
   }
 
   ServerIngest(ServerConnectionHandler connection, ServerContext context, int id, IngestSpec spec, int credits,
@@ -121,15 +146,61 @@ final class ServerIngest {
     } finally {
       lock.unlock();
     }
-    Arrival arrival;
+    Arrival arrival = new Arrival();
     if (serialized) {
-      arrival = new Arrival(IpcFrames.read(header, inline, connection.allocator()), null, null);
+      arrival.contents = IpcFrames.read(header, inline, connection.allocator());
+      arrival.ready = true;
     } else if (inline.isReadable() || header.bufferBytes() == 0) {
-      arrival = new Arrival(BatchLayouts.fromInline(header, inline, connection.allocator()), null, null);
-    } else {
-      arrival = new Arrival(null, header, null);
+      arrival.contents = BatchLayouts.fromInline(header, inline, connection.allocator());
+      arrival.ready = true;
     }
-    offer(arrival);
+    if (!offer(arrival)) {
+      if (!arrival.ready) {
+        drop(fetchers.get(), header);
+      }
+      return;
+    }
+    if (!arrival.ready) {
+      // Fetched as it arrives, ahead of the engine (credits bound how far): the engine finds it ready.
+      IngestFetcher fetcher = fetchers.get();
+      fetcher.fetch(header, new BodyFetcher.Fetched() {
+        @Override
+        public void body(FetchedBody body) {
+          BatchContents contents;
+          try {
+            contents = FetchedBatches.rebuild(header, body, connection.allocator(), fetcher.clientHoldsBodies(),
+                () -> connection.send(new Message.Next(id, 0, new long[] {header.batchId()})));
+          } catch (ThallusException e) {
+            failed(e);
+            return;
+          }
+          complete(arrival, contents, null);
+        }
+
+        @Override
+        public void failed(ThallusException error) {
+          complete(arrival, null, error);
+        }
+      });
+    }
+  }
+
+  private void complete(Arrival arrival, BatchContents contents, ThallusException failure) {
+    lock.lock();
+    try {
+      if (!finished) {
+        arrival.contents = contents;
+        arrival.failure = failure;
+        arrival.ready = true;
+        arrived.signalAll();
+        return;
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (contents != null) {
+      contents.close();
+    }
   }
 
   /** The client sent its last batch. */
@@ -140,23 +211,28 @@ final class ServerIngest {
     } finally {
       lock.unlock();
     }
-    offer(new Arrival(null, null, end));
+    Arrival arrival = new Arrival();
+    arrival.end = end;
+    arrival.ready = true;
+    offer(arrival);
   }
 
-  private void offer(Arrival arrival) {
+  /** Queues an arrival for the engine; false (and its batch closed) when the ingest takes no more. */
+  private boolean offer(Arrival arrival) {
     lock.lock();
     try {
       if (!finished && abortStatus == null) {
         queue.add(arrival);
         arrived.signalAll();
-        return;
+        return true;
       }
     } finally {
       lock.unlock();
     }
-    if (arrival.contents() != null) {
-      arrival.contents().close();
+    if (arrival.contents != null) {
+      arrival.contents.close();
     }
+    return false;
   }
 
   /** Stops the ingest; the first reason wins. {@code answer}: whether the client is told. */
@@ -190,7 +266,8 @@ final class ServerIngest {
             + " before the client's last batch");
       }
     } catch (ThallusException e) {
-      failure = e.status();
+      // A failure in the reader reaches the engine as text only: its own status says it better.
+      failure = batches.failure instanceof ThallusException cause ? cause.status() : e.status();
     } catch (RuntimeException | Error e) {
       LOG.error("ingest {} failed", id, e);
       failure = Status.of(StatusCode.INTERNAL, "server error: " + e).withCause(e);
@@ -209,8 +286,9 @@ final class ServerIngest {
       abort = abortStatus;
       answer = answerAbort;
       for (Arrival left : queue) {
-        if (left.contents() != null) {
-          left.contents().close();
+        // A fetch still under way closes its batch when it completes and finds the ingest finished.
+        if (left.contents != null) {
+          left.contents.close();
         }
       }
       queue.clear();
@@ -259,6 +337,11 @@ final class ServerIngest {
 
     @Override
     public boolean loadNextBatch() throws java.io.IOException {
+      RuntimeException earlier = failure;
+      if (earlier != null) {
+        // The engine may ask again after a failure: the answer stays the first failure.
+        throw earlier;
+      }
       try {
         return loadNext();
       } catch (RuntimeException e) {
@@ -277,17 +360,19 @@ final class ServerIngest {
       grant(granted ? 1 : credits);
       granted = true;
       Arrival arrival = next();
-      if (arrival.end() != null) {
+      if (arrival.end != null) {
         ended = true;
-        if (arrival.end().rows() != rows || arrival.end().batches() != batches) {
+        if (arrival.end.rows() != rows || arrival.end.batches() != batches) {
           throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "ingest " + id + ": the client says it sent "
-              + arrival.end().batches() + " batches of " + arrival.end().rows() + " rows, the server received "
+              + arrival.end.batches() + " batches of " + arrival.end.rows() + " rows, the server received "
               + batches + " of " + rows);
         }
         return false;
       }
-      BatchContents contents = arrival.contents() != null ? arrival.contents() : fetch(arrival.toFetch());
-      try (contents) {
+      if (arrival.failure != null) {
+        throw arrival.failure;
+      }
+      try (BatchContents contents = arrival.contents) {
         long batchBytes = contents.bufferBytes();
         for (org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch dictionary : contents.dictionaries()) {
           if (getDictionaryVectors().get(dictionary.getDictionaryId()) == null) {
@@ -303,13 +388,6 @@ final class ServerIngest {
         bytes += batchBytes;
       }
       return true;
-    }
-
-    private BatchContents fetch(BatchHeader header) {
-      IngestFetcher fetcher = fetchers.get();
-      FetchedBody body = fetcher.fetch(header, Deadline.after(context.ioTimeout()));
-      return FetchedBatches.rebuild(header, body, allocator, fetcher.clientHoldsBodies(),
-          () -> connection.send(new Message.Next(id, 0, new long[] {header.batchId()})));
     }
 
     private void grant(int more) {
@@ -329,7 +407,7 @@ final class ServerIngest {
       Deadline deadline = Deadline.after(context.ioTimeout());
       lock.lock();
       try {
-        while (queue.isEmpty()) {
+        while (queue.isEmpty() || !queue.peek().ready) {
           if (abortStatus != null) {
             throw aborted();
           }

@@ -66,9 +66,17 @@ final class CmaServer implements ServerTransport {
         throw e;
       }
       return new IngestFetcher() {
+        /** Pulls the body now, on the control thread, as the client does with results. */
         @Override
-        public FetchedBody fetch(BatchHeader header, Deadline deadline) {
-          return reader.pull(header, java.time.Duration.ofNanos(deadline.remainingNanos()));
+        public void fetch(BatchHeader header, Fetched done) {
+          FetchedBody body;
+          try {
+            body = reader.pull(header, java.time.Duration.ZERO);
+          } catch (ThallusException e) {
+            done.failed(e);
+            return;
+          }
+          done.body(body);
         }
 
         @Override

@@ -25,11 +25,14 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class SegmentReader implements AutoCloseable {
   private final Path folder;
+  private final String filePrefix;
   private final Map<Integer, Mapped> mapped = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
-  SegmentReader(Path folder) {
+  /** Maps the segments {@code <filePrefix><n>.seg} of {@code folder}. */
+  SegmentReader(Path folder, String filePrefix) {
     this.folder = folder;
+    this.filePrefix = filePrefix;
   }
 
   /** One segment mapped read-only, with the number of batches that still borrow from it. */
@@ -75,7 +78,7 @@ final class SegmentReader implements AutoCloseable {
     synchronized (mapped) {
       segment = mapped.get(id);
       if (segment == null) {
-        Path file = folder.resolve(id + ShmTransport.SEGMENT_SUFFIX);
+        Path file = folder.resolve(filePrefix + id + ShmTransport.SEGMENT_SUFFIX);
         try {
           if (!Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).isRegularFile()) {
             throw new IOException("not a plain file");

@@ -38,6 +38,8 @@ final class SegmentWriter implements AutoCloseable {
   private static final long PAGE = 4096;
 
   private final Path folder;
+  private final String filePrefix;
+  private final boolean ownsFolder;
   private final BufferAllocator allocator;
   private final long budget;
   private final ReentrantLock lock = new ReentrantLock();
@@ -47,9 +49,14 @@ final class SegmentWriter implements AutoCloseable {
   private long lastSize;
   private boolean closed;
 
-  /** Writes into {@code folder}, which exists, belongs to this user only, and is this writer's to delete. */
-  SegmentWriter(Path folder, BufferAllocator allocator, long budget) {
+  /**
+   * Writes segments named {@code <filePrefix><n>.seg} into {@code folder}, which exists and belongs to this user
+   * only; {@code ownsFolder}: the folder is this writer's to delete when it closes (else only its own files go).
+   */
+  SegmentWriter(Path folder, String filePrefix, boolean ownsFolder, BufferAllocator allocator, long budget) {
     this.folder = folder;
+    this.filePrefix = filePrefix;
+    this.ownsFolder = ownsFolder;
     this.allocator = allocator;
     this.budget = budget;
   }
@@ -173,7 +180,7 @@ final class SegmentWriter implements AutoCloseable {
     if (totalBytes + size > budget) {
       return null;
     }
-    Path file = folder.resolve(segments.size() + ShmTransport.SEGMENT_SUFFIX);
+    Path file = folder.resolve(filePrefix + segments.size() + ShmTransport.SEGMENT_SUFFIX);
     try {
       Segment segment = new Segment(segments.size(), file, size);
       segments.add(segment);
@@ -190,7 +197,7 @@ final class SegmentWriter implements AutoCloseable {
     return (bytes + PAGE - 1) / PAGE * PAGE;
   }
 
-  /** Unmaps and deletes every segment, then the folder. Idempotent. */
+  /** Unmaps and deletes every segment, then the folder if it is this writer's. Idempotent. */
   @Override
   public void close() {
     lock.lock();
@@ -204,10 +211,8 @@ final class SegmentWriter implements AutoCloseable {
     } finally {
       lock.unlock();
     }
-    deleteFolder(folder);
-  }
-
-  private static void deleteFolder(Path folder) {
-    ShmServer.deleteFolder(folder);
+    if (ownsFolder) {
+      ShmServer.deleteFolder(folder);
+    }
   }
 }

@@ -13,13 +13,12 @@ import io.thallus.spi.PlacedBody;
 import io.thallus.spi.Transport;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.util.Map;
 
 /**
  * The shm transport's client side: results are lent from the server's segments ({@link SegmentReader}); ingested
- * batches are copied into segments of the client's own ({@link SegmentWriter}), made at the first ingest, which the
- * server maps.
+ * batches are copied into segments of the client's own ({@link SegmentWriter}) in the server's folder, made at the
+ * first ingest, which the server maps.
  */
 final class ShmClientSession implements ClientSession {
   private final ClientOffer.Context context;
@@ -32,7 +31,7 @@ final class ShmClientSession implements ClientSession {
   private ShmClientSession(ClientOffer.Context context, Path folder) {
     this.context = context;
     this.folder = folder;
-    this.reader = new SegmentReader(folder);
+    this.reader = new SegmentReader(folder, ShmServer.RESULTS);
   }
 
   static ShmClientSession open(ClientOffer.Context context, Map<String, String> welcome) {
@@ -62,8 +61,8 @@ final class ShmClientSession implements ClientSession {
   }
 
   /**
-   * Ingested bodies are copied once into this client's segments, in the same base as the server's folder, within
-   * the receive pool's size.
+   * Ingested bodies are copied once into segments this client creates in the server's folder for this connection
+   * (so the server removes them with the folder, even if this process dies), within the receive pool's size.
    */
   @Override
   public synchronized IngestPlacer ingestPlacer() {
@@ -71,15 +70,13 @@ final class ShmClientSession implements ClientSession {
       throw ThallusException.of(StatusCode.UNAVAILABLE, "the shm session is closed");
     }
     if (placer == null) {
-      Path base = folder.toAbsolutePath().getParent();
-      SegmentWriter segments = new SegmentWriter(ShmServer.createFolder(base, new SecureRandom()),
-          context.allocator(), context.receivePoolBytes());
-      Map<String, String> parameters = Map.of(ShmTransport.CLIENT_DIRECTORY, segments.folder().toString());
+      SegmentWriter segments = new SegmentWriter(folder, ShmServer.INGESTED, false, context.allocator(),
+          context.receivePoolBytes());
       writer = segments;
       placer = new IngestPlacer() {
         @Override
         public Map<String, String> parameters() {
-          return parameters;
+          return Map.of();
         }
 
         @Override

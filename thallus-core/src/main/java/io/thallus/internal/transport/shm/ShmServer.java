@@ -11,20 +11,15 @@ import io.thallus.spi.PackedBody;
 import io.thallus.spi.PlacedBody;
 import io.thallus.spi.ServerSession;
 import io.thallus.spi.ServerTransport;
-import io.thallus.spi.Transport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFileAttributes;
-import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.Map;
-import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +30,9 @@ import org.slf4j.LoggerFactory;
 final class ShmServer implements ServerTransport {
   private static final Logger LOG = LoggerFactory.getLogger(ShmServer.class);
   static final String PREFIX = "thallus-";
+  /** Segment files of results (the server's) and of ingested batches (the client's, in the server's folder). */
+  static final String RESULTS = "";
+  static final String INGESTED = "in-";
 
   private final Context context;
   private final Path base;
@@ -90,7 +88,8 @@ final class ShmServer implements ServerTransport {
     if (!Hosts.isLocal(client.getAddress())) {
       throw ThallusException.of(StatusCode.UNAVAILABLE, "shm needs the client on the server's host");
     }
-    return new Session(new SegmentWriter(createFolder(base, random), context.allocator(), context.memoryPerClient()));
+    return new Session(new SegmentWriter(createFolder(base, random), RESULTS, true, context.allocator(),
+        context.memoryPerClient()));
   }
 
   @Override
@@ -115,18 +114,23 @@ final class ShmServer implements ServerTransport {
     }
 
     /**
-     * Maps the client's segments. The folder it names must be one a client of this user makes: a real folder (not
-     * a link) named as ours are, in the same base, owned by this server's user and open to nobody else.
+     * Maps the segments the client writes ingested batches into: files of its own in this session's folder, so they
+     * go with the folder when the connection ends, whatever became of the client.
      */
     @Override
     public IngestFetcher ingestFetcher(Map<String, String> parameters) {
-      Path folder = Path.of(Transport.requireParameter(parameters, ShmTransport.CLIENT_DIRECTORY));
-      checkClientFolder(folder);
-      SegmentReader reader = new SegmentReader(folder);
+      SegmentReader reader = new SegmentReader(segments.folder(), INGESTED);
       return new IngestFetcher() {
         @Override
-        public FetchedBody fetch(BatchHeader header, Deadline deadline) {
-          return reader.fetch(header);
+        public void fetch(BatchHeader header, Fetched done) {
+          FetchedBody body;
+          try {
+            body = reader.fetch(header);
+          } catch (ThallusException e) {
+            done.failed(e);
+            return;
+          }
+          done.body(body);
         }
 
         @Override
@@ -134,31 +138,6 @@ final class ShmServer implements ServerTransport {
           reader.close();
         }
       };
-    }
-
-    private void checkClientFolder(Path folder) {
-      String problem = null;
-      try {
-        PosixFileAttributes client = Files.readAttributes(folder, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        PosixFileAttributes own = Files.readAttributes(segments.folder(), PosixFileAttributes.class);
-        if (!folder.isAbsolute() || !base.equals(folder.getParent())
-            || !folder.getFileName().toString().startsWith(PREFIX)) {
-          problem = "is not a shared memory folder of a Thallus client";
-        } else if (!client.isDirectory()) {
-          problem = "is not a folder";
-        } else if (!client.owner().equals(own.owner())) {
-          problem = "belongs to another user";
-        } else if (!client.permissions().equals(Set.of(PosixFilePermission.OWNER_READ,
-            PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE))) {
-          problem = "is open to other users";
-        }
-      } catch (IOException | UnsupportedOperationException e) {
-        problem = "cannot be read (" + e.getMessage() + ")";
-      }
-      if (problem != null) {
-        throw ThallusException.of(StatusCode.PERMISSION_DENIED, "the client's shared memory folder " + folder + " "
-            + problem + "; shm needs client and server to run as the same user on one host");
-      }
     }
 
     @Override

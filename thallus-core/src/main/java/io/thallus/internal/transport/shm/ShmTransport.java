@@ -11,13 +11,11 @@ import java.util.Map;
  * its user can open, and sends (segment, offset, length) descriptors; the client maps each segment once and wraps
  * the batch's bytes in place as {@code ArrowBuf}s. Segments are created pre-faulted and reused; a batch's space is
  * reused only after the client has released the batch. Ingested batches go the same way turned around: the client
- * copies them into segments of its own, the server maps them and DuckDB reads them there.
+ * copies them into segments of its own in the server's folder, the server maps them and DuckDB reads them there.
  */
 public final class ShmTransport implements Transport {
   public static final String NAME = "shm";
   static final String DIRECTORY = NAME + ".dir";
-  /** The client's own folder of segments, for ingested batches (sent with INGEST). */
-  static final String CLIENT_DIRECTORY = NAME + ".client_dir";
   static final String SEGMENT_SUFFIX = ".seg";
 
   @Override

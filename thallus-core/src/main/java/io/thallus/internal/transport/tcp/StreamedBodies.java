@@ -2,21 +2,17 @@ package io.thallus.internal.transport.tcp;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
-import io.thallus.internal.batch.BatchLayouts;
-import io.thallus.internal.transport.ReceivePool;
-import io.thallus.spi.BatchHeader;
 import io.thallus.spi.BatchPart;
 import io.thallus.spi.Deadline;
-import io.thallus.spi.FetchedBody;
 import io.thallus.spi.PackedBody;
 import io.thallus.spi.PlacedBody;
 import java.io.IOException;
 import java.util.List;
 
 /**
- * Bodies on a data connection, either way: the sender writes each body right after its frame, from the batch's own
- * buffers in one gathering write; the receiver reads it, in frame order, into a pooled buffer. The same for results
- * (server to client) and ingests (client to server).
+ * The sending end of a data connection, either way (results from the server, ingested batches from the client): each
+ * body is written right after its frame, from the batch's own buffers in one gathering write. {@link BodyReader} is
+ * the other end.
  */
 final class StreamedBodies {
   private StreamedBodies() {}
@@ -55,19 +51,5 @@ final class StreamedBodies {
       @Override
       public void close() {}
     };
-  }
-
-  /** Reads the body {@code header} announces from {@code io} into a buffer of {@code pool}. */
-  static FetchedBody read(SocketIo io, ReceivePool pool, BatchHeader header, Deadline deadline) throws IOException {
-    long bodyLength = BatchLayouts.bodyLength(header);
-    ReceivePool.Lease body = pool.lend(bodyLength, deadline);
-    try {
-      io.readFully(body.byteBuffer(), deadline, "the body of batch " + header.batchId() + " of stream "
-          + header.streamId());
-    } catch (IOException | RuntimeException e) {
-      body.release();
-      throw e;
-    }
-    return FetchedBody.mirrored(body.address(), bodyLength, 0, false, body::release);
   }
 }

@@ -2,13 +2,11 @@ package io.thallus.internal.transport.tcp;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
-import io.thallus.internal.batch.BatchLayouts;
 import io.thallus.internal.transport.ReceivePool;
 import io.thallus.spi.BatchHeader;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
-import io.thallus.spi.FetchedBody;
 import io.thallus.spi.IngestPlacer;
 import io.thallus.spi.PackedBody;
 import io.thallus.spi.PlacedBody;
@@ -16,12 +14,9 @@ import io.thallus.spi.Transport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SocketChannel;
 import java.util.HexFormat;
 import java.util.Map;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The tcp transport's client side: bodies come on the data socket in the order of their BATCH frames, and one reader
@@ -31,18 +26,14 @@ final class TcpClientSession implements ClientSession {
   private final ClientOffer.Context context;
   private final SocketIo io;
   private final ReceivePool pool;
-  private final LinkedBlockingQueue<Fetch> queue = new LinkedBlockingQueue<>();
-  private final Thread reader;
+  private final BodyReader reader;
   private volatile boolean closed;
-
-  /** A body to read next from the data socket. */
-  private record Fetch(BatchHeader header, long bodyLength, Fetched done) {}
 
   private TcpClientSession(ClientOffer.Context context, SocketIo io) {
     this.context = context;
     this.io = io;
     this.pool = new ReceivePool(context.receivePoolBytes());
-    this.reader = Thread.ofPlatform().name("thallus-client-tcp-reader").daemon().unstarted(this::readLoop);
+    this.reader = new BodyReader(io, pool, context.ioTimeout(), "thallus-client-tcp-reader", false);
   }
 
   static TcpClientSession connect(ClientOffer.Context context, Map<String, String> welcome) {
@@ -75,43 +66,12 @@ final class TcpClientSession implements ClientSession {
 
   @Override
   public void fetch(BatchHeader header, Fetched done) {
-    long bodyLength;
-    try {
-      bodyLength = BatchLayouts.bodyLength(header);
-    } catch (ThallusException e) {
-      done.failed(e);
-      return;
-    }
-    queue.add(new Fetch(header, bodyLength, done));
+    reader.fetch(header, done);
   }
 
   @Override
   public boolean serverHoldsBodies() {
     return false;
-  }
-
-  private void readLoop() {
-    Fetch current = null;
-    try {
-      while (!closed) {
-        current = queue.poll(250, TimeUnit.MILLISECONDS);
-        if (current != null) {
-          current.done().body(read(current));
-          current = null;
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (IOException | ClosedSelectorException | ThallusException e) {
-      if (!closed && current != null) {
-        current.done().failed(e instanceof ThallusException t ? t : ThallusException.of(StatusCode.UNAVAILABLE,
-            "the tcp data connection failed: " + e.getMessage(), e));
-      }
-    }
-  }
-
-  private FetchedBody read(Fetch fetch) throws IOException {
-    return StreamedBodies.read(io, pool, fetch.header(), Deadline.after(context.ioTimeout()));
   }
 
   /** Ingested bodies follow their frames on the data connection, the way results come: nothing to hold. */
@@ -147,14 +107,8 @@ final class TcpClientSession implements ClientSession {
     }
     closed = true;
     io.close();
-    // The reader may be waiting for the next header (up to 250 ms); without the interrupt every close waited it out.
-    reader.interrupt();
-    try {
-      reader.join(TimeUnit.SECONDS.toMillis(10));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    queue.clear();
+    // The reader may be waiting for the next header (up to 250 ms): close interrupts it rather than wait it out.
+    reader.close();
     pool.close();
   }
 }

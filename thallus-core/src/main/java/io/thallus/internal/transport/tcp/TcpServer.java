@@ -4,7 +4,6 @@ import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.transport.ReceivePool;
 import io.thallus.spi.BatchHeader;
-import io.thallus.spi.FetchedBody;
 import io.thallus.spi.IngestFetcher;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.PackedBody;
@@ -152,22 +151,21 @@ final class TcpServer implements ServerTransport {
       return StreamedBodies.place(io, writeLock, body, "client", () -> broken = true);
     }
 
-    /** Ingested bodies come on the data connection after their frames, read into buffers of the client's budget. */
+    /**
+     * Ingested bodies come on the data connection after their frames: a reader thread of this connection reads
+     * each as it comes (ahead of the engine), into buffers within the client's budget; a body over it is read and
+     * dropped, failing only its ingest.
+     */
     @Override
     public IngestFetcher ingestFetcher(Map<String, String> parameters) {
+      SocketIo io = awaitData(Deadline.after(context.handshakeTimeout()));
       ReceivePool pool = new ReceivePool(context.memoryPerClient());
+      BodyReader reader = new BodyReader(io, pool, context.ioTimeout(), "thallus-server-tcp-reader", true);
+      reader.start();
       return new IngestFetcher() {
         @Override
-        public FetchedBody fetch(BatchHeader header, Deadline deadline) {
-          SocketIo io = awaitData(deadline);
-          try {
-            return StreamedBodies.read(io, pool, header, deadline);
-          } catch (IOException e) {
-            broken = true;
-            io.close();
-            throw ThallusException.of(StatusCode.UNAVAILABLE, "reading an ingested batch body from the client "
-                + "failed: " + e.getMessage(), e);
-          }
+        public void fetch(BatchHeader header, Fetched done) {
+          reader.fetch(header, done);
         }
 
         @Override
@@ -177,6 +175,7 @@ final class TcpServer implements ServerTransport {
 
         @Override
         public void close() {
+          reader.close();
           pool.close();
         }
       };
