@@ -103,6 +103,61 @@ class CliTest {
   }
 
   @Test
+  void loadPutsParquetCsvAndArrowFilesIntoTablesWithTheirValues() throws Exception {
+    String sql = "SELECT i AS id, 'name ' || i AS name, i * 0.5 AS score, DATE '2024-01-01' + (i % 400)::INTEGER "
+        + "AS day, CASE WHEN i % 9 = 0 THEN NULL ELSE i % 7 = 0 END AS flag FROM range(300000) t(i)";
+    Path parquet = temp.resolve("in.parquet");
+    Path csv = temp.resolve("in.csv");
+    try (java.sql.Connection duckdb = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+         java.sql.Statement statement = duckdb.createStatement()) {
+      statement.execute("COPY (" + sql + ") TO '" + parquet + "' (FORMAT parquet)");
+      statement.execute("COPY (" + sql + ") TO '" + csv + "' (FORMAT csv, HEADER)");
+    }
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start()) {
+      String url = server.getLocation().toString();
+      Run fromParquet = cli("load", url, "from_parquet", parquet.toString());
+      assertThat(fromParquet.exitCode()).as(fromParquet.err()).isZero();
+      assertThat(fromParquet.err()).containsPattern("loaded 300,000 rows \\(0\\.\\d+ GB of Arrow buffers\\) into "
+          + "from_parquet in [0-9.]+ s: [0-9,]+ rows/s, [0-9.]+ GB/s over (shm|cma|tcp)");
+      Run fromCsv = cli("load", url, "from_csv", csv.toString());
+      assertThat(fromCsv.exitCode()).as(fromCsv.err()).isZero();
+      Path arrow = temp.resolve("in.arrow");
+      Run toArrow = cli("query", url, "SELECT * FROM from_parquet ORDER BY id", "--out", arrow.toString());
+      assertThat(toArrow.exitCode()).as(toArrow.err()).isZero();
+      Run fromArrow = cli("load", url, "from_arrow", arrow.toString(), "--mode", "create");
+      assertThat(fromArrow.exitCode()).as(fromArrow.err()).isZero();
+      Run again = cli("load", url, "from_arrow", arrow.toString(), "--mode", "append");
+      assertThat(again.exitCode()).as(again.err()).isZero();
+
+      Collected expected = DuckDBReference.run(sql + " ORDER BY id", 4096);
+      try (ThallusClient client = ThallusClient.connect(allocator, server.getLocation())) {
+        try (ThallusStream stream = client.query(QueryRequest.builder("SELECT * FROM from_parquet ORDER BY id")
+            .batchRows(4096).build())) {
+          assertThat(Collected.fromIterator(stream).rows()).isEqualTo(expected.rows());
+        }
+        // A CSV file's types are what DuckDB detects in it: the same as DuckDB reading the file directly.
+        try (ThallusStream stream = client.query(QueryRequest.builder("SELECT * FROM from_csv ORDER BY id")
+            .batchRows(4096).build())) {
+          Collected loaded = Collected.fromIterator(stream);
+          Collected direct = DuckDBReference.run("SELECT * FROM read_csv('" + csv + "') ORDER BY id", 4096);
+          assertThat(loaded.schema()).isEqualTo(direct.schema());
+          assertThat(loaded.rows()).isEqualTo(direct.rows());
+        }
+        try (ThallusStream stream = client.query("SELECT count(*) AS n, count(DISTINCT id) AS ids FROM from_arrow")) {
+          assertThat(Collected.fromIterator(stream).rows()).containsExactly(List.of(600000L, 300000L));
+        }
+      }
+      Run exists = cli("load", url, "from_csv", csv.toString());
+      assertThat(exists.exitCode()).isEqualTo(2);
+      assertThat(exists.err()).contains("thallus: ALREADY_EXISTS").contains("table from_csv exists already");
+      Run missing = cli("load", url, "t", temp.resolve("nothing.parquet").toString());
+      assertThat(missing.exitCode()).isEqualTo(2);
+      assertThat(missing.err()).contains("no file");
+    }
+  }
+
+  @Test
   void queryPrintsATableAndReportsErrorsWithAnExitCode() {
     try (BufferAllocator allocator = new RootAllocator();
          ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start()) {

@@ -4,10 +4,10 @@ import io.thallus.ThallusException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** {@code thallus serve | query | demo | bench}: the command-line face of Thallus. */
+/** {@code thallus serve | query | load | demo | bench}: the command-line face of Thallus. */
 @Command(name = "thallus", mixinStandardHelpOptions = true, versionProvider = ThallusCli.Version.class,
     description = "Moves Apache Arrow query results from DuckDB to JVM clients without serializing them.",
-    subcommands = {ServeCommand.class, QueryCommand.class, DemoCommand.class, BenchCommand.class})
+    subcommands = {ServeCommand.class, QueryCommand.class, LoadCommand.class, DemoCommand.class, BenchCommand.class})
 public final class ThallusCli {
   private static final java.util.Set<String> LOG_LEVELS = java.util.Set.of("error", "warn", "info", "debug", "trace",
       "off");
