@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The full benchmark suite (issue 8) in one command: builds benchmarks/target/benchmarks.jar, runs the paper's
 # experiments with every peer side by side (Suite: results.json, summary.md, machine.txt, PNG plots), the JDBC
-# session work (JdbcSessionBench: jdbc-session.md), then the JMH benchmarks (jmh.json), all into
-# benchmarks/results/<UTC date>/. About 5 minutes on a 2-core machine (Suite 2, JMH 2, the build).
+# session work (JdbcSessionBench: jdbc-session.md), ingest (IngestBench: ingest.md), then the JMH benchmarks
+# (jmh.json), all into benchmarks/results/<UTC date>/. About 9 minutes on a 2-core machine (Suite 2, ingest 4,
+# JMH 2, the build).
 # Usage: benchmarks/run.sh [--plan full|tiny] [--out folder] [--no-jmh] [--no-build] [--jar benchmarks.jar]
 # --jar runs another build's benchmarks.jar (say, of the commit before a change, with its short commit id in a file
 # named commit next to it) for a before/after comparison.
@@ -47,6 +48,11 @@ session_args=(100000 5 2000 1000)
 [[ "$plan" == tiny ]] && session_args=(10000 2 200 100)
 "$java_bin" "${flags[@]}" -Xmx6g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$jar" \
   io.thallus.benchmarks.JdbcSessionBench "${session_args[@]}" 2> "$out/jdbc-session.log" | tee "$out/jdbc-session.md"
+# Ingest side by side: Thallus per transport, Arrow Flight DoPut and DuckDB in process into the same engine.
+ingest_args=(10000000 3 131072 20000)
+[[ "$plan" == tiny ]] && ingest_args=(200000 1 65536 2000)
+"$java_bin" "${flags[@]}" -Xmx10g -XX:MaxDirectMemorySize=12g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+  -cp "$jar" io.thallus.benchmarks.IngestBench "${ingest_args[@]}" 2> "$out/ingest.log" | tee "$out/ingest.md"
 if [[ "$jmh" == yes ]]; then
   # JMH forks inherit these flags; short iterations on purpose (the sweeps above are the main measurement).
   jmh_args=(-f 1 -wi 2 -w 1s -i 3 -r 1s -rf json -rff "$out/jmh.json")

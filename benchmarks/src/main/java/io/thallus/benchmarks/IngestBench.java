@@ -9,7 +9,14 @@ import io.thallus.ThallusClient;
 import io.thallus.ThallusServer;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.internal.Transports;
+import io.thallus.spi.BatchContents;
+import io.thallus.spi.CancelSignal;
+import io.thallus.spi.EngineSession;
+import io.thallus.spi.IngestSpec;
+import io.thallus.spi.QueryResult;
+import io.thallus.spi.QuerySpec;
 import io.thallus.spi.Transport;
+import java.util.Optional;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.sql.Connection;
@@ -51,16 +58,16 @@ import org.duckdb.DuckDBResultSet;
 /**
  * Ingest side by side in one JVM and one run: the same Arrow batches (made once, held in client memory) written into
  * an in-memory DuckDB table by Thallus over each same-host transport and tcp and ipc, by Arrow Flight DoPut (Java,
- * default settings: a Flight server whose DoPut hands the stream to DuckDB through the same Arrow C stream
- * interface Thallus's server uses), by DuckDB in this process scanning the batches (the ceiling: no transport at
- * all), by DuckDB's appender in this process, and by DuckDB's JDBC executeBatch (the call Spark's JDBC writer
+ * default settings: a Flight server whose DoPut hands the stream to the same engine, DuckDBEngine, through the same
+ * Arrow C stream interface Thallus's server uses), by that engine in this process taking the batches straight from
+ * memory (the ceiling: the server's own ingest with no transport at all), by DuckDB's appender in this process, and by DuckDB's JDBC executeBatch (the call Spark's JDBC writer
  * makes) on a sample. Rounds alternate between peers so each sees the same machine noise; each figure is the median
  * of its rounds, and every table is checked (count and per-column sums against the source) before a round counts.
  * Client CPU is the writing thread's CPU time per GB of Arrow buffers. Run by {@code benchmarks/run.sh}.
  */
 public final class IngestBench {
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
-  private static final String CEILING = "DuckDB Arrow scan in-process (ceiling)";
+  private static final String CEILING = "DuckDB ingest in-process, same engine (ceiling)";
   private static final String APPENDER = "DuckDB appender in-process";
   private static final String DOPUT = "Arrow Flight DoPut (Java)";
   private static final String EXECUTE_BATCH = "DuckDB JDBC executeBatch (Spark JDBC writer's path)";
@@ -95,6 +102,9 @@ public final class IngestBench {
          ThallusServer server = ThallusServer.builder(root, Location.of("127.0.0.1", 0))
              .engine(DuckDBEngine.create()).memoryPerClient(4L << 30).build().start()) {
       for (Table table : tables) {
+        if (System.getenv("THALLUS_INGEST_TABLES") != null && !table.name().matches(System.getenv("THALLUS_INGEST_TABLES"))) {
+          continue;
+        }
         out.append(run(root, server, table, rounds, batchRows, executeBatchRows));
       }
     }
@@ -113,6 +123,8 @@ public final class IngestBench {
     }
     try (Batches batches = Batches.of(table.sql(), batchRows, source);
          DuckDBConnection local = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:");
+         DuckDBEngine ceilingEngine = DuckDBEngine.create();
+         EngineSession ceiling = ceilingEngine.openSession();
          FlightPeer flight = new FlightPeer(root)) {
       String expected = checksum(local, "(" + table.sql() + ")");
       Map<String, ThallusClient> thallus = new LinkedHashMap<>();
@@ -126,6 +138,12 @@ public final class IngestBench {
       peers.add(CEILING);
       if (table.name().equals("bigint")) {
         peers.add(APPENDER);
+      }
+      // THALLUS_INGEST_PEERS (a regular expression) runs only the peers it matches, for quick experiments; the
+      // ceiling and Flight DoPut always run, since every ratio is to them.
+      String only = System.getenv("THALLUS_INGEST_PEERS");
+      if (only != null) {
+        peers.removeIf(peer -> !peer.matches(only) && !peer.equals(CEILING) && !peer.equals(DOPUT));
       }
       for (String peer : peers) {
         results.put(peer, new Rounds(new ArrayList<>(), new ArrayList<>(), batches.rows()));
@@ -153,15 +171,16 @@ public final class IngestBench {
             flight.put(batches);
             long seconds = System.nanoTime() - start;
             cpu = THREADS.getCurrentThreadCpuTime() - cpu;
-            check = checksum(flight.database(), "ingested");
+            check = checksum(flight.session(), source);
             record(results.get(peer), round, seconds, cpu);
           } else if (peer.equals(CEILING)) {
             try (ArrowReader reader = batches.reader()) {
-              scanInto(local, reader, source);
+              ceiling.ingest(new IngestSpec("ingested", IngestMode.REPLACE, batches.schema, Map.of()), reader, source,
+                  new CancelSignal());
             }
             long seconds = System.nanoTime() - start;
             cpu = THREADS.getCurrentThreadCpuTime() - cpu;
-            check = checksum(local, "ingested");
+            check = checksum(ceiling, source);
             record(results.get(peer), round, seconds, cpu);
           } else {
             append(local, batches);
@@ -176,7 +195,7 @@ public final class IngestBench {
           }
         }
       }
-      Rounds sample = executeBatch(local, batches, executeBatchRows, rounds);
+      Rounds sample = executeBatchRows > 0 ? executeBatch(local, batches, executeBatchRows, rounds) : null;
       for (ThallusClient client : thallus.values()) {
         client.close();
       }
@@ -215,8 +234,8 @@ public final class IngestBench {
         fastestSameHost = peer;
       }
     }
-    double sampleSeconds = sample.median();
-    out.append(String.format(Locale.ROOT, "| %s, %d rows | %.3f | %,.0f | %.4f | (%.4f) | | |%n", EXECUTE_BATCH,
+    double sampleSeconds = sample == null ? 0 : sample.median();
+    if (sample != null) out.append(String.format(Locale.ROOT, "| %s, %d rows | %.3f | %,.0f | %.4f | (%.4f) | | |%n", EXECUTE_BATCH,
         sample.rows(), sampleSeconds, sample.rows() / sampleSeconds,
         gb * sample.rows() / batches.rows() / sampleSeconds,
         doPut / (sampleSeconds * batches.rows() / sample.rows())));
@@ -267,6 +286,34 @@ public final class IngestBench {
     }
   }
 
+  /** The same checksum as {@link #serverChecksum}, through an engine session in this process. */
+  private static String checksum(EngineSession session, BufferAllocator allocator) {
+    StringBuilder sql = new StringBuilder("SELECT count(*)");
+    try (QueryResult columns = session.execute(new QuerySpec("SELECT * FROM ingested LIMIT 0", Optional.empty(), 16,
+        Map.of()), allocator, new CancelSignal())) {
+      for (var field : columns.schema().getFields()) {
+        sql.append(", sum(hash(\"").append(field.getName()).append("\"))::VARCHAR");
+      }
+      for (BatchContents batch; (batch = columns.next()) != null; ) {
+        batch.close();
+      }
+    }
+    StringBuilder result = new StringBuilder();
+    try (QueryResult sums = session.execute(new QuerySpec(sql + " FROM ingested", Optional.empty(), 16, Map.of()),
+        allocator, new CancelSignal());
+         VectorSchemaRoot row = VectorSchemaRoot.create(sums.schema(), allocator)) {
+      for (BatchContents next; (next = sums.next()) != null; ) {
+        try (BatchContents batch = next) {
+          new VectorLoader(row).load(batch.records());
+          for (FieldVector vector : row.getFieldVectors()) {
+            result.append(vector.getObject(0)).append(' ');
+          }
+        }
+      }
+    }
+    return result.toString().trim();
+  }
+
   private static String serverChecksum(ThallusClient client) {
     try (io.thallus.ThallusStream stream = client.query("SELECT * FROM ingested LIMIT 0")) {
       Schema schema = stream.getSchema();
@@ -284,18 +331,6 @@ public final class IngestBench {
           }
         }
         return result.toString().trim();
-      }
-    }
-  }
-
-  /** DuckDB scanning the batches in this process, as Thallus's server scans what it receives. */
-  static void scanInto(DuckDBConnection duckdb, ArrowReader reader, BufferAllocator allocator) throws SQLException {
-    try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
-      Data.exportArrayStream(allocator, reader, stream);
-      duckdb.registerArrowStream("incoming", stream);
-      try (Statement statement = duckdb.createStatement()) {
-        statement.execute("CREATE OR REPLACE TABLE ingested AS SELECT * FROM incoming");
-        statement.execute("DROP VIEW incoming");
       }
     }
   }
@@ -472,20 +507,20 @@ public final class IngestBench {
    */
   private static final class FlightPeer implements AutoCloseable {
     private final BufferAllocator memory;
-    private final DuckDBConnection database;
+    private final DuckDBEngine engine = DuckDBEngine.create();
+    private final EngineSession database = engine.openSession();
     private final FlightServer server;
     private final FlightClient client;
 
     FlightPeer(BufferAllocator root) throws Exception {
       this.memory = root.newChildAllocator("flight", 0, Long.MAX_VALUE);
-      this.database = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:");
       this.server = FlightServer.builder(memory, org.apache.arrow.flight.Location.forGrpcInsecure("127.0.0.1", 0),
           new Producer(database, memory)).build().start();
       this.client = FlightClient.builder(memory, org.apache.arrow.flight.Location.forGrpcInsecure("127.0.0.1",
           server.getPort())).build();
     }
 
-    Connection database() {
+    EngineSession session() {
       return database;
     }
 
@@ -513,15 +548,16 @@ public final class IngestBench {
         server.close();
       }
       database.close();
+      engine.close();
       memory.close();
     }
 
+    /** DoPut hands the stream to the same engine Thallus's server uses, as an Arrow reader (no copy of its own). */
     private static final class Producer extends NoOpFlightProducer {
-      private final DuckDBConnection database;
+      private final EngineSession database;
       private final BufferAllocator memory;
-      private final AtomicLong views = new AtomicLong();
 
-      Producer(DuckDBConnection database, BufferAllocator memory) {
+      Producer(EngineSession database, BufferAllocator memory) {
         this.database = database;
         this.memory = memory;
       }
@@ -530,17 +566,9 @@ public final class IngestBench {
       public Runnable acceptPut(CallContext context, FlightStream stream, StreamListener<PutResult> ack) {
         return () -> {
           String table = String.join(".", stream.getDescriptor().getPath());
-          String view = "incoming_" + views.incrementAndGet();
-          try (ArrowArrayStream exported = ArrowArrayStream.allocateNew(memory);
-               ArrowReader reader = new StreamReader(stream, memory)) {
-            Data.exportArrayStream(memory, reader, exported);
-            synchronized (database) {
-              database.registerArrowStream(view, exported);
-              try (Statement statement = database.createStatement()) {
-                statement.execute("CREATE OR REPLACE TABLE " + table + " AS SELECT * FROM " + view);
-                statement.execute("DROP VIEW " + view);
-              }
-            }
+          try (ArrowReader reader = new StreamReader(stream, memory)) {
+            database.ingest(new IngestSpec(table, IngestMode.REPLACE, stream.getSchema(), Map.of()), reader, memory,
+                new CancelSignal());
             ack.onCompleted();
           } catch (Exception e) {
             ack.onError(CallStatus.INTERNAL.withDescription(String.valueOf(e.getMessage())).withCause(e)
