@@ -389,6 +389,10 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       ingest.onBatch(batch.header(), batch.inline(), transportSerializes);
     } catch (ThallusException e) {
       ingest.abort(e.status(), true);
+      if (e.code() == StatusCode.PROTOCOL_ERROR) {
+        // A client that breaks the credit rules may also have sent bodies nobody reads: its connection ends.
+        failConnection(e.status());
+      }
     } catch (org.apache.arrow.memory.OutOfMemoryException e) {
       ingest.abort(Status.of(StatusCode.RESOURCE_EXHAUSTED, ServerStream.budgetName(allocator) + " has no room "
           + "for batch " + batch.header().batchId() + " of ingest " + ingest.id() + "; nothing was written"), true);

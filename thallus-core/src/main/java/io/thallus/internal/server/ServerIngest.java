@@ -129,13 +129,17 @@ final class ServerIngest {
 
   /**
    * A BATCH frame for this ingest (event loop). A body inside the frame becomes a batch here, in memory of the
-   * client's budget; one outside it is fetched on the engine's thread, in order. {@code inline} is valid only
-   * during the call.
+   * client's budget; the transport fetches one outside it now, as it arrives, and the engine takes it in order.
+   * {@code inline} is valid only during the call.
    */
   void onBatch(BatchHeader header, ByteBuf inline, boolean serialized) {
+    boolean outOfLine = !serialized && !inline.isReadable() && header.bufferBytes() > 0;
     lock.lock();
     try {
       if (finished || abortStatus != null) {
+        if (outOfLine) {
+          drop(fetchers.get(), header);
+        }
         return;
       }
       if (endReceived || outstanding <= 0) {
@@ -150,17 +154,17 @@ final class ServerIngest {
     if (serialized) {
       arrival.contents = IpcFrames.read(header, inline, connection.allocator());
       arrival.ready = true;
-    } else if (inline.isReadable() || header.bufferBytes() == 0) {
+    } else if (!outOfLine) {
       arrival.contents = BatchLayouts.fromInline(header, inline, connection.allocator());
       arrival.ready = true;
     }
     if (!offer(arrival)) {
-      if (!arrival.ready) {
+      if (outOfLine) {
         drop(fetchers.get(), header);
       }
       return;
     }
-    if (!arrival.ready) {
+    if (outOfLine) {
       // Fetched as it arrives, ahead of the engine (credits bound how far): the engine finds it ready.
       IngestFetcher fetcher = fetchers.get();
       fetcher.fetch(header, new BodyFetcher.Fetched() {
