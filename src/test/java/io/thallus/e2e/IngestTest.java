@@ -169,6 +169,33 @@ class IngestTest {
   }
 
   @Test
+  void aCreatedTableIsVisibleThroughJdbcMetadataWithItsColumns() throws Exception {
+    try (VectorSchemaRoot root = batch(25)) {
+      assertThat(ingest(client, "made_here", IngestMode.CREATE, root).rows()).isEqualTo(25);
+    }
+    String url = "jdbc:thallus://127.0.0.1:" + server.getLocation().port();
+    try (java.sql.Connection jdbc = java.sql.DriverManager.getConnection(url)) {
+      try (java.sql.ResultSet tables = jdbc.getMetaData().getTables(null, null, "made_here", null)) {
+        assertThat(tables.next()).isTrue();
+        assertThat(tables.getString("TABLE_TYPE")).isEqualTo("TABLE");
+      }
+      List<String> columns = new ArrayList<>();
+      try (java.sql.ResultSet described = jdbc.getMetaData().getColumns(null, null, "made_here", null)) {
+        while (described.next()) {
+          columns.add(described.getString("COLUMN_NAME") + " " + described.getString("TYPE_NAME"));
+        }
+      }
+      assertThat(columns).containsExactly("id BIGINT", "name VARCHAR");
+      try (java.sql.Statement statement = jdbc.createStatement();
+           java.sql.ResultSet sum = statement.executeQuery("SELECT count(*), sum(id) FROM made_here")) {
+        sum.next();
+        assertThat(sum.getLong(1)).isEqualTo(25);
+        assertThat(sum.getLong(2)).isEqualTo(300);
+      }
+    }
+  }
+
+  @Test
   void aBadTableNameIsRefusedBeforeAnythingIsSent() {
     assertThatThrownBy(() -> IngestRequest.of("t; DROP TABLE x", IngestMode.CREATE))
         .isInstanceOfSatisfying(ThallusException.class,
