@@ -15,6 +15,9 @@ import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.FetchedBody;
+import io.thallus.spi.IngestPlacer;
+import io.thallus.spi.PackedBody;
+import io.thallus.spi.PlacedBody;
 import io.thallus.spi.Transport;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -54,6 +57,13 @@ final class RdmaClientSession implements ClientSession {
   private final Thread completer;
   private final RegisteredBufferPool receive;
   private final QueuePair.ConnectOptions options;
+  /** The write direction: a queue pair the server reads ingested bodies through, from buffers exposed below. */
+  private final CompletionQueue ingestCompletions;
+  private final QueuePair ingestPair;
+  private final QueuePair.ConnectOptions ingestOptions;
+  private boolean ingestConnected;
+  private RegisteredBufferPool exposed;
+  private IngestPlacer placer;
   private long reads;
   private volatile boolean failed;
   private int lent;
@@ -78,6 +88,9 @@ final class RdmaClientSession implements ClientSession {
     this.receive = new RegisteredBufferPool(domain, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE),
         context.receivePoolBytes());
     this.options = QueuePair.ConnectOptions.forRoce(Math.min(16, device.attributes().maxReadsInFlightAsInitiator()));
+    this.ingestCompletions = device.createCompletionQueue(4);
+    this.ingestPair = domain.createQueuePair(ingestCompletions, new QueuePair.Capacity(1, 1));
+    this.ingestOptions = QueuePair.ConnectOptions.forRoce(Math.min(16, device.attributes().maxReadsInFlightAsTarget()));
   }
 
   static ClientOffer offer(ClientOffer.Context context) {
@@ -85,7 +98,8 @@ final class RdmaClientSession implements ClientSession {
     return new ClientOffer() {
       @Override
       public Map<String, String> parameters() {
-        return Map.of(RdmaTransport.ENDPOINT, session.pair.endpoint(session.options).encode());
+        return Map.of(RdmaTransport.ENDPOINT, session.pair.endpoint(session.options).encode(),
+            RdmaTransport.INGEST_ENDPOINT, session.ingestPair.endpoint(session.ingestOptions).encode());
       }
 
       @Override
@@ -93,6 +107,11 @@ final class RdmaClientSession implements ClientSession {
         try {
           session.pair.connect(QueuePair.Endpoint.decode(Transport.requireParameter(welcome, RdmaTransport.ENDPOINT)),
               session.options);
+          String ingest = welcome.get(RdmaTransport.INGEST_ENDPOINT);
+          if (ingest != null) {
+            session.ingestPair.connect(QueuePair.Endpoint.decode(ingest), session.ingestOptions);
+            session.ingestConnected = true;
+          }
           session.completer.start();
           return session;
         } catch (RuntimeException e) {
@@ -122,6 +141,61 @@ final class RdmaClientSession implements ClientSession {
       return;
     }
     takeCompleted();
+  }
+
+  /**
+   * Ingested bodies are copied once into registered buffers the server may read (remote read, in this connection's
+   * own protection domain) and held until the server has read them; null from a server without the write direction.
+   */
+  @Override
+  public synchronized IngestPlacer ingestPlacer() {
+    if (closed) {
+      throw ThallusException.of(StatusCode.UNAVAILABLE, "the rdma session is closed");
+    }
+    if (!ingestConnected) {
+      return null;
+    }
+    if (placer == null) {
+      RegisteredBufferPool buffers = new RegisteredBufferPool(domain, EnumSet.of(MemoryRegion.Access.REMOTE_READ),
+          context.receivePoolBytes());
+      exposed = buffers;
+      placer = new IngestPlacer() {
+        @Override
+        public Map<String, String> parameters() {
+          return Map.of();
+        }
+
+        @Override
+        public PlacedBody place(PackedBody body, Deadline deadline) {
+          RegisteredBufferPool.Buffer buffer = buffers.tryBorrow(Math.max(body.length(), 8));
+          if (buffer == null) {
+            return null; // no room until the server has read earlier bodies
+          }
+          try {
+            body.copyTo(buffer.address());
+          } catch (RuntimeException e) {
+            buffer.close();
+            throw e;
+          }
+          List<io.thallus.spi.BatchPart> parts = body.relocated(buffer.address(), buffer.remoteKey());
+          return new PlacedBody() {
+            @Override
+            public List<io.thallus.spi.BatchPart> parts() {
+              return parts;
+            }
+
+            @Override
+            public void close() {
+              buffer.close();
+            }
+          };
+        }
+
+        @Override
+        public void close() {}
+      };
+    }
+    return placer;
   }
 
   private void post(BatchHeader header, Fetched done) {
@@ -322,8 +396,9 @@ final class RdmaClientSession implements ClientSession {
   }
 
   private synchronized void tearDown() {
-    // The queue pair goes first, so no read still in flight can land in a buffer given back below.
+    // The queue pairs go first, so no read still in flight can land in a buffer given back below.
     pair.close();
+    ingestPair.close();
     for (Pending item : pending) {
       item.buffer().close();
     }
@@ -339,7 +414,11 @@ final class RdmaClientSession implements ClientSession {
     if (tornDown && lent == 0 && !destroyed) {
       destroyed = true;
       receive.close();
+      if (exposed != null) {
+        exposed.close();
+      }
       completions.close();
+      ingestCompletions.close();
       domain.close();
       device.close();
     }

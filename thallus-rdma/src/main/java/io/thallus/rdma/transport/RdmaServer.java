@@ -12,6 +12,7 @@ import io.thallus.rdma.verbs.RegisteredBufferPool;
 import io.thallus.rdma.verbs.WindowBinder;
 import io.thallus.spi.BatchPart;
 import io.thallus.spi.Deadline;
+import io.thallus.spi.IngestFetcher;
 import io.thallus.spi.PackedBody;
 import io.thallus.spi.PlacedBody;
 import io.thallus.spi.ServerSession;
@@ -44,6 +45,8 @@ final class RdmaServer implements ServerTransport {
   private final Context context;
   private final RdmaDevice device;
   private final QueuePair.ConnectOptions options;
+  /** The write direction's queue pair: the server reads through it. */
+  private final QueuePair.ConnectOptions ingestOptions;
   private final boolean windows;
 
   private RdmaServer(Context context, RdmaDevice device) {
@@ -51,6 +54,7 @@ final class RdmaServer implements ServerTransport {
     this.device = device;
     RdmaDevice.Attributes attributes = device.attributes();
     this.options = QueuePair.ConnectOptions.forRoce(Math.min(16, attributes.maxReadsInFlightAsTarget()));
+    this.ingestOptions = QueuePair.ConnectOptions.forRoce(Math.min(16, attributes.maxReadsInFlightAsInitiator()));
     this.windows = attributes.memoryWindows()
         && Boolean.parseBoolean(System.getProperty(MEMORY_WINDOWS_PROPERTY, "true"));
   }
@@ -65,18 +69,32 @@ final class RdmaServer implements ServerTransport {
   @Override
   public ServerSession accept(InetSocketAddress client, Map<String, String> offer) {
     QueuePair.Endpoint remote = QueuePair.Endpoint.decode(Transport.requireParameter(offer, RdmaTransport.ENDPOINT));
+    String ingestEndpoint = offer.get(RdmaTransport.INGEST_ENDPOINT);
     ProtectionDomain domain = device.allocateProtectionDomain();
     // The session's own completion queue: its window binder waits there, for its own work only.
     CompletionQueue completions = null;
     QueuePair pair = null;
+    CompletionQueue ingestCompletions = null;
+    QueuePair ingestPair = null;
     try {
       completions = device.createCompletionQueue(16);
       pair = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
       pair.connect(remote, options);
+      if (ingestEndpoint != null) {
+        ingestCompletions = device.createCompletionQueue(4);
+        ingestPair = domain.createQueuePair(ingestCompletions, new QueuePair.Capacity(2, 1));
+        ingestPair.connect(QueuePair.Endpoint.decode(ingestEndpoint), ingestOptions);
+      }
       return new Session(domain, completions, pair, new RegisteredBufferPool(domain,
           EnumSet.of(windows ? MemoryRegion.Access.MEMORY_WINDOW_BIND : MemoryRegion.Access.REMOTE_READ),
-          context.memoryPerClient()));
+          context.memoryPerClient()), ingestCompletions, ingestPair);
     } catch (RuntimeException e) {
+      if (ingestPair != null) {
+        ingestPair.close();
+      }
+      if (ingestCompletions != null) {
+        ingestCompletions.close();
+      }
       if (pair != null) {
         pair.close();
       }
@@ -107,19 +125,47 @@ final class RdmaServer implements ServerTransport {
     private final RegisteredBufferPool exposed;
     private final ArrayDeque<MemoryWindow> freeWindows = new ArrayDeque<>();
     private final java.util.Set<Placed> live = new java.util.HashSet<>();
+    /** The write direction (null for a client without it): its queue pair, and what reads through it. */
+    private final CompletionQueue ingestCompletions;
+    private final QueuePair ingestPair;
+    private IngestReads ingestReads;
     private boolean closed;
 
-    Session(ProtectionDomain domain, CompletionQueue completions, QueuePair pair, RegisteredBufferPool exposed) {
+    Session(ProtectionDomain domain, CompletionQueue completions, QueuePair pair, RegisteredBufferPool exposed,
+        CompletionQueue ingestCompletions, QueuePair ingestPair) {
       this.domain = domain;
       this.completions = completions;
       this.pair = pair;
       this.binder = pair.newWindowBinder();
       this.exposed = exposed;
+      this.ingestCompletions = ingestCompletions;
+      this.ingestPair = ingestPair;
     }
 
     @Override
     public Map<String, String> welcomeParameters() {
-      return Map.of(RdmaTransport.ENDPOINT, pair.endpoint(options).encode());
+      return ingestPair == null ? Map.of(RdmaTransport.ENDPOINT, pair.endpoint(options).encode())
+          : Map.of(RdmaTransport.ENDPOINT, pair.endpoint(options).encode(), RdmaTransport.INGEST_ENDPOINT,
+              ingestPair.endpoint(ingestOptions).encode());
+    }
+
+    /**
+     * Ingested bodies are pulled with one RDMA READ each, as they arrive, into registered buffers of the client's
+     * budget: the Thallus pull turned around, the server in control of its own memory.
+     */
+    @Override
+    public synchronized IngestFetcher ingestFetcher(Map<String, String> parameters) {
+      if (closed) {
+        throw ThallusException.of(StatusCode.UNAVAILABLE, "the client's rdma session is closed");
+      }
+      if (ingestPair == null) {
+        throw ThallusException.of(StatusCode.UNIMPLEMENTED, "this client's rdma has no write direction");
+      }
+      if (ingestReads == null) {
+        ingestReads = new IngestReads(ingestPair, ingestCompletions, new RegisteredBufferPool(domain,
+            EnumSet.of(MemoryRegion.Access.LOCAL_WRITE), context.memoryPerClient()), context.ioTimeout());
+      }
+      return ingestReads;
     }
 
     /** Copies the body into a pooled registered buffer and exposes it; null while the pool has no buffer free. */
@@ -241,6 +287,13 @@ final class RdmaServer implements ServerTransport {
       freeWindows.forEach(MemoryWindow::close);
       freeWindows.clear();
       pair.close();
+      if (ingestPair != null) {
+        // Before its buffers go: no read can land in them after this.
+        ingestPair.close();
+      }
+      if (ingestReads != null) {
+        ingestReads.close();
+      }
       binder.close();
       for (Placed batch : live) {
         batch.accounted.close();
@@ -249,6 +302,9 @@ final class RdmaServer implements ServerTransport {
       live.clear();
       exposed.close();
       completions.close();
+      if (ingestCompletions != null) {
+        ingestCompletions.close();
+      }
       domain.close();
     }
   }

@@ -17,6 +17,12 @@ import java.util.List;
 public final class RdmaTransport implements Transport {
   public static final String NAME = "rdma";
   static final String ENDPOINT = NAME + ".endpoint";
+  /**
+   * The queue pairs of the write direction (ingest), one more on each side: on it the server is the one that reads.
+   * A queue pair of its own keeps these reads' completions apart from the server's window binds (whose completion
+   * queue the binder owns) and from the client's reads.
+   */
+  static final String INGEST_ENDPOINT = NAME + ".ingest_endpoint";
   /** System property naming the device to use; default: rxe0 if present, else the first device. */
   static final String DEVICE_PROPERTY = "thallus.rdma.device";
 
