@@ -130,7 +130,10 @@ public final class ThallusClient implements AutoCloseable {
     return ingest;
   }
 
-  /** Writes every batch of {@code batches} into a table and commits: {@link #ingest(IngestRequest, Schema)} in one call. */
+  /**
+   * Writes every batch of {@code batches} into a table and commits: {@link #ingest(IngestRequest, Schema)} in one
+   * call.
+   */
   public IngestResult ingest(IngestRequest request, org.apache.arrow.vector.ipc.ArrowReader batches) {
     try (ThallusIngest ingest = ingest(request, batches.getVectorSchemaRoot().getSchema(), batches)) {
       ingest.write(batches);

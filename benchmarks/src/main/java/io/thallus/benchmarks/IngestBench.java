@@ -61,10 +61,12 @@ import org.duckdb.DuckDBResultSet;
  * an in-memory DuckDB table by Thallus over each same-host transport and tcp and ipc, by Arrow Flight DoPut (Java,
  * default settings: a Flight server whose DoPut hands the stream to the same engine, DuckDBEngine, through the same
  * Arrow C stream interface Thallus's server uses), by that engine in this process taking the batches straight from
- * memory (the ceiling: the server's own ingest with no transport at all), by DuckDB's appender in this process, and by DuckDB's JDBC executeBatch (the call Spark's JDBC writer
- * makes) on a sample. Rounds alternate between peers so each sees the same machine noise; each figure is the median
- * of its rounds, and every table is checked (count and per-column sums against the source) before a round counts.
- * Client CPU is the writing thread's CPU time per GB of Arrow buffers. Run by {@code benchmarks/run.sh}.
+ * memory (the ceiling: the server's own ingest with no transport at all), by DuckDB's appender in this process, and
+ * by DuckDB's JDBC executeBatch (the call Spark's JDBC writer makes) on a sample; then the same into an engine that
+ * only reads the batches (transport only). Rounds alternate between peers so each sees the same machine noise; each
+ * figure is the median of its rounds, and every table is checked (count and per-column sums against the source)
+ * before a round counts. Client CPU is the writing thread's CPU time per GB of Arrow buffers. Run by
+ * {@code benchmarks/run.sh}.
  */
 public final class IngestBench {
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -113,7 +115,8 @@ public final class IngestBench {
         }
       }
       out.append("Transport only: the same batches to a server (and a Flight DoPut) whose engine only reads them, "
-          + "checked by rows, bytes and a sum of the first column; the ceiling is reading them in this process.\n\n");
+          + "checked by rows, nulls per column and a sum of the first column; the ceiling is reading them in this "
+          + "process.\n\n");
       for (Table table : tables) {
         if (onlyTables == null || table.name().matches(onlyTables)) {
           out.append(run(root, drainServer, drain, table, rounds, batchRows, 0));
@@ -134,6 +137,7 @@ public final class IngestBench {
         transports.add(transport.name());
       }
     }
+    Map<String, ThallusClient> thallus = new LinkedHashMap<>();
     try (Batches batches = Batches.of(table.sql(), batchRows, source);
          DuckDBConnection local = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:");
          QueryEngine ceilingEngine = drain != null ? drain.unclosed() : DuckDBEngine.create();
@@ -147,7 +151,6 @@ public final class IngestBench {
       } else {
         expected = checksum(local, "(" + table.sql() + ")");
       }
-      Map<String, ThallusClient> thallus = new LinkedHashMap<>();
       for (String transport : transports) {
         thallus.put("thallus " + transport, ThallusClient.connect(clients,
             server.getLocation().withTransport(transport), ClientOptions.builder().credits(8).build()));
@@ -216,11 +219,12 @@ public final class IngestBench {
         }
       }
       Rounds sample = executeBatchRows > 0 ? executeBatch(local, batches, executeBatchRows, rounds) : null;
+      return table(table.name() + (drain != null ? ", transport only" : ""), batches, results, sample);
+    } finally {
+      // Closed before their allocator even when a round failed, so the failure is what the run reports.
       for (ThallusClient client : thallus.values()) {
         client.close();
       }
-      return table(table.name() + (drain != null ? ", transport only" : ""), batches, results, sample);
-    } finally {
       clients.close();
       source.close();
     }
@@ -255,10 +259,12 @@ public final class IngestBench {
       }
     }
     double sampleSeconds = sample == null ? 0 : sample.median();
-    if (sample != null) out.append(String.format(Locale.ROOT, "| %s, %d rows | %.3f | %,.0f | %.4f | (%.4f) | | |%n", EXECUTE_BATCH,
-        sample.rows(), sampleSeconds, sample.rows() / sampleSeconds,
-        gb * sample.rows() / batches.rows() / sampleSeconds,
-        doPut / (sampleSeconds * batches.rows() / sample.rows())));
+    if (sample != null) {
+      out.append(String.format(Locale.ROOT, "| %s, %d rows | %.3f | %,.0f | %.4f | (%.4f) | | |%n", EXECUTE_BATCH,
+          sample.rows(), sampleSeconds, sample.rows() / sampleSeconds,
+          gb * sample.rows() / batches.rows() / sampleSeconds,
+          doPut / (sampleSeconds * batches.rows() / sample.rows())));
+    }
     out.append('\n');
     boolean transportOnly = name.endsWith("transport only");
     String setting = transportOnly ? " (transport only)" : "";
@@ -669,17 +675,24 @@ public final class IngestBench {
       };
     }
 
-    /** Rows, buffer bytes and a sum over the first column of every batch. */
+    /**
+     * Rows, each column's nulls and a sum over the first column of every batch: cheap enough to leave the transport's
+     * time visible, and independent of how the buffers are laid out (a serializing transport may size them
+     * differently).
+     */
     static String read(ArrowReader reader) {
       long rows = 0;
-      long bytes = 0;
       long sum = 0;
+      long[] nulls = null;
       try {
         while (reader.loadNextBatch()) {
           VectorSchemaRoot root = reader.getVectorSchemaRoot();
           rows += root.getRowCount();
-          try (ArrowRecordBatch batch = new VectorUnloader(root).getRecordBatch()) {
-            bytes += batch.computeBodyLength();
+          if (nulls == null) {
+            nulls = new long[root.getFieldVectors().size()];
+          }
+          for (int c = 0; c < nulls.length; c++) {
+            nulls[c] += root.getVector(c).getNullCount();
           }
           FieldVector first = root.getVector(0);
           if (first instanceof org.apache.arrow.vector.BigIntVector values) {
@@ -693,7 +706,7 @@ public final class IngestBench {
       } catch (java.io.IOException e) {
         throw new IllegalStateException(e);
       }
-      return rows + " rows, " + bytes + " bytes, " + sum;
+      return rows + " rows, nulls " + java.util.Arrays.toString(nulls) + ", " + sum;
     }
 
     @Override

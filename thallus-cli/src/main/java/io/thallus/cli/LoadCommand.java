@@ -1,6 +1,5 @@
 package io.thallus.cli;
 
-import io.thallus.ClientOptions;
 import io.thallus.IngestMode;
 import io.thallus.IngestRequest;
 import io.thallus.IngestResult;
@@ -9,7 +8,6 @@ import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
 import io.thallus.ThallusIngest;
-import io.thallus.Tls;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.channels.FileChannel;
@@ -32,6 +30,7 @@ import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.InvalidArrowFileException;
 import org.duckdb.DuckDBResultSet;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -64,11 +63,8 @@ final class LoadCommand implements Callable<Integer> {
       + "(default: ${DEFAULT-VALUE}).")
   int batchRows;
 
-  @Option(names = "--token-file", description = "Send the secret in this file (its first line) to the server.")
-  Path tokenFile;
-
-  @Option(names = "--tls-trust", description = "Speak TLS, trusting the certificates in this PEM file.")
-  Path tlsTrust;
+  @Mixin
+  ConnectionOptions connection;
 
   @Override
   public Integer call() throws IOException, SQLException {
@@ -86,7 +82,7 @@ final class LoadCommand implements Callable<Integer> {
     IngestRequest request = IngestRequest.of(table, ingestMode);
     long start = System.nanoTime();
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusClient client = ThallusClient.connect(allocator, Location.parse(url), clientOptions())) {
+         ThallusClient client = ThallusClient.connect(allocator, Location.parse(url), connection.clientOptions())) {
       IngestResult result = switch (kind) {
         case "parquet", "csv" -> viaDuckDB(kind, client, request, allocator);
         case "arrow" -> arrow(client, request, allocator);
@@ -114,17 +110,6 @@ final class LoadCommand implements Callable<Integer> {
       return "arrow";
     }
     return "";
-  }
-
-  private ClientOptions clientOptions() throws IOException {
-    ClientOptions.Builder options = ClientOptions.builder();
-    if (tokenFile != null) {
-      options.token(CliSecrets.firstLine(tokenFile));
-    }
-    if (tlsTrust != null) {
-      options.tls(Tls.client(tlsTrust));
-    }
-    return options.build();
   }
 
   /** Parquet and CSV, read by DuckDB in this process and handed over as Arrow batches. */

@@ -1,13 +1,11 @@
 package io.thallus.cli;
 
-import io.thallus.ClientOptions;
 import io.thallus.Location;
 import io.thallus.QueryRequest;
 import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
 import io.thallus.ThallusStream;
-import io.thallus.Tls;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -31,6 +29,7 @@ import org.apache.arrow.vector.ipc.ArrowFileWriter;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.duckdb.DuckDBConnection;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -55,11 +54,8 @@ final class QueryCommand implements Callable<Integer> {
   @Option(names = "--show", defaultValue = "20", description = "Rows to print when not writing a file (default: ${DEFAULT-VALUE}).")
   int show;
 
-  @Option(names = "--token-file", description = "Send the secret in this file (its first line) to the server.")
-  Path tokenFile;
-
-  @Option(names = "--tls-trust", description = "Speak TLS, trusting the certificates in this PEM file.")
-  Path tlsTrust;
+  @Mixin
+  ConnectionOptions connection;
 
   @Override
   public Integer call() throws IOException, SQLException {
@@ -69,7 +65,7 @@ final class QueryCommand implements Callable<Integer> {
     }
     long start = System.nanoTime();
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusClient client = ThallusClient.connect(allocator, Location.parse(url), clientOptions());
+         ThallusClient client = ThallusClient.connect(allocator, Location.parse(url), connection.clientOptions());
          ThallusStream stream = client.query(request.build())) {
       long rows;
       if (out == null) {
@@ -90,17 +86,6 @@ final class QueryCommand implements Callable<Integer> {
           out == null ? "" : ", written to " + out);
     }
     return 0;
-  }
-
-  private ClientOptions clientOptions() throws IOException {
-    ClientOptions.Builder options = ClientOptions.builder();
-    if (tokenFile != null) {
-      options.token(CliSecrets.firstLine(tokenFile));
-    }
-    if (tlsTrust != null) {
-      options.tls(Tls.client(tlsTrust));
-    }
-    return options.build();
   }
 
   private long print(ThallusStream stream) {

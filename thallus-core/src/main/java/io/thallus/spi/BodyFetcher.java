@@ -23,4 +23,16 @@ public interface BodyFetcher {
    * asynchronously, or within the I/O deadline at most).
    */
   void fetch(BatchHeader header, Fetched done);
+
+  /** For a fetcher whose bodies are in by the time the call returns: hands {@code done} the body, or the failure. */
+  static void now(Fetched done, java.util.function.Supplier<FetchedBody> fetch) {
+    FetchedBody body;
+    try {
+      body = fetch.get();
+    } catch (ThallusException e) {
+      done.failed(e);
+      return;
+    }
+    done.body(body);
+  }
 }

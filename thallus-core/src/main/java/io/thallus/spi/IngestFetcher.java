@@ -2,8 +2,8 @@ package io.thallus.spi;
 
 /**
  * The server's side of the write direction (ingest): takes the bodies of the batches a client sends, from wherever
- * the client's {@link IngestPlacer} put them, as {@link BodyFetcher#fetch} says (on arrival, in order). Made by {@link ServerSession#ingestFetcher} at a connection's first
- * ingest; core closes it with the connection.
+ * the client's {@link IngestPlacer} put them, as {@link BodyFetcher#fetch} says (on arrival, in order). Made by
+ * {@link ServerSession#ingestFetcher} at a connection's first ingest; core closes it with the connection.
  */
 public interface IngestFetcher extends BodyFetcher, AutoCloseable {
   /**

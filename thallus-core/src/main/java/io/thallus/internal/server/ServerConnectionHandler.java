@@ -174,10 +174,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       case Message.Batch batch -> onIngestBatch(batch);
       case Message.End end -> {
         ServerIngest ingest = ingests.get(end.streamId());
-        if (ingest == null) {
-          failConnection(Status.of(StatusCode.PROTOCOL_ERROR, "END for stream " + end.streamId()
-              + ", which is no ingest"));
-        } else {
+        // An END for an ingest that has just failed crossed its ERROR on the wire: nothing is left to end.
+        if (ingest != null) {
           ingest.onEnd(end);
         }
       }

@@ -7,6 +7,7 @@ import io.thallus.rdma.verbs.QueuePair;
 import io.thallus.rdma.verbs.ReadChain;
 import io.thallus.rdma.verbs.RegisteredBufferPool;
 import io.thallus.spi.BatchHeader;
+import io.thallus.spi.BodyFetcher;
 import io.thallus.spi.BufferDescriptor;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.FetchedBody;
@@ -38,14 +39,7 @@ final class IngestReads implements IngestFetcher {
 
   @Override
   public void fetch(BatchHeader header, Fetched done) {
-    FetchedBody body;
-    try {
-      body = read(header);
-    } catch (ThallusException e) {
-      done.failed(e);
-      return;
-    }
-    done.body(body);
+    BodyFetcher.now(done, () -> read(header));
   }
 
   private synchronized FetchedBody read(BatchHeader header) {

@@ -3,6 +3,7 @@ package io.thallus.internal.transport.cma;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.spi.BatchHeader;
+import io.thallus.spi.BodyFetcher;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
@@ -47,14 +48,7 @@ final class CmaClientSession implements ClientSession {
 
   @Override
   public void fetch(BatchHeader header, Fetched done) {
-    FetchedBody body;
-    try {
-      body = reader.pull(header, NO_WAIT);
-    } catch (ThallusException e) {
-      done.failed(e);
-      return;
-    }
-    done.body(body);
+    BodyFetcher.now(done, () -> reader.pull(header, NO_WAIT));
   }
 
   /** Ingested batches stay where they are until the server has pulled them. */

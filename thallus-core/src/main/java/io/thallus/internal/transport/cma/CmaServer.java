@@ -4,6 +4,7 @@ import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.transport.Hosts;
 import io.thallus.spi.BatchHeader;
+import io.thallus.spi.BodyFetcher;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.FetchedBody;
 import io.thallus.spi.IngestFetcher;
@@ -69,14 +70,7 @@ final class CmaServer implements ServerTransport {
         /** Pulls the body now, on the control thread, as the client does with results. */
         @Override
         public void fetch(BatchHeader header, Fetched done) {
-          FetchedBody body;
-          try {
-            body = reader.pull(header, java.time.Duration.ZERO);
-          } catch (ThallusException e) {
-            done.failed(e);
-            return;
-          }
-          done.body(body);
+          BodyFetcher.now(done, () -> reader.pull(header, java.time.Duration.ZERO));
         }
 
         @Override

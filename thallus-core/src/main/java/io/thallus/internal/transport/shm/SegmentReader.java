@@ -85,7 +85,8 @@ final class SegmentReader implements AutoCloseable {
           }
           segment = new Mapped(file);
         } catch (IOException e) {
-          throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "cannot map shared memory segment " + file + ": " + e, e);
+          throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "cannot map shared memory segment " + file + ": " + e,
+              e);
         }
         mapped.put(id, segment);
       }

@@ -3,6 +3,7 @@ package io.thallus.internal.transport.shm;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.spi.BatchHeader;
+import io.thallus.spi.BodyFetcher;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
@@ -50,14 +51,7 @@ final class ShmClientSession implements ClientSession {
 
   @Override
   public void fetch(BatchHeader header, Fetched done) {
-    FetchedBody body;
-    try {
-      body = reader.fetch(header);
-    } catch (ThallusException e) {
-      done.failed(e);
-      return;
-    }
-    done.body(body);
+    BodyFetcher.now(done, () -> reader.fetch(header));
   }
 
   /**

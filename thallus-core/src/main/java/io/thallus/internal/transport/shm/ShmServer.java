@@ -4,6 +4,7 @@ import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.transport.Hosts;
 import io.thallus.spi.BatchHeader;
+import io.thallus.spi.BodyFetcher;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.FetchedBody;
 import io.thallus.spi.IngestFetcher;
@@ -123,14 +124,7 @@ final class ShmServer implements ServerTransport {
       return new IngestFetcher() {
         @Override
         public void fetch(BatchHeader header, Fetched done) {
-          FetchedBody body;
-          try {
-            body = reader.fetch(header);
-          } catch (ThallusException e) {
-            done.failed(e);
-            return;
-          }
-          done.body(body);
+          BodyFetcher.now(done, () -> reader.fetch(header));
         }
 
         @Override
