@@ -134,21 +134,25 @@ final class ServerIngest {
    */
   void onBatch(BatchHeader header, ByteBuf inline, boolean serialized) {
     boolean outOfLine = !serialized && !inline.isReadable() && header.bufferBytes() > 0;
+    boolean over;
     lock.lock();
     try {
-      if (finished || abortStatus != null) {
-        if (outOfLine) {
-          drop(fetchers.get(), header);
+      over = finished || abortStatus != null;
+      if (!over) {
+        if (endReceived || outstanding <= 0) {
+          throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "ingest " + id + " received batch "
+              + header.batchId() + (endReceived ? " after its END" : " beyond the credits the server granted"));
         }
-        return;
+        outstanding--;
       }
-      if (endReceived || outstanding <= 0) {
-        throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "ingest " + id + " received batch "
-            + header.batchId() + (endReceived ? " after its END" : " beyond the credits the server granted"));
-      }
-      outstanding--;
     } finally {
       lock.unlock();
+    }
+    if (over) {
+      if (outOfLine) {
+        drop(fetchers.get(), header);
+      }
+      return;
     }
     Arrival arrival = new Arrival();
     if (serialized) {
