@@ -39,6 +39,22 @@ public final class IngestRequest {
     return new Builder(table);
   }
 
+  /**
+   * For {@code INSERT INTO t [(columns)] VALUES (?, ..., ?)} of {@code parameters} placeholders and nothing else: an
+   * append into {@code t} whose batches are the statement's rows of parameters, one column per {@code ?} in order,
+   * inserted by position and cast as the INSERT would cast them (a batched JDBC statement sent on the write path).
+   * Empty for any other statement, or a target that is not a plain table name.
+   */
+  public static java.util.Optional<Builder> forInsert(String sql, int parameters) {
+    return io.thallus.internal.protocol.InsertStatements.parse(sql)
+        .filter(insert -> insert.placeholders() == parameters && isTableName(insert.target()))
+        .map(insert -> {
+          Builder builder = builder(insert.target()).mode(IngestMode.APPEND);
+          builder.options.put(io.thallus.spi.IngestSpec.INSERT_STATEMENT, sql);
+          return builder;
+        });
+  }
+
   /** Whether {@code table} is a table name this client sends (1 to 3 dotted parts, plain or double-quoted). */
   public static boolean isTableName(String table) {
     return table != null && TABLE.matcher(table).matches();

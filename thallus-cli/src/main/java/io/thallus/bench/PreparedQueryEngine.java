@@ -81,7 +81,10 @@ public final class PreparedQueryEngine implements QueryEngine {
     return ready != null ? ready : delegate.execute(spec, streamAllocator);
   }
 
-  /** Sessions of the engine underneath; a prepared query is served from memory and leaves the session alone. */
+  /**
+   * Sessions of the engine underneath; a prepared query is served from memory and leaves the session alone, and
+   * ingests go to the engine.
+   */
   @Override
   public EngineSession openSession() {
     EngineSession session = delegate.openSession();
@@ -90,6 +93,12 @@ public final class PreparedQueryEngine implements QueryEngine {
       public QueryResult execute(QuerySpec spec, BufferAllocator streamAllocator, CancelSignal cancel) {
         QueryResult ready = preparedResult(spec);
         return ready != null ? ready : session.execute(spec, streamAllocator, cancel);
+      }
+
+      @Override
+      public long ingest(io.thallus.spi.IngestSpec spec, org.apache.arrow.vector.ipc.ArrowReader batches,
+          BufferAllocator allocator, CancelSignal cancel) {
+        return session.ingest(spec, batches, allocator, cancel);
       }
 
       @Override

@@ -5,6 +5,8 @@ import io.thallus.ThallusException;
 import io.thallus.spi.CancelSignal;
 import io.thallus.spi.EngineSession;
 import io.thallus.spi.IngestSpec;
+import io.thallus.IngestMode;
+import io.thallus.internal.protocol.InsertStatements;
 import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
 import java.lang.invoke.MethodHandle;
@@ -59,13 +61,6 @@ public final class DuckDBSession implements EngineSession {
       "(?is)\\s*(BEGIN|START\\s+TRANSACTION|COMMIT|END|ROLLBACK|ABORT)\\b.*");
   private static final Pattern LOCKED_SETTING = Pattern.compile(
       "(?s).*Cannot change configuration option \"+([^\"]+)\"+ - the configuration has been locked.*");
-  /**
-   * An INSERT whose VALUES are one row of placeholders only: rows of parameters insert in one statement. Groups: the
-   * target table (maybe qualified or quoted), its column list, the placeholders.
-   */
-  private static final Pattern INSERT_VALUES = Pattern.compile("(?is)\\s*INSERT\\s+INTO\\s+("
-      + "(?:\"(?:[^\"]|\"\")*\"|[\\w$]+)(?:\\s*\\.\\s*(?:\"(?:[^\"]|\"\")*\"|[\\w$]+)){0,2})"
-      + "\\s*(\\([^()]*\\))?\\s*VALUES\\s*(\\(\\s*\\?(?:\\s*,\\s*\\?)*\\s*\\))\\s*;?\\s*");
   /** An ATTACH statement: what it attaches belongs to the session and is detached when the session ends. */
   private static final Pattern ATTACH = Pattern.compile("(?is)\\s*ATTACH\\b");
   /** How many prepared statements a session keeps. */
@@ -281,6 +276,17 @@ public final class DuckDBSession implements EngineSession {
 
   /** The statement that writes the view's rows into the table, after checking the table against the batches. */
   private String ingestStatement(IngestSpec spec, String view) throws SQLException {
+    String statement = spec.options().get(IngestSpec.INSERT_STATEMENT);
+    if (statement != null) {
+      // Rows of parameters for an INSERT ... VALUES (?, ...): inserted by position, cast as the INSERT casts.
+      int columns = spec.schema().getFields().size();
+      InsertStatements.Insert insert = InsertStatements.parse(statement)
+          .filter(parsed -> parsed.placeholders() == columns && spec.mode() == IngestMode.APPEND)
+          .orElseThrow(() -> ThallusException.of(StatusCode.INVALID_ARGUMENT, "an ingest of rows of parameters "
+              + "needs an INSERT INTO t [(columns)] VALUES (?, ...) with one ? per column of the batches ("
+              + columns + ") and mode append, not: " + statement));
+      return insert.selectingFrom(view);
+    }
     String table = spec.table();
     return switch (spec.mode()) {
       case CREATE -> {
@@ -460,9 +466,10 @@ public final class DuckDBSession implements EngineSession {
       long[] counts;
       try (ArrowStreamReader rows = new ArrowStreamReader(new ByteArrayInputStream(spec.parameterRows()), allocator)) {
         int columns = rows.getVectorSchemaRoot().getFieldVectors().size();
-        Matcher insert = INSERT_VALUES.matcher(spec.sql());
-        if (insert.matches() && placeholders(insert.group(3)) == columns) {
-          counts = insertRows(insert.group(1), insert.group(2), rows, allocator, cancel);
+        Optional<InsertStatements.Insert> insert = InsertStatements.parse(spec.sql())
+            .filter(statement -> statement.placeholders() == columns);
+        if (insert.isPresent()) {
+          counts = insertRows(insert.get(), rows, allocator, cancel);
         } else {
           counts = eachRow(spec.sql(), rows, columns, cancel);
         }
@@ -486,15 +493,14 @@ public final class DuckDBSession implements EngineSession {
     }
   }
 
-  private long[] insertRows(String target, String columns, ArrowStreamReader rows, BufferAllocator allocator,
+  private long[] insertRows(InsertStatements.Insert target, ArrowStreamReader rows, BufferAllocator allocator,
       CancelSignal cancel) throws SQLException, java.io.IOException {
     long expected = 0;
     try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
       Data.exportArrayStream(allocator, rows, stream);
       connection.registerArrowStream(PARAMETER_ROWS_VIEW, stream);
       try (Statement insert = connection.createStatement()) {
-        String sql = "INSERT INTO " + target + (columns == null ? "" : " " + columns) + " SELECT * FROM "
-            + PARAMETER_ROWS_VIEW;
+        String sql = target.selectingFrom(PARAMETER_ROWS_VIEW);
         expected = DuckDBEngine.cancellable(insert, cancel, () -> insert.executeLargeUpdate(sql));
       } finally {
         run("DROP VIEW IF EXISTS " + PARAMETER_ROWS_VIEW);
@@ -530,10 +536,6 @@ public final class DuckDBSession implements EngineSession {
       });
     }
     return counts.stream().mapToLong(Long::longValue).toArray();
-  }
-
-  private static int placeholders(String values) {
-    return (int) values.chars().filter(c -> c == '?').count();
   }
 
   private void run(String sql) throws SQLException {

@@ -9,6 +9,13 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * identifiers), the mode, the batches' schema, and the session options ({@link QuerySpec#AUTOCOMMIT}).
  */
 public record IngestSpec(String table, IngestMode mode, Schema schema, Map<String, String> options) {
+  /**
+   * The option that makes the batches rows of parameters for this {@code INSERT INTO t [(columns)] VALUES (?, ...)}
+   * (see {@link io.thallus.IngestRequest#forInsert}): inserted by position and cast as the INSERT casts, instead of
+   * matched to the table's columns by name.
+   */
+  public static final String INSERT_STATEMENT = "thallus.insert_statement";
+
   public IngestSpec {
     options = Map.copyOf(options);
   }

@@ -303,6 +303,25 @@ final class ThallusConnection implements Connection {
     return allocator;
   }
 
+  /** Whether INSERT ... VALUES batches go on the write path: until a server says its engine takes no ingests. */
+  private volatile boolean ingests = true;
+
+  boolean ingestsBatches() {
+    return ingests;
+  }
+
+  void noIngests() {
+    ingests = false;
+  }
+
+  /** The same for an ingest (a batch of INSERT ... VALUES rows on the write path). */
+  void inSession(io.thallus.IngestRequest.Builder request) {
+    if (!autoCommit) {
+      request.autoCommit(false);
+      transactionOpen = true;
+    }
+  }
+
   /** What the next statement's request asks of the session: its transaction, in manual-commit mode. */
   void inSession(QueryRequest.Builder request) {
     if (!autoCommit) {

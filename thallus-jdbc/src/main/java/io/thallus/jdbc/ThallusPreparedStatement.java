@@ -156,6 +156,19 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
       }
       return counts;
     }
+    java.util.Optional<io.thallus.IngestRequest.Builder> ingest = io.thallus.IngestRequest.forInsert(sql,
+        parameters.length);
+    if (ingest.isPresent() && connection.ingestsBatches()) {
+      try {
+        long[] counts = ingestRows(ingest.get(), rows);
+        if (counts != null) {
+          return counts;
+        }
+      } catch (SQLException e) {
+        throw new BatchUpdateException("the batch failed and none of its " + rows.size() + " rows applied: "
+            + e.getMessage(), e.getSQLState(), e.getErrorCode(), new long[0], e);
+      }
+    }
     List<List<Object[]>> requests = new ArrayList<>();
     List<Object[]> current = new ArrayList<>();
     long bytes = 0;
@@ -197,6 +210,38 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
       }
       throw new BatchUpdateException("the batch failed and none of its " + rows.size() + " rows applied: "
           + e.getMessage(), e.getSQLState(), e.getErrorCode(), new long[0], e);
+    }
+  }
+
+  /**
+   * An INSERT ... VALUES (?, ...) batch goes on the write path: its rows as one Arrow batch on the connection's
+   * transport (no frame limit to split at), inserted in one transaction (the session's in manual-commit mode), one
+   * update count per row. Null when the server's engine takes no ingests (nothing was written).
+   */
+  private long[] ingestRows(io.thallus.IngestRequest.Builder request, List<Object[]> rows) throws SQLException {
+    connection.inSession(request);
+    if (queryTimeoutSeconds() > 0) {
+      request.timeout(java.time.Duration.ofSeconds(queryTimeoutSeconds()));
+    }
+    try (VectorSchemaRoot root = ParameterBatch.of(rows, parameters.length, connection.allocator());
+         io.thallus.ThallusIngest ingest = connection.client().ingest(request.build(), root.getSchema())) {
+      ingest.write(root);
+      long written = ingest.finish().rows();
+      if (written != rows.size()) {
+        throw new SQLException("the server inserted " + written + " rows for a batch of " + rows.size(), "XX000");
+      }
+      long[] counts = new long[rows.size()];
+      Arrays.fill(counts, 1);
+      return counts;
+    } catch (IllegalArgumentException e) {
+      throw Errors.conversion(e.getMessage());
+    } catch (ThallusException e) {
+      if (e.code() == io.thallus.StatusCode.UNIMPLEMENTED) {
+        // A server whose engine takes no ingests: the rows go as a request's parameters from now on.
+        connection.noIngests();
+        return null;
+      }
+      throw Errors.from(e);
     }
   }
 

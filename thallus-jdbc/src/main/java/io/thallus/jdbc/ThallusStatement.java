@@ -92,6 +92,11 @@ class ThallusStatement implements Statement {
     return requestBuilder(sql).parameters(parameters).build();
   }
 
+  /** The statement's query timeout in seconds (0: none). */
+  int queryTimeoutSeconds() {
+    return queryTimeoutSeconds;
+  }
+
   /** A request for {@code sql} with this statement's settings and the connection's dataset and transaction. */
   QueryRequest.Builder requestBuilder(String sql) throws SQLException {
     if (sql == null || sql.isBlank()) {
