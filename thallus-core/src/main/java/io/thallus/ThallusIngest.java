@@ -54,8 +54,9 @@ public final class ThallusIngest implements AutoCloseable {
 
   /**
    * Sends the root's rows as one batch (or several, where a batch would not fit in one frame of a transport that
-   * carries batches inside frames). The root stays the caller's: its buffers are sent as they are and may be
-   * refilled once this returns. Its schema must be the ingest's.
+   * carries batches inside frames). The root stays the caller's, and its schema must be the ingest's. Its buffers
+   * are sent as they are: with cma the server reads them after this returns, so give the root new buffers for the
+   * next batch (load it, or {@code allocateNew}) rather than overwrite these in place before {@link #finish}.
    */
   public void write(VectorSchemaRoot root) {
     if (!root.getSchema().equals(schema)) {

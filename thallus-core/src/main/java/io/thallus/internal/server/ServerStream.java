@@ -73,6 +73,8 @@ final class ServerStream {
   private long bytes;
   private long cpuNanos;
   private long stepCpuStart;
+  /** END has been sent: the stream has succeeded. Written by the step that sends it, read in finish (same thread). */
+  private boolean ended;
   private volatile ScheduledFuture<?> timeout;
 
   ServerStream(ServerConnectionHandler connection, ServerContext context, int id,
@@ -278,6 +280,7 @@ final class ServerStream {
   }
 
   private void sendEnd() {
+    ended = true;
     connection.send(new Message.End(id, rows, batches, bytes, System.nanoTime() - startNanos,
         cpuNanos + THREADS.getCurrentThreadCpuTime() - stepCpuStart));
   }
@@ -427,8 +430,9 @@ final class ServerStream {
       finished = true;
       scheduled = false;
       waitingFor = Wait.NOTHING;
-      if (abortStatus != null) {
-        // A cancelled query fails inside the engine with the engine's words; the reason is the abort's.
+      if (abortStatus != null && !ended) {
+        // A cancelled query fails inside the engine with the engine's words; the reason is the abort's. A stream
+        // whose END is out has succeeded, whatever came after it (the client's CLOSE once it has read the END).
         failure = abortStatus;
         answer = answerAbort;
       }

@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The shm transport's server side: a folder of segments per client, owned by the server's user only
- * ({@link SegmentWriter}); ingested batches are mapped from the client's own folder ({@link SegmentReader}).
+ * ({@link SegmentWriter}); ingested batches are mapped from the segments the client writes into that same folder
+ * ({@link SegmentReader}).
  */
 final class ShmServer implements ServerTransport {
   private static final Logger LOG = LoggerFactory.getLogger(ShmServer.class);
