@@ -4,12 +4,10 @@ import static io.thallus.testing.Memory.awaitZero;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.thallus.ClientOptions;
 import io.thallus.IngestMode;
 import io.thallus.IngestRequest;
 import io.thallus.IngestResult;
 import io.thallus.Location;
-import io.thallus.QueryRequest;
 import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;

@@ -16,4 +16,26 @@ public interface IngestPlacer extends BodyPlacer, AutoCloseable {
 
   @Override
   void close();
+
+  /**
+   * A placer with fixed {@code parameters} that places with {@code placer} and holds nothing of its own to close
+   * (what it places into belongs to the session that made it).
+   */
+  static IngestPlacer of(Map<String, String> parameters, BodyPlacer placer) {
+    Map<String, String> fixed = Map.copyOf(parameters);
+    return new IngestPlacer() {
+      @Override
+      public Map<String, String> parameters() {
+        return fixed;
+      }
+
+      @Override
+      public PlacedBody place(PackedBody body, Deadline deadline) {
+        return placer.place(body, deadline);
+      }
+
+      @Override
+      public void close() {}
+    };
+  }
 }

@@ -46,14 +46,7 @@ final class IngestReads implements IngestFetcher {
     if (closed) {
       throw ThallusException.of(StatusCode.CANCELLED, "the rdma session is closed");
     }
-    BufferDescriptor extent = header.extent();
-    if (extent == null) {
-      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " has no bytes to read");
-    }
-    if (extent.length() > Integer.MAX_VALUE) {
-      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " body of "
-          + extent.length() + " bytes is larger than one read");
-    }
+    BufferDescriptor extent = RdmaTransport.oneRead(header);
     RegisteredBufferPool.Buffer buffer = receive.tryBorrow(extent.length());
     if (buffer == null) {
       throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "no registered memory left in the client's budget "

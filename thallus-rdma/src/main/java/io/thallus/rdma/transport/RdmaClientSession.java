@@ -16,7 +16,6 @@ import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.FetchedBody;
 import io.thallus.spi.IngestPlacer;
-import io.thallus.spi.PackedBody;
 import io.thallus.spi.PlacedBody;
 import io.thallus.spi.Transport;
 import java.time.Duration;
@@ -159,54 +158,36 @@ final class RdmaClientSession implements ClientSession {
       RegisteredBufferPool buffers = new RegisteredBufferPool(domain, EnumSet.of(MemoryRegion.Access.REMOTE_READ),
           context.receivePoolBytes());
       exposed = buffers;
-      placer = new IngestPlacer() {
-        @Override
-        public Map<String, String> parameters() {
-          return Map.of();
+      placer = IngestPlacer.of(Map.of(), (body, deadline) -> {
+        RegisteredBufferPool.Buffer buffer = buffers.tryBorrow(Math.max(body.length(), 8));
+        if (buffer == null) {
+          return null; // no room until the server has read earlier bodies
         }
-
-        @Override
-        public PlacedBody place(PackedBody body, Deadline deadline) {
-          RegisteredBufferPool.Buffer buffer = buffers.tryBorrow(Math.max(body.length(), 8));
-          if (buffer == null) {
-            return null; // no room until the server has read earlier bodies
+        try {
+          body.copyTo(buffer.address());
+        } catch (RuntimeException e) {
+          buffer.close();
+          throw e;
+        }
+        List<io.thallus.spi.BatchPart> parts = body.relocated(buffer.address(), buffer.remoteKey());
+        return new PlacedBody() {
+          @Override
+          public List<io.thallus.spi.BatchPart> parts() {
+            return parts;
           }
-          try {
-            body.copyTo(buffer.address());
-          } catch (RuntimeException e) {
+
+          @Override
+          public void close() {
             buffer.close();
-            throw e;
           }
-          List<io.thallus.spi.BatchPart> parts = body.relocated(buffer.address(), buffer.remoteKey());
-          return new PlacedBody() {
-            @Override
-            public List<io.thallus.spi.BatchPart> parts() {
-              return parts;
-            }
-
-            @Override
-            public void close() {
-              buffer.close();
-            }
-          };
-        }
-
-        @Override
-        public void close() {}
-      };
+        };
+      });
     }
     return placer;
   }
 
   private void post(BatchHeader header, Fetched done) {
-    BufferDescriptor extent = header.extent();
-    if (extent == null) {
-      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " has no bytes to read");
-    }
-    if (extent.length() > Integer.MAX_VALUE) {
-      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " body of "
-          + extent.length() + " bytes is larger than one read");
-    }
+    BufferDescriptor extent = RdmaTransport.oneRead(header);
     Deadline deadline = Deadline.after(context.ioTimeout());
     int slot = takeChain(deadline);
     RegisteredBufferPool.Buffer buffer;

@@ -41,6 +41,19 @@ public final class RdmaTransport implements Transport {
     return RdmaDevice.isSupported() && !RdmaDevice.deviceNames().isEmpty();
   }
 
+  /** Where a batch's body lies on the peer, to be read with one RDMA READ: its extent, checked to be one read. */
+  static io.thallus.spi.BufferDescriptor oneRead(io.thallus.spi.BatchHeader header) {
+    io.thallus.spi.BufferDescriptor extent = header.extent();
+    if (extent == null) {
+      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " has no bytes to read");
+    }
+    if (extent.length() > Integer.MAX_VALUE) {
+      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " body of "
+          + extent.length() + " bytes is larger than one read");
+    }
+    return extent;
+  }
+
   static String deviceName() {
     List<String> names = RdmaDevice.deviceNames();
     if (names.isEmpty()) {

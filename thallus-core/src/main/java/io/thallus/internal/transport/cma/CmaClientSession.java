@@ -6,11 +6,7 @@ import io.thallus.spi.BatchHeader;
 import io.thallus.spi.BodyFetcher;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
-import io.thallus.spi.Deadline;
-import io.thallus.spi.FetchedBody;
 import io.thallus.spi.IngestPlacer;
-import io.thallus.spi.PackedBody;
-import io.thallus.spi.PlacedBody;
 import io.thallus.spi.Transport;
 import java.time.Duration;
 import java.util.Map;
@@ -61,20 +57,7 @@ final class CmaClientSession implements ClientSession {
       exposed = new InPlace();
       Map<String, String> parameters = exposed.parameters(CmaTransport.CLIENT_PID,
           CmaTransport.CLIENT_PROBE_ADDRESS, CmaTransport.CLIENT_PROBE_TOKEN);
-      placer = new IngestPlacer() {
-        @Override
-        public Map<String, String> parameters() {
-          return parameters;
-        }
-
-        @Override
-        public PlacedBody place(PackedBody body, Deadline deadline) {
-          return InPlace.place(body);
-        }
-
-        @Override
-        public void close() {}
-      };
+      placer = IngestPlacer.of(parameters, (body, deadline) -> InPlace.place(body));
     }
     return placer;
   }

@@ -6,7 +6,6 @@ import io.thallus.internal.transport.Hosts;
 import io.thallus.spi.BatchHeader;
 import io.thallus.spi.BodyFetcher;
 import io.thallus.spi.Deadline;
-import io.thallus.spi.FetchedBody;
 import io.thallus.spi.IngestFetcher;
 import io.thallus.spi.PackedBody;
 import io.thallus.spi.PlacedBody;

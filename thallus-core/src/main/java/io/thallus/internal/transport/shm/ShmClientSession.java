@@ -6,11 +6,7 @@ import io.thallus.spi.BatchHeader;
 import io.thallus.spi.BodyFetcher;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
-import io.thallus.spi.Deadline;
-import io.thallus.spi.FetchedBody;
 import io.thallus.spi.IngestPlacer;
-import io.thallus.spi.PackedBody;
-import io.thallus.spi.PlacedBody;
 import io.thallus.spi.Transport;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -67,20 +63,7 @@ final class ShmClientSession implements ClientSession {
       SegmentWriter segments = new SegmentWriter(folder, ShmServer.INGESTED, false, context.allocator(),
           context.receivePoolBytes());
       writer = segments;
-      placer = new IngestPlacer() {
-        @Override
-        public Map<String, String> parameters() {
-          return Map.of();
-        }
-
-        @Override
-        public PlacedBody place(PackedBody body, Deadline deadline) {
-          return segments.place(body, deadline);
-        }
-
-        @Override
-        public void close() {}
-      };
+      placer = IngestPlacer.of(Map.of(), segments::place);
     }
     return placer;
   }

@@ -8,8 +8,6 @@ import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.IngestPlacer;
-import io.thallus.spi.PackedBody;
-import io.thallus.spi.PlacedBody;
 import io.thallus.spi.Transport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -27,6 +25,7 @@ final class TcpClientSession implements ClientSession {
   private final SocketIo io;
   private final ReceivePool pool;
   private final BodyReader reader;
+  private final IngestPlacer placer;
   private volatile boolean closed;
 
   private TcpClientSession(ClientOffer.Context context, SocketIo io) {
@@ -34,6 +33,13 @@ final class TcpClientSession implements ClientSession {
     this.io = io;
     this.pool = new ReceivePool(context.receivePoolBytes());
     this.reader = new BodyReader(io, pool, context.ioTimeout(), "thallus-client-tcp-reader", false);
+    Object ingestWrites = new Object();
+    this.placer = IngestPlacer.of(Map.of(), (body, deadline) -> {
+      if (closed) {
+        throw ThallusException.of(StatusCode.UNAVAILABLE, "the tcp data connection is closed");
+      }
+      return StreamedBodies.place(io, ingestWrites, body, "server", () -> closed = true);
+    });
   }
 
   static TcpClientSession connect(ClientOffer.Context context, Map<String, String> welcome) {
@@ -80,25 +86,6 @@ final class TcpClientSession implements ClientSession {
     return placer;
   }
 
-  private final IngestPlacer placer = new IngestPlacer() {
-    private final Object writeLock = new Object();
-
-    @Override
-    public Map<String, String> parameters() {
-      return Map.of();
-    }
-
-    @Override
-    public PlacedBody place(PackedBody body, Deadline deadline) {
-      if (closed) {
-        throw ThallusException.of(StatusCode.UNAVAILABLE, "the tcp data connection is closed");
-      }
-      return StreamedBodies.place(io, writeLock, body, "server", () -> closed = true);
-    }
-
-    @Override
-    public void close() {}
-  };
 
   @Override
   public void close() {
