@@ -496,33 +496,8 @@ public final class IngestBench {
 
     /** A reader over the batches, lending their buffers (no copy); each call starts from the first batch. */
     ArrowReader reader() {
-      return new ArrowReader(allocator) {
-        private int next;
-
-        @Override
-        public boolean loadNextBatch() throws java.io.IOException {
-          if (next == roots.size()) {
-            return false;
-          }
-          try (ArrowRecordBatch batch = new VectorUnloader(roots.get(next++)).getRecordBatch()) {
-            new VectorLoader(getVectorSchemaRoot()).load(batch);
-          }
-          return true;
-        }
-
-        @Override
-        public long bytesRead() {
-          return 0;
-        }
-
-        @Override
-        protected void closeReadSource() {}
-
-        @Override
-        protected Schema readSchema() {
-          return schema;
-        }
-      };
+      java.util.Iterator<VectorSchemaRoot> next = roots.iterator();
+      return new LendingReader(allocator, schema, () -> next.hasNext() ? next.next() : null);
     }
 
     @Override
@@ -598,7 +573,8 @@ public final class IngestBench {
       public Runnable acceptPut(CallContext context, FlightStream stream, StreamListener<PutResult> ack) {
         return () -> {
           String table = String.join(".", stream.getDescriptor().getPath());
-          try (ArrowReader reader = new StreamReader(stream, memory)) {
+          try (ArrowReader reader = new LendingReader(memory, stream.getSchema(),
+              () -> stream.next() ? stream.getRoot() : null)) {
             database.ingest(new IngestSpec(table, IngestMode.REPLACE, stream.getSchema(), Map.of()), reader, memory,
                 new CancelSignal());
             ack.onCompleted();
@@ -610,38 +586,45 @@ public final class IngestBench {
       }
     }
 
-    /** A Flight stream as an Arrow reader: each batch moved out of the stream's root into the reader's. */
-    private static final class StreamReader extends ArrowReader {
-      private final FlightStream stream;
+  }
 
-      StreamReader(FlightStream stream, BufferAllocator memory) {
-        super(memory);
-        this.stream = stream;
+  /**
+   * Roots as an Arrow reader: each load lends the buffers of the next root {@code next} gives (null at the end) to the
+   * reader's own root, without copying. Over the held source batches, and over a Flight stream.
+   */
+  private static final class LendingReader extends ArrowReader {
+    private final Schema schema;
+    private final java.util.function.Supplier<VectorSchemaRoot> next;
+
+    LendingReader(BufferAllocator allocator, Schema schema, java.util.function.Supplier<VectorSchemaRoot> next) {
+      super(allocator);
+      this.schema = schema;
+      this.next = next;
+    }
+
+    @Override
+    public boolean loadNextBatch() throws java.io.IOException {
+      VectorSchemaRoot source = next.get();
+      if (source == null) {
+        return false;
       }
-
-      @Override
-      public boolean loadNextBatch() throws java.io.IOException {
-        if (!stream.next()) {
-          return false;
-        }
-        try (ArrowRecordBatch batch = new VectorUnloader(stream.getRoot()).getRecordBatch()) {
-          new VectorLoader(getVectorSchemaRoot()).load(batch);
-        }
-        return true;
+      try (ArrowRecordBatch batch = new VectorUnloader(source).getRecordBatch()) {
+        new VectorLoader(getVectorSchemaRoot()).load(batch);
       }
+      return true;
+    }
 
-      @Override
-      public long bytesRead() {
-        return 0;
-      }
+    @Override
+    public long bytesRead() {
+      return 0;
+    }
 
-      @Override
-      protected void closeReadSource() {}
+    @Override
+    protected void closeReadSource() {}
 
-      @Override
-      protected Schema readSchema() {
-        return stream.getSchema();
-      }
+    @Override
+    protected Schema readSchema() {
+      return schema;
     }
   }
 
