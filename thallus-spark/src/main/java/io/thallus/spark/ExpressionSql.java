@@ -11,7 +11,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.apache.spark.sql.connector.expressions.Cast;
 import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.GeneralScalarExpression;
 import org.apache.spark.sql.connector.expressions.Literal;
 import org.apache.spark.sql.connector.expressions.NamedReference;
 import org.apache.spark.sql.connector.expressions.NullOrdering;
@@ -22,6 +24,7 @@ import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.ByteType;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DateType;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.DecimalType;
@@ -67,8 +70,11 @@ final class ExpressionSql {
 
   static Optional<String> sortOrder(SortOrder order, Map<String, DataType> columns) {
     try {
-      String column = column(order.expression(), columns, true);
-      return Optional.of(column + (order.direction() == SortDirection.ASCENDING ? " ASC" : " DESC")
+      Typed key = value(order.expression(), columns);
+      if (!comparable(key.type())) {
+        throw new Unsupported();
+      }
+      return Optional.of(key.sql() + (order.direction() == SortDirection.ASCENDING ? " ASC" : " DESC")
           + (order.nullOrdering() == NullOrdering.NULLS_FIRST ? " NULLS FIRST" : " NULLS LAST"));
     } catch (Unsupported e) {
       return Optional.empty();
@@ -144,10 +150,220 @@ final class ExpressionSql {
   }
 
   private static String operand(Expression expression, Map<String, DataType> columns) {
-    if (expression instanceof Literal<?> literal) {
-      return literal(literal.value(), literal.dataType());
+    Typed value = value(expression, columns);
+    if (!comparable(value.type())) {
+      throw new Unsupported();
     }
-    return column(expression, columns, true);
+    return value.sql();
+  }
+
+  /** A DuckDB expression and the Spark type of its value. */
+  record Typed(String sql, DataType type) {}
+
+  /**
+   * A value expression (what aggregates, group keys and sort keys are made of) as DuckDB SQL, with the type Spark
+   * gives it, or empty where DuckDB would compute something else.
+   */
+  static Optional<Typed> valueOf(Expression expression, Map<String, DataType> columns) {
+    try {
+      return Optional.of(value(expression, columns));
+    } catch (Unsupported e) {
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * Spark hands over expressions whose children it has already coerced to common types (casts included, literals
+   * typed), and pushes arithmetic only in ANSI mode, where an overflow is an error as it is in DuckDB. What is
+   * translated computes the same value in both:
+   * <ul>
+   *   <li>{@code +}, {@code -}, {@code *} and unary minus of integers (same type both sides: DuckDB keeps the type
+   *       and fails on overflow, as ANSI Spark does) and of decimals, cast to the precision and scale Spark gives
+   *       the result, refused where Spark would round the result's scale away to fit 38 digits (DuckDB does
+   *       not);</li>
+   *   <li>CASE WHEN, COALESCE and ABS over such values; casts that widen exactly (integers to wider integers or to
+   *       decimals that hold them, decimals to more digits and scale, dates to strings, numbers to strings are
+   *       not: Spark and DuckDB print them differently).</li>
+   * </ul>
+   * Division, remainder and floating point arithmetic stay in Spark: Spark's decimal division has its own scale
+   * rules, DuckDB divides decimals as doubles, and a division by zero is an error in one and NULL in the other.
+   */
+  private static Typed value(Expression expression, Map<String, DataType> columns) {
+    if (expression instanceof Literal<?> literal) {
+      return new Typed(literal(literal.value(), literal.dataType()), literal.dataType());
+    }
+    if (expression instanceof NamedReference) {
+      String name = columnName(expression, columns).orElseThrow(Unsupported::new);
+      return new Typed(Sql.identifier(name), columns.get(name));
+    }
+    if (expression instanceof Cast cast) {
+      Typed input = value(cast.expression(), columns);
+      DataType target = cast.dataType();
+      if (input.type().equals(target)) {
+        return input;
+      }
+      if (!widensExactly(input.type(), target)) {
+        throw new Unsupported();
+      }
+      return new Typed("CAST(" + input.sql() + " AS " + duckType(target) + ")", target);
+    }
+    if (expression instanceof Predicate) {
+      return new Typed(translate(expression, columns), DataTypes.BooleanType);
+    }
+    if (!(expression instanceof GeneralScalarExpression scalar)) {
+      throw new Unsupported();
+    }
+    Expression[] children = scalar.children();
+    switch (scalar.name()) {
+      case "+", "-", "*" -> {
+        if (children.length == 1 && scalar.name().equals("-")) {
+          Typed operand = value(children[0], columns);
+          if (!isInteger(operand.type()) && !(operand.type() instanceof DecimalType)) {
+            throw new Unsupported();
+          }
+          return new Typed("(- " + operand.sql() + ")", operand.type());
+        }
+        if (children.length != 2) {
+          throw new Unsupported();
+        }
+        Typed left = value(children[0], columns);
+        Typed right = value(children[1], columns);
+        DataType type = arithmeticType(scalar.name(), left.type(), right.type());
+        String sql = "(" + left.sql() + " " + scalar.name() + " " + right.sql() + ")";
+        return new Typed(type instanceof DecimalType ? "CAST(" + sql + " AS " + duckType(type) + ")" : sql, type);
+      }
+      case "ABS" -> {
+        Typed operand = value(children[0], columns);
+        if (!isInteger(operand.type()) && !(operand.type() instanceof DecimalType)) {
+          throw new Unsupported();
+        }
+        return new Typed("abs(" + operand.sql() + ")", operand.type());
+      }
+      case "COALESCE" -> {
+        List<String> parts = new ArrayList<>();
+        DataType type = null;
+        for (Expression child : children) {
+          Typed part = value(child, columns);
+          if (type != null && !type.equals(part.type())) {
+            throw new Unsupported();
+          }
+          type = part.type();
+          parts.add(part.sql());
+        }
+        if (type == null || !comparable(type)) {
+          throw new Unsupported();
+        }
+        return new Typed("coalesce(" + String.join(", ", parts) + ")", type);
+      }
+      case "CASE_WHEN" -> {
+        StringBuilder sql = new StringBuilder("(CASE");
+        DataType type = null;
+        int i = 0;
+        for (; i + 1 < children.length; i += 2) {
+          Typed then = value(children[i + 1], columns);
+          if (type != null && !type.equals(then.type())) {
+            throw new Unsupported();
+          }
+          type = then.type();
+          sql.append(" WHEN ").append(translate(children[i], columns)).append(" THEN ").append(then.sql());
+        }
+        if (i < children.length) {
+          Typed otherwise = value(children[i], columns);
+          if (type != null && !type.equals(otherwise.type())) {
+            throw new Unsupported();
+          }
+          sql.append(" ELSE ").append(otherwise.sql());
+        }
+        if (type == null || !comparable(type)) {
+          throw new Unsupported();
+        }
+        return new Typed(sql.append(" END)").toString(), type);
+      }
+      default -> throw new Unsupported();
+    }
+  }
+
+  private static boolean isInteger(DataType type) {
+    return type instanceof ByteType || type instanceof ShortType || type instanceof IntegerType
+        || type instanceof LongType;
+  }
+
+  /** Digits an integer type needs as a decimal (Spark's own table). */
+  private static int integerDigits(DataType type) {
+    return switch (type) {
+      case ByteType t -> 3;
+      case ShortType t -> 5;
+      case IntegerType t -> 10;
+      case LongType t -> 20;
+      default -> throw new Unsupported();
+    };
+  }
+
+  private static int integerRank(DataType type) {
+    return integerDigits(type);
+  }
+
+  /** The type Spark gives {@code left op right} (its operands already coerced), where DuckDB's value is the same. */
+  private static DataType arithmeticType(String op, DataType left, DataType right) {
+    if (isInteger(left) && left.equals(right)) {
+      return left;
+    }
+    if (left instanceof DecimalType l && right instanceof DecimalType r) {
+      int precision;
+      int scale;
+      if (op.equals("*")) {
+        precision = l.precision() + r.precision() + 1;
+        scale = l.scale() + r.scale();
+      } else {
+        scale = Math.max(l.scale(), r.scale());
+        precision = Math.max(l.precision() - l.scale(), r.precision() - r.scale()) + scale + 1;
+      }
+      if (precision > 38) {
+        // Spark caps the precision at 38 and keeps at least min(scale, 6) digits of scale, fewer where the integer
+        // digits need them: a result whose scale it cuts is rounded, which DuckDB would not do.
+        int integerDigits = precision - scale;
+        int keptScale = Math.max(38 - integerDigits, Math.min(scale, 6));
+        if (keptScale < scale) {
+          throw new Unsupported();
+        }
+        precision = 38;
+      }
+      return DataTypes.createDecimalType(precision, scale);
+    }
+    throw new Unsupported();
+  }
+
+  private static boolean widensExactly(DataType from, DataType to) {
+    if (isInteger(from) && isInteger(to)) {
+      return integerRank(to) >= integerRank(from);
+    }
+    if (isInteger(from) && to instanceof DecimalType d) {
+      return d.precision() - d.scale() >= integerDigits(from);
+    }
+    if (from instanceof DecimalType f && to instanceof DecimalType t) {
+      return t.scale() >= f.scale() && t.precision() - t.scale() >= f.precision() - f.scale();
+    }
+    return false;
+  }
+
+  /** The DuckDB type of the Spark types value expressions use. */
+  static String duckType(DataType type) {
+    return switch (type) {
+      case BooleanType t -> "BOOLEAN";
+      case ByteType t -> "TINYINT";
+      case ShortType t -> "SMALLINT";
+      case IntegerType t -> "INTEGER";
+      case LongType t -> "BIGINT";
+      case FloatType t -> "FLOAT";
+      case DoubleType t -> "DOUBLE";
+      case DecimalType t -> "DECIMAL(" + t.precision() + "," + t.scale() + ")";
+      case StringType t -> "VARCHAR";
+      case DateType t -> "DATE";
+      case TimestampType t -> "TIMESTAMPTZ";
+      case TimestampNTZType t -> "TIMESTAMP";
+      case BinaryType t -> "BLOB";
+      default -> throw new Unsupported();
+    };
   }
 
   private static String column(Expression expression, Map<String, DataType> columns, boolean mustCompare) {

@@ -10,6 +10,7 @@ import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.SortOrder;
 import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.Avg;
 import org.apache.spark.sql.connector.expressions.aggregate.Count;
 import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
 import org.apache.spark.sql.connector.expressions.aggregate.Max;
@@ -39,8 +40,10 @@ import org.apache.spark.sql.types.StructType;
 /**
  * Collects what Spark pushes into the scan. Everything pushed must give Spark's own answer, so aggregates are
  * taken only where DuckDB's result is exact and typed as Spark's: COUNT, COUNT(*), MIN and MAX of comparable types,
- * SUM of integers (as BIGINT: an overflow fails, as in Spark's ANSI mode) and of decimals (as DECIMAL(p+10)).
- * SUM and AVG of floating point depend on the order of addition and stay in Spark; so do DISTINCT aggregates.
+ * SUM of integers (as BIGINT: an overflow fails, as in Spark's ANSI mode) and of decimals (as DECIMAL(p+10)), over
+ * columns or the value expressions {@link ExpressionSql} translates; AVG as SUM and COUNT that Spark divides; DISTINCT
+ * where the server's aggregate is final. SUM and AVG of floating point depend on the order of addition and stay in
+ * Spark.
  */
 final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPushDownRequiredColumns,
     SupportsPushDownAggregates, SupportsPushDownLimit, SupportsPushDownTopN {
@@ -54,6 +57,9 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
   private List<String> aggregateSelect;
   private List<String> groupBy = List.of();
   private StructType aggregateSchema;
+  private Map<String, DataType> aggregateTypes;
+  /** The pushed aggregate's outputs by the text of the expression they compute (top-N names them that way). */
+  private Map<String, String> aggregateOutputs;
   private String aggregateDescription;
   private List<String> orderBy = List.of();
   private OptionalInt limit = OptionalInt.empty();
@@ -97,10 +103,21 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     this.required = requiredSchema;
   }
 
-  /** With one stream the server's aggregate is final; with several each gives a partial one Spark merges. */
+  /**
+   * With one stream the server's aggregate is final; with several each gives a partial one Spark merges. AVG is
+   * never final here: Spark then asks for SUM and COUNT instead and divides with its own decimal rules.
+   */
   @Override
   public boolean supportCompletePushDown(Aggregation aggregation) {
-    return conf.partitions() == 1;
+    if (conf.partitions() != 1) {
+      return false;
+    }
+    for (AggregateFunc function : aggregation.aggregateExpressions()) {
+      if (function instanceof Avg) {
+        return false;
+      }
+    }
+    return true;
   }
 
   @Override
@@ -111,16 +128,33 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     List<String> select = new ArrayList<>();
     List<String> groups = new ArrayList<>();
     List<StructField> fields = new ArrayList<>();
+    Map<String, DataType> outputTypes = new LinkedHashMap<>();
+    Map<String, String> outputs = new LinkedHashMap<>();
+    int index = 0;
     for (Expression expression : aggregation.groupByExpressions()) {
       Optional<String> name = ExpressionSql.columnName(expression, types);
-      if (name.isEmpty()) {
+      if (name.isPresent()) {
+        outputs.put(expression.toString(), name.get());
+        groups.add(Sql.identifier(name.get()));
+        select.add(Sql.identifier(name.get()));
+        fields.add(DataTypes.createStructField(name.get(), types.get(name.get()), true));
+        outputTypes.put(name.get(), types.get(name.get()));
+        continue;
+      }
+      // A key computed from columns: grouped by its value, which keeps Spark's type.
+      Optional<ExpressionSql.Typed> key = ExpressionSql.valueOf(expression, types)
+          .filter(typed -> ExpressionSql.comparable(typed.type()));
+      if (key.isEmpty()) {
         return false;
       }
-      groups.add(Sql.identifier(name.get()));
-      select.add(Sql.identifier(name.get()));
-      fields.add(DataTypes.createStructField(name.get(), types.get(name.get()), true));
+      String alias = "thallus_group_" + index++;
+      outputs.put(expression.toString(), alias);
+      groups.add(key.get().sql());
+      select.add(key.get().sql() + " AS " + alias);
+      fields.add(DataTypes.createStructField(alias, key.get().type(), true));
+      outputTypes.put(alias, key.get().type());
     }
-    int index = 0;
+    index = 0;
     for (AggregateFunc function : aggregation.aggregateExpressions()) {
       String alias = "thallus_agg_" + index++;
       Optional<Aggregate> aggregate = aggregate(function);
@@ -129,24 +163,36 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
       }
       select.add(aggregate.get().sql() + " AS " + alias);
       fields.add(DataTypes.createStructField(alias, aggregate.get().type(), true));
+      outputTypes.put(alias, aggregate.get().type());
+      outputs.put(function.toString(), alias);
     }
     aggregateSelect = select;
     groupBy = groups;
     aggregateSchema = new StructType(fields.toArray(StructField[]::new));
+    aggregateTypes = outputTypes;
+    aggregateOutputs = outputs;
     aggregateDescription = String.join(", ", select) + (groups.isEmpty() ? "" : " GROUP BY " + String.join(", ", groups));
     return true;
   }
 
   private record Aggregate(String sql, DataType type) {}
 
+  /**
+   * An aggregate whose DuckDB value is Spark's. DISTINCT only when the server's aggregate is final (one stream):
+   * partial distinct counts cannot be merged.
+   */
   private Optional<Aggregate> aggregate(AggregateFunc function) {
     switch (function) {
       case CountStar c -> {
         return Optional.of(new Aggregate("count(*)", DataTypes.LongType));
       }
-      case Count c when !c.isDistinct() -> {
-        return ExpressionSql.columnName(c.column(), types)
-            .map(name -> new Aggregate("count(" + Sql.identifier(name) + ")", DataTypes.LongType));
+      case Count c -> {
+        if (c.isDistinct() && conf.partitions() != 1) {
+          return Optional.empty();
+        }
+        return ExpressionSql.valueOf(c.column(), types)
+            .map(value -> new Aggregate("count(" + (c.isDistinct() ? "DISTINCT " : "") + value.sql() + ")",
+                DataTypes.LongType));
       }
       case Min m -> {
         return minMax("min", m.column());
@@ -154,20 +200,23 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
       case Max m -> {
         return minMax("max", m.column());
       }
-      case Sum s when !s.isDistinct() -> {
-        Optional<String> name = ExpressionSql.columnName(s.column(), types);
-        if (name.isEmpty()) {
+      case Sum s -> {
+        if (s.isDistinct() && conf.partitions() != 1) {
           return Optional.empty();
         }
-        DataType type = types.get(name.get());
-        String column = Sql.identifier(name.get());
+        Optional<ExpressionSql.Typed> value = ExpressionSql.valueOf(s.column(), types);
+        if (value.isEmpty()) {
+          return Optional.empty();
+        }
+        DataType type = value.get().type();
+        String argument = (s.isDistinct() ? "DISTINCT " : "") + value.get().sql();
         if (type instanceof ByteType || type instanceof ShortType || type instanceof IntegerType
             || type instanceof LongType) {
-          return Optional.of(new Aggregate("CAST(sum(" + column + ") AS BIGINT)", DataTypes.LongType));
+          return Optional.of(new Aggregate("CAST(sum(" + argument + ") AS BIGINT)", DataTypes.LongType));
         }
         if (type instanceof DecimalType decimal) {
           int precision = Math.min(38, decimal.precision() + 10);
-          return Optional.of(new Aggregate("CAST(sum(" + column + ") AS DECIMAL(" + precision + ","
+          return Optional.of(new Aggregate("CAST(sum(" + argument + ") AS DECIMAL(" + precision + ","
               + decimal.scale() + "))", DataTypes.createDecimalType(precision, decimal.scale())));
         }
         return Optional.empty();
@@ -179,18 +228,18 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
   }
 
   private Optional<Aggregate> minMax(String function, Expression expression) {
-    Optional<String> name = ExpressionSql.columnName(expression, types);
-    if (name.isEmpty()) {
+    Optional<ExpressionSql.Typed> value = ExpressionSql.valueOf(expression, types);
+    if (value.isEmpty()) {
       return Optional.empty();
     }
-    DataType type = types.get(name.get());
+    DataType type = value.get().type();
     // Floating point MIN/MAX would be exact too, but Spark and DuckDB order NaN and -0.0 in their own ways.
     boolean exact = ExpressionSql.comparable(type) && !(type instanceof FloatType) && !(type instanceof DoubleType)
         || type instanceof BinaryType || type instanceof BooleanType;
     if (!exact) {
       return Optional.empty();
     }
-    return Optional.of(new Aggregate(function + "(" + Sql.identifier(name.get()) + ")", type));
+    return Optional.of(new Aggregate(function + "(" + value.get().sql() + ")", type));
   }
 
   @Override
@@ -213,12 +262,22 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
 
   @Override
   public boolean pushTopN(SortOrder[] orders, int value) {
-    if (!conf.pushDownLimit() || aggregateSelect != null) {
+    if (!conf.pushDownLimit()) {
       return false;
     }
     List<String> sql = new ArrayList<>();
     for (SortOrder order : orders) {
-      Optional<String> translated = ExpressionSql.sortOrder(order, types);
+      Optional<String> translated;
+      if (aggregateSelect != null) {
+        // Over a pushed aggregate Spark names a sort key by the expression it computes (a group key or an
+        // aggregate function); the server sorts by the output column that holds it.
+        String output = aggregateOutputs.get(order.expression().toString());
+        translated = output == null ? Optional.empty() : ExpressionSql.sortOrder(
+            new OutputSortOrder(org.apache.spark.sql.connector.expressions.Expressions.column(output), order),
+            aggregateTypes);
+      } else {
+        translated = ExpressionSql.sortOrder(order, types);
+      }
       if (translated.isEmpty()) {
         return false;
       }
@@ -227,6 +286,19 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     orderBy = sql;
     limit = OptionalInt.of(value);
     return true;
+  }
+
+  /** {@code order}'s direction and null placement over another expression. */
+  private record OutputSortOrder(Expression expression, SortOrder order) implements SortOrder {
+    @Override
+    public org.apache.spark.sql.connector.expressions.SortDirection direction() {
+      return order.direction();
+    }
+
+    @Override
+    public org.apache.spark.sql.connector.expressions.NullOrdering nullOrdering() {
+      return order.nullOrdering();
+    }
   }
 
   @Override
@@ -248,10 +320,7 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     }
     ScanQuery query = new ScanQuery(conf.baseSql(), columns, List.copyOf(select), List.copyOf(filters), groupBy,
         orderBy, limit, schema);
-    List<String> pushed = new ArrayList<>();
-    for (Predicate predicate : pushedPredicates) {
-      pushed.add(predicate.toString());
-    }
-    return new ThallusScan(conf, query, pushed, Optional.ofNullable(aggregateDescription));
+    // EXPLAIN shows the filters as the SQL they became (a date as DATE '1998-09-02', not Spark's day number).
+    return new ThallusScan(conf, query, List.copyOf(filters), Optional.ofNullable(aggregateDescription));
   }
 }

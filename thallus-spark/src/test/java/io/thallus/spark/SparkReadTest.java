@@ -105,7 +105,7 @@ class SparkReadTest {
     assertThat(sql).contains("(\"bucket\" = CAST(3 AS BIGINT))", "(\"id\" >= CAST(500 AS BIGINT))",
         "starts_with(\"name\", 'n5')", "\"id\" IN (CAST(503 AS BIGINT)");
     assertThat(sql).doesNotContain("length");
-    assertThat(plan(df)).contains("pushedFilters=[").contains("name LIKE 'n5%'").contains("Filter (length(name");
+    assertThat(plan(df)).contains("pushedFilters=[").contains("starts_with(\"name\", 'n5')").contains("Filter (length(name");
   }
 
   @Test
