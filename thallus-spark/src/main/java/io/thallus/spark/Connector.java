@@ -22,6 +22,11 @@ final class Connector {
     return builder.build();
   }
 
+  /** An allocator for a writer's batches, under the connector's. */
+  static BufferAllocator newAllocator(String name) {
+    return ALLOCATOR.newChildAllocator(name, 0, Long.MAX_VALUE);
+  }
+
   /** Bytes the connector's clients hold in this JVM right now; zero once every reader has closed. */
   static long allocatedBytes() {
     return ALLOCATOR.getAllocatedMemory();

@@ -65,6 +65,15 @@ record ReadConf(
 
   /** Reads Spark's options (keys in any case); a missing or malformed value is an IllegalArgumentException. */
   static ReadConf from(Map<String, String> options) {
+    return from(options, true);
+  }
+
+  /**
+   * As {@link #from(Map)}; a catalog's connection ({@code needsSource} false) names no query, dataset or table of its
+   * own, and {@link #baseSql} then reads nothing useful.
+   */
+  static ReadConf from(Map<String, String> options, boolean needsSource) {
+    ThallusOptions.checkKnown(options.keySet());
     Map<String, String> lower = new LinkedHashMap<>();
     Map<String, String> credentials = new LinkedHashMap<>();
     for (Map.Entry<String, String> entry : options.entrySet()) {
@@ -94,7 +103,7 @@ record ReadConf(
     Optional<String> query = text(lower, ThallusOptions.QUERY);
     Optional<String> dataset = text(lower, ThallusOptions.DATASET);
     Optional<String> table = text(lower, ThallusOptions.TABLE);
-    if (query.isEmpty() && dataset.isEmpty() && table.isEmpty()) {
+    if (needsSource && query.isEmpty() && dataset.isEmpty() && table.isEmpty()) {
       throw new IllegalArgumentException("give option 'query', 'dataset' or 'table' (or 'dataset' with 'table')");
     }
     if (text(lower, ThallusOptions.TLS_TRUST).isPresent() && !bool(lower, ThallusOptions.TLS, false)) {
@@ -136,13 +145,27 @@ record ReadConf(
     return builder.build();
   }
 
+  /** This connection reading {@code table} of the server's database (a catalog's table). */
+  ReadConf withTable(TableName table) {
+    return new ReadConf(urls, null, null, table.sql(), transportName, batchRows, partitions, partitionColumnName,
+        credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
+        pushDownLimit);
+  }
+
+  /** This connection reading {@code path} under the server's data root (a catalog's dataset). */
+  ReadConf withDataset(String path) {
+    return new ReadConf(urls, null, path, null, transportName, batchRows, partitions, partitionColumnName,
+        credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
+        pushDownLimit);
+  }
+
   /** What the scan reads before any pushdown: the query, the table, or the whole dataset view. */
   String baseSql() {
     if (queryText != null) {
       return queryText;
     }
     if (tableName != null) {
-      return "SELECT * FROM " + Sql.identifier(tableName);
+      return "SELECT * FROM " + TableName.parse(tableName).sql();
     }
     return "SELECT * FROM dataset";
   }

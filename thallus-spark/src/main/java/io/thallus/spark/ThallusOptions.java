@@ -41,4 +41,48 @@ final class ThallusOptions {
   static final String PUSH_DOWN_FILTERS = "pushDownFilters";
   static final String PUSH_DOWN_AGGREGATE = "pushDownAggregate";
   static final String PUSH_DOWN_LIMIT = "pushDownLimit";
+
+  /** Every key above (the credential prefix aside), as written. */
+  static final java.util.List<String> KEYS = java.util.List.of(URL, QUERY, DATASET, TABLE, TRANSPORT, BATCH_ROWS,
+      PARTITIONS, PARTITION_COLUMN, TOKEN, USER, PASSWORD, TLS, TLS_TRUST, TLS_VERIFY_HOSTNAME, QUERY_TIMEOUT,
+      PUSH_DOWN_FILTERS, PUSH_DOWN_AGGREGATE, PUSH_DOWN_LIMIT);
+
+  /**
+   * Fails on a key that is none of the above, naming it and the closest known key: a misspelt option silently
+   * ignored would read or write something other than what was asked.
+   */
+  static void checkKnown(java.util.Collection<String> keys) {
+    for (String key : keys) {
+      String lower = key.toLowerCase(java.util.Locale.ROOT);
+      if (lower.startsWith(CREDENTIAL_PREFIX) && lower.length() > CREDENTIAL_PREFIX.length()) {
+        continue;
+      }
+      if (KEYS.stream().noneMatch(known -> known.equalsIgnoreCase(key))) {
+        String closest = KEYS.stream().min(java.util.Comparator.comparingInt(
+            known -> distance(known.toLowerCase(java.util.Locale.ROOT), lower))).orElseThrow();
+        throw new IllegalArgumentException("unknown option '" + key + "' for format thallus (did you mean '"
+            + closest + "'?); the options are " + KEYS + " and credential.NAME");
+      }
+    }
+  }
+
+  /** Edit distance (insertions, deletions, substitutions) between two keys. */
+  private static int distance(String a, String b) {
+    int[] previous = new int[b.length() + 1];
+    int[] current = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      previous[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      current[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int substitution = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+        current[j] = Math.min(substitution, Math.min(previous[j] + 1, current[j - 1] + 1));
+      }
+      int[] swap = previous;
+      previous = current;
+      current = swap;
+    }
+    return previous[b.length()];
+  }
 }

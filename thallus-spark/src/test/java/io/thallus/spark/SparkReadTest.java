@@ -270,5 +270,11 @@ class SparkReadTest {
     assertThatThrownBy(() -> spark.read().format("thallus").option("url", server.url()).option("query", "SELECT 1")
         .option("partitions", "zero").load())
         .hasMessageContaining("'partitions' must be an integer");
+    assertThatThrownBy(() -> spark.read().format("thallus").option("url", server.url()).option("query", "SELECT 1")
+        .option("partition", "4").load())
+        .hasMessageContaining("unknown option 'partition'").hasMessageContaining("did you mean 'partitions'?");
+    assertThatThrownBy(() -> spark.sql("CREATE OR REPLACE TEMPORARY VIEW bad USING thallus OPTIONS (url '"
+        + server.url() + "', query 'SELECT 1', pushdownfilter 'false')"))
+        .hasMessageContaining("unknown option 'pushdownfilter'").hasMessageContaining("'pushDownFilters'");
   }
 }

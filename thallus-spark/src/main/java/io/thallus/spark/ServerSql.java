@@ -1,0 +1,47 @@
+package io.thallus.spark;
+
+import io.thallus.QueryRequest;
+import io.thallus.ThallusClient;
+import io.thallus.ThallusStream;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/** Small statements the connector runs on a server for itself: DDL, the commit of a write, catalog lookups. */
+final class ServerSql {
+  private ServerSql() {}
+
+  /** Runs {@code sql} to its end; inside the session's transaction (begun if none is open) when asked. */
+  static void execute(ThallusClient client, String sql, boolean inTransaction) {
+    QueryRequest.Builder request = QueryRequest.builder(sql);
+    if (inTransaction) {
+      request.autoCommit(false);
+    }
+    try (ThallusStream stream = client.query(request.build())) {
+      while (stream.hasNext()) {
+        stream.next().close();
+      }
+    }
+  }
+
+  /** The rows of a small query, each value as text (null stays null). */
+  static List<List<String>> rows(ThallusClient client, String sql) {
+    List<List<String>> rows = new ArrayList<>();
+    try (ThallusStream stream = client.query(sql)) {
+      while (stream.hasNext()) {
+        try (VectorSchemaRoot batch = stream.next()) {
+          for (int row = 0; row < batch.getRowCount(); row++) {
+            List<String> values = new ArrayList<>();
+            for (FieldVector vector : batch.getFieldVectors()) {
+              Object value = vector.getObject(row);
+              values.add(value == null ? null : value.toString());
+            }
+            rows.add(values);
+          }
+        }
+      }
+    }
+    return rows;
+  }
+}

@@ -1,0 +1,439 @@
+package io.thallus.spark;
+
+import io.thallus.IngestMode;
+import io.thallus.IngestRequest;
+import io.thallus.ThallusClient;
+import io.thallus.ThallusException;
+import io.thallus.ThallusIngest;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.connector.catalog.Column;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.StagedTable;
+import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
+import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.ArrowUtils;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * A Thallus server's database as a Spark catalog:
+ *
+ * <pre>{@code
+ * spark.sql.catalog.thallus      = io.thallus.spark.ThallusCatalog
+ * spark.sql.catalog.thallus.url  = thallus://server:47470       (and token, user/password, tls, partitions, ...)
+ * }</pre>
+ *
+ * Namespaces are the schemas of the server's database ({@code thallus.main.lineitem}; an attached database's as
+ * {@code thallus.db.schema.t}); its tables and views are the catalog's tables, readable with every pushdown of the
+ * {@code thallus} format and its tables writable ({@code INSERT INTO}, {@code df.writeTo(...)}, CREATE/REPLACE
+ * TABLE ... AS SELECT, DROP TABLE), each write atomic at job level. The namespace {@link #FILES} lists the datasets
+ * under the server's data root, a table per file named by its path ({@code thallus.files.`tpch/lineitem.parquet`});
+ * a directory of Parquet files reads the same way by its path.
+ */
+public final class ThallusCatalog implements StagingTableCatalog, SupportsNamespaces {
+  /** The namespace of the data root's files. */
+  public static final String FILES = "files";
+  /** Schemas DuckDB keeps for itself, and the one writes stage their rows in: not listed. */
+  private static final List<String> HIDDEN_SCHEMAS = List.of("information_schema", "pg_catalog",
+      TableName.STAGING_SCHEMA);
+
+  private String name;
+  private ReadConf conf;
+
+  public ThallusCatalog() {}
+
+  @Override
+  public void initialize(String name, CaseInsensitiveStringMap options) {
+    this.name = name;
+    this.conf = ReadConf.from(options.asCaseSensitiveMap(), false);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public String[] defaultNamespace() {
+    return new String[] {"main"};
+  }
+
+  private ThallusClient connect() {
+    return Connector.connect(conf, 0);
+  }
+
+  // ---- namespaces
+
+  @Override
+  public String[][] listNamespaces() {
+    List<String[]> namespaces = new ArrayList<>();
+    try (ThallusClient client = connect()) {
+      for (List<String> row : ServerSql.rows(client, "SELECT schema_name FROM duckdb_schemas() WHERE database_name ="
+          + " current_database() ORDER BY schema_name")) {
+        if (!HIDDEN_SCHEMAS.contains(row.get(0))) {
+          namespaces.add(new String[] {row.get(0)});
+        }
+      }
+      if (dataRoot(client) != null) {
+        namespaces.add(new String[] {FILES});
+      }
+    }
+    return namespaces.toArray(String[][]::new);
+  }
+
+  @Override
+  public String[][] listNamespaces(String[] namespace) throws NoSuchNamespaceException {
+    if (!namespaceExists(namespace)) {
+      throw new NoSuchNamespaceException(namespace);
+    }
+    return new String[0][];
+  }
+
+  @Override
+  public boolean namespaceExists(String[] namespace) {
+    if (isFiles(namespace)) {
+      return true;
+    }
+    if (namespace.length < 1 || namespace.length > 2 || HIDDEN_SCHEMAS.contains(namespace[namespace.length - 1])) {
+      return false;
+    }
+    try (ThallusClient client = connect()) {
+      return !ServerSql.rows(client, "SELECT 1 FROM duckdb_schemas() WHERE database_name = " + database(namespace)
+          + " AND schema_name = " + Sql.string(namespace[namespace.length - 1])).isEmpty();
+    }
+  }
+
+  @Override
+  public Map<String, String> loadNamespaceMetadata(String[] namespace) throws NoSuchNamespaceException {
+    if (!namespaceExists(namespace)) {
+      throw new NoSuchNamespaceException(namespace);
+    }
+    return Map.of();
+  }
+
+  @Override
+  public void createNamespace(String[] namespace, Map<String, String> metadata)
+      throws NamespaceAlreadyExistsException {
+    if (namespaceExists(namespace)) {
+      throw new NamespaceAlreadyExistsException(namespace);
+    }
+    checkSchemaNamespace(namespace);
+    try (ThallusClient client = connect()) {
+      ServerSql.execute(client, "CREATE SCHEMA " + schemaSql(namespace), false);
+    }
+  }
+
+  @Override
+  public void alterNamespace(String[] namespace, NamespaceChange... changes) {
+    throw new UnsupportedOperationException("DuckDB schemas have no properties to alter");
+  }
+
+  @Override
+  public boolean dropNamespace(String[] namespace, boolean cascade) throws NoSuchNamespaceException {
+    if (!namespaceExists(namespace)) {
+      throw new NoSuchNamespaceException(namespace);
+    }
+    checkSchemaNamespace(namespace);
+    try (ThallusClient client = connect()) {
+      ServerSql.execute(client, "DROP SCHEMA " + schemaSql(namespace) + (cascade ? " CASCADE" : ""), false);
+    }
+    return true;
+  }
+
+  // ---- tables
+
+  @Override
+  public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
+    if (!namespaceExists(namespace)) {
+      throw new NoSuchNamespaceException(namespace);
+    }
+    List<Identifier> tables = new ArrayList<>();
+    try (ThallusClient client = connect()) {
+      if (isFiles(namespace)) {
+        for (String path : files(client)) {
+          tables.add(Identifier.of(namespace, path));
+        }
+      } else {
+        String where = " WHERE database_name = " + database(namespace) + " AND schema_name = "
+            + Sql.string(namespace[namespace.length - 1]) + " AND NOT internal";
+        for (List<String> row : ServerSql.rows(client, "SELECT table_name FROM duckdb_tables()" + where
+            + " UNION ALL SELECT view_name FROM duckdb_views()" + where + " ORDER BY 1")) {
+          tables.add(Identifier.of(namespace, row.get(0)));
+        }
+      }
+    }
+    return tables.toArray(Identifier[]::new);
+  }
+
+  @Override
+  public Table loadTable(Identifier ident) throws NoSuchTableException {
+    if (isFiles(ident.namespace())) {
+      ReadConf read = conf.withDataset(ident.name());
+      try (ThallusClient client = connect()) {
+        return new ThallusTable(read, TypeMapping.columns(client.schema(Connector.request(read, read.baseSql()))
+            .getFields()), null, name + "." + FILES + ".`" + ident.name() + "`");
+      } catch (ThallusException e) {
+        throw new NoSuchTableException(ident); // the server's NOT_FOUND: no such file under the data root
+      }
+    }
+    TableName table = tableName(ident);
+    String kind = kind(table);
+    if (kind == null) {
+      throw new NoSuchTableException(ident);
+    }
+    ReadConf read = conf.withTable(table);
+    try (ThallusClient client = connect()) {
+      var columns = TypeMapping.columns(client.schema(Connector.request(read, read.baseSql())).getFields());
+      return new ThallusTable(read, columns, kind.equals("table") ? table : null, name + "." + ident);
+    }
+  }
+
+  @Override
+  public Table createTable(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    TableName table = writableName(ident, partitions);
+    if (kind(table) != null) {
+      throw new TableAlreadyExistsException(ident);
+    }
+    Schema schema = ArrowUtils.toArrowSchema(structType(columns), SQLConf.get().sessionLocalTimeZone(), true, false);
+    try (ThallusClient client = connect();
+         ThallusIngest ingest = client.ingest(IngestRequest.of(table.sql(), IngestMode.CREATE), schema)) {
+      ingest.finish();
+    }
+    try {
+      return loadTable(ident);
+    } catch (NoSuchTableException e) {
+      throw new IllegalStateException("table " + table + " was created and is gone again", e);
+    }
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public Table createTable(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    return createTable(ident, columns(schema),
+        partitions, properties);
+  }
+
+  @Override
+  public Table alterTable(Identifier ident, TableChange... changes) {
+    throw new UnsupportedOperationException("ALTER TABLE through the thallus catalog is not supported: run it on "
+        + "the server (thallus sql, JDBC)");
+  }
+
+  @Override
+  public boolean dropTable(Identifier ident) {
+    if (isFiles(ident.namespace())) {
+      throw new UnsupportedOperationException("the files under the data root are read only");
+    }
+    TableName table = tableName(ident);
+    String kind = kind(table);
+    if (kind == null) {
+      return false;
+    }
+    try (ThallusClient client = connect()) {
+      ServerSql.execute(client, "DROP " + (kind.equals("table") ? "TABLE " : "VIEW ") + table.sql(), false);
+    }
+    return true;
+  }
+
+  @Override
+  public void renameTable(Identifier from, Identifier to) throws NoSuchTableException, TableAlreadyExistsException {
+    TableName source = tableName(from);
+    TableName target = tableName(to);
+    if (!"table".equals(kind(source))) {
+      throw new NoSuchTableException(from);
+    }
+    if (kind(target) != null) {
+      throw new TableAlreadyExistsException(to);
+    }
+    if (!Arrays.equals(from.namespace(), to.namespace())) {
+      throw new UnsupportedOperationException("DuckDB renames a table within its schema only");
+    }
+    try (ThallusClient client = connect()) {
+      ServerSql.execute(client, "ALTER TABLE " + source.sql() + " RENAME TO " + Sql.identifier(to.name()), false);
+    }
+  }
+
+  // ---- staged CREATE / REPLACE ... AS SELECT: created and filled in one transaction at commit
+
+  @Override
+  public StagedTable stageCreate(Identifier ident, Column[] columns, Transform[] partitions,
+      Map<String, String> properties) throws TableAlreadyExistsException {
+    TableName table = writableName(ident, partitions);
+    if (kind(table) != null) {
+      throw new TableAlreadyExistsException(ident);
+    }
+    return new StagedThallusTable(conf, table, structType(columns), WriteMode.CREATE);
+  }
+
+  @Override
+  public StagedTable stageReplace(Identifier ident, Column[] columns, Transform[] partitions,
+      Map<String, String> properties) throws NoSuchTableException {
+    TableName table = writableName(ident, partitions);
+    if (!"table".equals(kind(table))) {
+      throw new NoSuchTableException(ident);
+    }
+    return new StagedThallusTable(conf, table, structType(columns), WriteMode.CREATE_OR_REPLACE);
+  }
+
+  @Override
+  public StagedTable stageCreateOrReplace(Identifier ident, Column[] columns, Transform[] partitions,
+      Map<String, String> properties) {
+    return new StagedThallusTable(conf, writableName(ident, partitions), structType(columns),
+        WriteMode.CREATE_OR_REPLACE);
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public StagedTable stageCreate(Identifier ident, StructType schema, Transform[] partitions,
+      Map<String, String> properties) throws TableAlreadyExistsException {
+    return stageCreate(ident, columns(schema),
+        partitions, properties);
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public StagedTable stageReplace(Identifier ident, StructType schema, Transform[] partitions,
+      Map<String, String> properties) throws NoSuchTableException {
+    return stageReplace(ident, columns(schema),
+        partitions, properties);
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public StagedTable stageCreateOrReplace(Identifier ident, StructType schema, Transform[] partitions,
+      Map<String, String> properties) {
+    return stageCreateOrReplace(ident,
+        columns(schema), partitions, properties);
+  }
+
+  // ---- helpers
+
+  private static boolean isFiles(String[] namespace) {
+    return namespace.length == 1 && namespace[0].equals(FILES);
+  }
+
+  private static void checkSchemaNamespace(String[] namespace) {
+    if (namespace.length < 1 || namespace.length > 2 || isFiles(namespace)) {
+      throw new IllegalArgumentException("a namespace of the thallus catalog is a schema, or a database and a "
+          + "schema; got " + Arrays.toString(namespace));
+    }
+  }
+
+  private static String database(String[] namespace) {
+    return namespace.length == 2 ? Sql.string(namespace[0]) : "current_database()";
+  }
+
+  private static String schemaSql(String[] namespace) {
+    return namespace.length == 2 ? Sql.identifier(namespace[0]) + "." + Sql.identifier(namespace[1])
+        : Sql.identifier(namespace[0]);
+  }
+
+  /** A table of the server's database named by a Spark identifier (no namespace: DuckDB's current schema). */
+  static TableName tableName(Identifier ident) {
+    String[] namespace = ident.namespace();
+    if (namespace.length > 2) {
+      throw new IllegalArgumentException("a table of the thallus catalog is [database.]schema.table; got "
+          + String.join(".", namespace) + "." + ident.name());
+    }
+    String[] parts = Arrays.copyOf(namespace, namespace.length + 1);
+    parts[namespace.length] = ident.name();
+    return TableName.of(parts);
+  }
+
+  private static TableName writableName(Identifier ident, Transform[] partitions) {
+    if (isFiles(ident.namespace())) {
+      throw new UnsupportedOperationException("the files under the data root are read only; write into a schema "
+          + "of the server's database, e.g. " + "main." + ident.name().replaceAll("\\W", "_"));
+    }
+    if (partitions != null && partitions.length > 0) {
+      throw new UnsupportedOperationException("DuckDB tables have no partitions: create the table without "
+          + "PARTITIONED BY");
+    }
+    return tableName(ident);
+  }
+
+  /** "table", "view" or null: what {@code table} names on the server. */
+  private String kind(TableName table) {
+    String database = table.catalogOrNull() == null ? "current_database()" : Sql.string(table.catalogOrNull());
+    String schema = table.schemaOrNull() == null ? "current_schema()" : Sql.string(table.schemaOrNull());
+    String where = " WHERE database_name = " + database + " AND schema_name = " + schema + " AND ";
+    try (ThallusClient client = connect()) {
+      List<List<String>> rows = ServerSql.rows(client, "SELECT 'table' FROM duckdb_tables()" + where + "table_name = "
+          + Sql.string(table.table()) + " UNION ALL SELECT 'view' FROM duckdb_views()" + where + "view_name = "
+          + Sql.string(table.table()));
+      return rows.isEmpty() ? null : rows.get(0).get(0);
+    }
+  }
+
+  private static Column[] columns(StructType schema) {
+    List<Column> columns = new ArrayList<>();
+    for (StructField field : schema.fields()) {
+      columns.add(Column.create(field.name(), field.dataType(), field.nullable()));
+    }
+    return columns.toArray(Column[]::new);
+  }
+
+  static StructType structType(Column[] columns) {
+    List<StructField> fields = new ArrayList<>();
+    for (Column column : columns) {
+      fields.add(DataTypes.createStructField(column.name(), column.dataType(), column.nullable()));
+    }
+    return new StructType(fields.toArray(StructField[]::new));
+  }
+
+  /** The server's data root as DuckDB's allowed directory, or null for a server without one. */
+  private static String dataRoot(ThallusClient client) {
+    List<List<String>> rows = ServerSql.rows(client, "SELECT current_setting('allowed_directories')::VARCHAR[]");
+    if (rows.isEmpty() || rows.get(0).get(0) == null) {
+      return null;
+    }
+    String list = rows.get(0).get(0).strip();
+    if (list.startsWith("[")) {
+      list = list.substring(1, list.length() - 1);
+    }
+    String first = list.split(",")[0].strip();
+    if (first.startsWith("\"")) {
+      first = first.substring(1, first.length() - 1);
+    }
+    return first.isEmpty() ? null : (first.endsWith("/") ? first : first + "/");
+  }
+
+  /** The datasets under the data root: Parquet, CSV and JSON files, by path relative to the root. */
+  private static List<String> files(ThallusClient client) {
+    String root = dataRoot(client);
+    if (root == null) {
+      return List.of();
+    }
+    Map<String, Boolean> paths = new LinkedHashMap<>();
+    for (String pattern : List.of("**/*.parquet", "**/*.csv", "**/*.csv.gz", "**/*.tsv", "**/*.json",
+        "**/*.ndjson", "**/*.jsonl")) {
+      for (List<String> row : ServerSql.rows(client, "SELECT file FROM glob(" + Sql.string(root + pattern) + ")")) {
+        String file = row.get(0);
+        if (file.startsWith(root)) {
+          paths.put(file.substring(root.length()), true);
+        }
+      }
+    }
+    List<String> sorted = new ArrayList<>(paths.keySet());
+    sorted.sort(null);
+    return sorted;
+  }
+}
