@@ -152,6 +152,13 @@ record ReadConf(
         pushDownLimit);
   }
 
+  /** This connection reading the result of {@code sql} (over the same dataset, if any): a pushed join. */
+  ReadConf withQuery(String sql) {
+    return new ReadConf(urls, sql, datasetPath, null, transportName, batchRows, partitions, partitionColumnName,
+        credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
+        pushDownLimit);
+  }
+
   /** This connection reading {@code path} under the server's data root (a catalog's dataset). */
   ReadConf withDataset(String path) {
     return new ReadConf(urls, null, path, null, transportName, batchRows, partitions, partitionColumnName,

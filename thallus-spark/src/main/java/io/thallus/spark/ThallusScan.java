@@ -15,13 +15,16 @@ final class ThallusScan implements Scan, Batch {
   private final ScanQuery query;
   private final List<String> pushedFilters;
   private final Optional<String> pushedAggregate;
+  private final Optional<String> pushedJoin;
   private List<PartitionSpec> partitions;
 
-  ThallusScan(ReadConf conf, ScanQuery query, List<String> pushedFilters, Optional<String> pushedAggregate) {
+  ThallusScan(ReadConf conf, ScanQuery query, List<String> pushedFilters, Optional<String> pushedAggregate,
+      Optional<String> pushedJoin) {
     this.conf = conf;
     this.query = query;
     this.pushedFilters = pushedFilters;
     this.pushedAggregate = pushedAggregate;
+    this.pushedJoin = pushedJoin;
   }
 
   @Override
@@ -34,6 +37,7 @@ final class ThallusScan implements Scan, Batch {
   public String description() {
     StringBuilder text = new StringBuilder("ThallusScan[url=").append(String.join(",", conf.urls()));
     conf.dataset().ifPresent(d -> text.append(", dataset=").append(d));
+    pushedJoin.ifPresent(j -> text.append(", pushedJoin=[").append(j).append(']'));
     text.append(", pushedFilters=").append(pushedFilters);
     pushedAggregate.ifPresent(a -> text.append(", pushedAggregate=[").append(a).append(']'));
     if (!query.orderBy().isEmpty()) {

@@ -19,6 +19,7 @@ import org.apache.spark.sql.connector.expressions.aggregate.Sum;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
+import org.apache.spark.sql.connector.read.SupportsPushDownJoin;
 import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.SupportsPushDownTopN;
@@ -46,10 +47,11 @@ import org.apache.spark.sql.types.StructType;
  * Spark.
  */
 final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPushDownRequiredColumns,
-    SupportsPushDownAggregates, SupportsPushDownLimit, SupportsPushDownTopN {
+    SupportsPushDownAggregates, SupportsPushDownLimit, SupportsPushDownTopN, SupportsPushDownJoin {
 
-  private final ReadConf conf;
-  private final List<TypeMapping.Column> columns;
+  // A pushed join makes this builder the join's: its connection reads the join's SQL, its columns are the join's.
+  private ReadConf conf;
+  private List<TypeMapping.Column> columns;
   private final Map<String, DataType> types = new LinkedHashMap<>();
   private StructType required;
   private Predicate[] pushedPredicates = new Predicate[0];
@@ -61,6 +63,7 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
   /** The pushed aggregate's outputs by the text of the expression they compute (top-N names them that way). */
   private Map<String, String> aggregateOutputs;
   private String aggregateDescription;
+  private String joinDescription;
   private List<String> orderBy = List.of();
   private OptionalInt limit = OptionalInt.empty();
 
@@ -71,6 +74,78 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
       types.put(column.name(), column.sparkType());
     }
     this.required = TypeMapping.schema(columns);
+  }
+
+  /**
+   * Two reads join on the server when they reach the same servers the same way and read the server's database (or
+   * the same dataset) with one stream each: the join then runs in one DuckDB query.
+   */
+  @Override
+  public boolean isOtherSideCompatibleForJoin(SupportsPushDownJoin other) {
+    return other instanceof ThallusScanBuilder that && conf.partitions() == 1 && that.conf.partitions() == 1
+        && aggregateSelect == null && that.aggregateSelect == null && limit.isEmpty() && that.limit.isEmpty()
+        && conf.urls().equals(that.conf.urls()) && conf.credentials().equals(that.conf.credentials())
+        && java.util.Objects.equals(conf.transportName(), that.conf.transportName()) && conf.tls() == that.conf.tls()
+        && java.util.Objects.equals(conf.datasetPath(), that.conf.datasetPath());
+  }
+
+  /**
+   * {@code SELECT * FROM (left's columns, renamed as Spark asks) JOIN (right's) ON condition}, each side with the
+   * filters already pushed into it; later filters, aggregates and top-N apply to the join's result.
+   */
+  @Override
+  public boolean pushDownJoin(SupportsPushDownJoin other, org.apache.spark.sql.connector.join.JoinType joinType,
+      ColumnWithAlias[] leftColumns, ColumnWithAlias[] rightColumns, Predicate condition) {
+    ThallusScanBuilder right = (ThallusScanBuilder) other;
+    String join = switch (joinType) {
+      case INNER_JOIN -> "JOIN";
+      case LEFT_OUTER_JOIN -> "LEFT JOIN";
+      case RIGHT_OUTER_JOIN -> "RIGHT JOIN";
+      default -> null;
+    };
+    if (join == null) {
+      return false;
+    }
+    List<TypeMapping.Column> joined = new ArrayList<>();
+    Map<String, DataType> joinedTypes = new LinkedHashMap<>();
+    String leftSql = side(leftColumns, joined, joinedTypes);
+    String rightSql = right.side(rightColumns, joined, joinedTypes);
+    if (leftSql == null || rightSql == null) {
+      return false;
+    }
+    Optional<String> on = ExpressionSql.predicate(condition, joinedTypes);
+    if (on.isEmpty()) {
+      return false;
+    }
+    String sql = "SELECT * FROM (\n" + leftSql + "\n) AS thallus_left " + join + " (\n" + rightSql
+        + "\n) AS thallus_right ON " + on.get();
+    conf = conf.withQuery(sql);
+    columns = joined;
+    types.clear();
+    joinedTypes.forEach(types::put);
+    required = TypeMapping.schema(joined);
+    filters.clear();
+    pushedPredicates = new Predicate[0];
+    joinDescription = (joinDescription == null ? "" : joinDescription + "; ") + join + " ON " + on.get();
+    return true;
+  }
+
+  /** This side's SQL with its pushed filters, selecting {@code wanted} under their join names; null if it cannot. */
+  private String side(ColumnWithAlias[] wanted, List<TypeMapping.Column> joined, Map<String, DataType> joinedTypes) {
+    List<String> select = new ArrayList<>();
+    for (ColumnWithAlias column : wanted) {
+      DataType type = types.get(column.colName());
+      if (type == null) {
+        return null;
+      }
+      String name = column.alias() != null ? column.alias() : column.colName();
+      select.add(Sql.identifier(column.colName()) + (column.alias() != null ? " AS " + Sql.identifier(name) : ""));
+      joined.add(new TypeMapping.Column(name, Sql.identifier(name), type));
+      joinedTypes.put(name, type);
+    }
+    ScanQuery side = new ScanQuery(conf.baseSql(), columns, select, List.copyOf(filters), List.of(), List.of(),
+        OptionalInt.empty(), null);
+    return side.sql(new PartitionSpec.Whole());
   }
 
   @Override
@@ -321,6 +396,7 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     ScanQuery query = new ScanQuery(conf.baseSql(), columns, List.copyOf(select), List.copyOf(filters), groupBy,
         orderBy, limit, schema);
     // EXPLAIN shows the filters as the SQL they became (a date as DATE '1998-09-02', not Spark's day number).
-    return new ThallusScan(conf, query, List.copyOf(filters), Optional.ofNullable(aggregateDescription));
+    return new ThallusScan(conf, query, List.copyOf(filters), Optional.ofNullable(aggregateDescription),
+        Optional.ofNullable(joinDescription));
   }
 }

@@ -270,6 +270,39 @@ class PushdownTest {
   }
 
   @Test
+  void joinsOfTablesOnOneServerRunInDuckDBWhenSparkPushesJoins() throws SQLException {
+    String orders = "SELECT i AS o_orderkey, DATE '1994-01-01' + (i % 700)::INTEGER AS o_orderdate,"
+        + " (i % 5)::INTEGER AS o_shippriority, ['BUILDING','MACHINERY'][1 + i % 2] AS o_segment FROM range(30000) t(i)";
+    server.execute("CREATE OR REPLACE TABLE li AS SELECT * FROM read_parquet('" + file + "')");
+    server.execute("CREATE OR REPLACE TABLE ord AS " + orders);
+    spark.read().format("thallus").option("url", server.url()).option("table", "li").load()
+        .createOrReplaceTempView("li");
+    spark.read().format("thallus").option("url", server.url()).option("table", "ord").load()
+        .createOrReplaceTempView("ord");
+    String q3 = "SELECT l_orderkey, sum(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate, o_shippriority"
+        + " FROM ord JOIN li ON l_orderkey = o_orderkey WHERE o_segment = 'BUILDING'"
+        + " AND o_orderdate < DATE '1995-03-15' AND l_shipdate > DATE '1995-03-15'"
+        + " GROUP BY l_orderkey, o_orderdate, o_shippriority ORDER BY revenue DESC, o_orderdate LIMIT 10";
+    List<String> expected = duckdb("WITH ord AS (" + orders + ") " + q3.replace(" li ", " lineitem ")
+        .replace("ORDER BY revenue DESC, o_orderdate", "ORDER BY revenue DESC, o_orderdate NULLS FIRST"));
+    spark.conf().set("spark.sql.optimizer.datasourceV2JoinPushdown", "true");
+    try {
+      Dataset<Row> pushed = spark.sql(q3);
+      assertThat(rows(pushed)).hasSize(10).isEqualTo(expected);
+      String sql = scan(pushed).sql();
+      assertThat(sql).contains(") AS thallus_left JOIN (", "ON (\"l_orderkey\" = \"o_orderkey\")",
+          "GROUP BY", "LIMIT 10");
+      assertThat(explain(pushed)).contains("pushedJoin=[JOIN ON");
+    } finally {
+      spark.conf().unset("spark.sql.optimizer.datasourceV2JoinPushdown");
+    }
+    // Without Spark's switch the join runs in Spark, with the same rows.
+    Dataset<Row> inSpark = spark.sql(q3);
+    assertThat(rows(inSpark)).isEqualTo(expected);
+    assertThat(explain(inSpark)).doesNotContain("pushedJoin");
+  }
+
+  @Test
   void pushedExpressionsShowAsSqlInExplain() {
     Column revenue = sum(col("l_extendedprice").multiply(lit(1).minus(col("l_discount"))));
     Dataset<Row> df = lineitem().filter(col("l_shipdate").gt(lit(LocalDate.parse("1995-03-15"))))
