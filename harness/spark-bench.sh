@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Spark read benchmark: thallus (tcp and the same-host default) against Spark's JDBC source, one JVM, local[2].
 # Arguments go to SparkReadBenchmarkMain, e.g.: harness/spark-bench.sh --rows 10000000 --runs 5 --pushdown
+# SPARK_BENCH_MAIN runs another of the harness's Spark programs with the same build and flags (spark-tpch-bench.sh).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -17,4 +18,4 @@ read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.
 $(sed -n 's:.*<spark.jvmFlags>\(.*\)</spark.jvmFlags>.*:\1:p' pom.xml)"
 exec "$jdk/bin/java" "${flags[@]}" ${BENCH_JAVA_OPTS:-} -Xmx8g -XX:MaxDirectMemorySize=8g \
   -Dlog4j2.configurationFile=thallus-spark/src/test/resources/log4j2-test.properties \
-  -cp "$classpath" io.thallus.harness.SparkReadBenchmarkMain "$@"
+  -cp "$classpath" "${SPARK_BENCH_MAIN:-io.thallus.harness.SparkReadBenchmarkMain}" "$@"

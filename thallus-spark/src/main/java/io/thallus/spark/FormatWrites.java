@@ -3,7 +3,6 @@ package io.thallus.spark;
 import io.thallus.ThallusClient;
 import java.util.EnumSet;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -106,15 +105,8 @@ final class FormatWrites {
 
   /** Whether the {@code table} option names a table (or view) of the server's database. */
   static boolean tableExists(ReadConf conf) {
-    TableName table = TableName.parse(conf.table().orElseThrow());
-    String database = table.catalogOrNull() == null ? "current_database()" : Sql.string(table.catalogOrNull());
-    String schema = table.schemaOrNull() == null ? "current_schema()" : Sql.string(table.schemaOrNull());
-    String where = " WHERE database_name = " + database + " AND schema_name = " + schema + " AND ";
     try (ThallusClient client = Connector.connect(conf, 0)) {
-      List<List<String>> rows = ServerSql.rows(client, "SELECT 1 FROM duckdb_tables()" + where + "table_name = "
-          + Sql.string(table.table()) + " UNION ALL SELECT 1 FROM duckdb_views()" + where + "view_name = "
-          + Sql.string(table.table()));
-      return !rows.isEmpty();
+      return ServerSql.kind(client, TableName.parse(conf.table().orElseThrow())) != null;
     }
   }
 

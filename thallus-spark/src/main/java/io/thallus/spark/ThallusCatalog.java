@@ -372,14 +372,8 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
 
   /** "table", "view" or null: what {@code table} names on the server. */
   private String kind(TableName table) {
-    String database = table.catalogOrNull() == null ? "current_database()" : Sql.string(table.catalogOrNull());
-    String schema = table.schemaOrNull() == null ? "current_schema()" : Sql.string(table.schemaOrNull());
-    String where = " WHERE database_name = " + database + " AND schema_name = " + schema + " AND ";
     try (ThallusClient client = connect()) {
-      List<List<String>> rows = ServerSql.rows(client, "SELECT 'table' FROM duckdb_tables()" + where + "table_name = "
-          + Sql.string(table.table()) + " UNION ALL SELECT 'view' FROM duckdb_views()" + where + "view_name = "
-          + Sql.string(table.table()));
-      return rows.isEmpty() ? null : rows.get(0).get(0);
+      return ServerSql.kind(client, table);
     }
   }
 

@@ -48,6 +48,7 @@ record WriteJob(ReadConf conf, TableName target, WriteMode mode, String jobId, S
 
   /** Makes the committed tasks' rows the table's, in one transaction; cleans up whatever happens. */
   void commit(List<StagedPart> parts) {
+    RuntimeException failure = null;
     try (ThallusClient client = Connector.connect(conf, 0)) {
       try {
         switch (mode) {
@@ -80,8 +81,19 @@ record WriteJob(ReadConf conf, TableName target, WriteMode mode, String jobId, S
         }
         throw e;
       }
+    } catch (RuntimeException e) {
+      failure = e;
+      throw e;
     } finally {
-      cleanUp();
+      // Whatever the commit did, nothing of the job stays staged; a failed clean-up does not hide a failed commit.
+      try {
+        cleanUp();
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          throw e;
+        }
+        failure.addSuppressed(e);
+      }
     }
   }
 
