@@ -147,21 +147,21 @@ record ReadConf(
 
   /** This connection reading {@code table} of the server's database (a catalog's table). */
   ReadConf withTable(TableName table) {
-    return new ReadConf(urls, null, null, table.sql(), transportName, batchRows, partitions, partitionColumnName,
-        credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
-        pushDownLimit);
+    return reading(null, null, table.sql());
   }
 
   /** This connection reading the result of {@code sql} (over the same dataset, if any): a pushed join. */
   ReadConf withQuery(String sql) {
-    return new ReadConf(urls, sql, datasetPath, null, transportName, batchRows, partitions, partitionColumnName,
-        credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
-        pushDownLimit);
+    return reading(sql, datasetPath, null);
   }
 
   /** This connection reading {@code path} under the server's data root (a catalog's dataset). */
   ReadConf withDataset(String path) {
-    return new ReadConf(urls, null, path, null, transportName, batchRows, partitions, partitionColumnName,
+    return reading(null, path, null);
+  }
+
+  private ReadConf reading(String query, String dataset, String table) {
+    return new ReadConf(urls, query, dataset, table, transportName, batchRows, partitions, partitionColumnName,
         credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
         pushDownLimit);
   }
