@@ -63,10 +63,15 @@ public final class ThallusSource implements TableProvider, DataSourceRegister, C
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
     ReadConf conf = ReadConf.from(properties);
-    if (conf.table().isPresent() && conf.dataset().isEmpty() && !FormatWrites.tableExists(conf)) {
-      return new FormatWrites.MissingTable(conf, schema);
+    try {
+      // A read asked inferSchema first, so the columns are known and this costs no round trip.
+      return new ThallusTable(conf, columns(conf));
+    } catch (io.thallus.ThallusException e) {
+      if (conf.table().isPresent() && conf.dataset().isEmpty() && !FormatWrites.tableExists(conf)) {
+        return new FormatWrites.MissingTable(conf, schema);
+      }
+      throw e;
     }
-    return new ThallusTable(conf, columns(conf));
   }
 
   /**
