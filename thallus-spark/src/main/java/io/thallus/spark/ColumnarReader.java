@@ -36,7 +36,9 @@ final class ColumnarReader implements PartitionReader<ColumnarBatch> {
     ThallusClient client = Connector.connect(partition.conf(), partition.server());
     ColumnarReader reader;
     try {
-      ThallusStream stream = client.query(Connector.request(partition.conf(), partition.sql()));
+      ThallusStream stream = partition.exactSqlOrNull() == null
+          ? client.query(Connector.request(partition.conf(), partition.sql()))
+          : exactAfterOverflow(client, partition);
       reader = new ColumnarReader(client, stream, partition.columns());
     } catch (RuntimeException e) {
       client.close();
@@ -52,6 +54,29 @@ final class ColumnarReader implements PartitionReader<ColumnarBatch> {
       });
     }
     return reader;
+  }
+
+  /**
+   * An aggregate in DuckDB's narrower decimal types sends nothing before it has read its whole input, so an overflow
+   * shows at its first batch: the partition then runs the aggregate in Spark's types, which overflows only where
+   * Spark would.
+   */
+  private static ThallusStream exactAfterOverflow(ThallusClient client, ThallusInputPartition partition) {
+    ThallusStream stream = null;
+    try {
+      // DuckDB reports the overflow when it opens the query (constants) or at the first batch (data).
+      stream = client.query(Connector.request(partition.conf(), partition.sql()));
+      stream.hasNext();
+      return stream;
+    } catch (io.thallus.ThallusException e) {
+      if (stream != null) {
+        stream.close();
+      }
+      if (e.getMessage() == null || !e.getMessage().contains("Overflow")) {
+        throw e;
+      }
+    }
+    return client.query(Connector.request(partition.conf(), partition.exactSqlOrNull()));
   }
 
   @Override

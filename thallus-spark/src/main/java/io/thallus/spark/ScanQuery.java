@@ -29,13 +29,35 @@ record ScanQuery(
     List<String> groupBy,
     List<String> orderBy,
     OptionalInt limit,
-    StructType readSchema) implements Serializable {
+    StructType readSchema,
+    List<String> narrowSelectOrNull,
+    List<String> narrowGroupByOrNull) implements Serializable {
+
+  /** A scan without a narrow form (see {@link ExpressionSql.Typed}). */
+  ScanQuery(String base, List<TypeMapping.Column> columns, List<String> select, List<String> filters,
+      List<String> groupBy, List<String> orderBy, OptionalInt limit, StructType readSchema) {
+    this(base, columns, select, filters, groupBy, orderBy, limit, readSchema, null, null);
+  }
 
   /** Stands in for an empty select list (Spark's {@code count()} needs rows, no columns); never read. */
   static final String NO_COLUMNS = "TRUE AS thallus_no_columns";
 
-  /** The SQL of the whole scan, or of one partition when {@code partition} narrows it. */
+  /** The SQL of the whole scan, or of one partition when {@code partition} narrows it: Spark's types throughout. */
   String sql(PartitionSpec partition) {
+    return render(select, groupBy, partition);
+  }
+
+  /**
+   * The same aggregate in DuckDB's own decimal types (faster; the same values, or an overflow where the exact SQL
+   * would not overflow), when it differs. Only an aggregate has one: nothing of it is sent before the whole input
+   * is read, so after an overflow the partition runs {@link #sql} instead with nothing to take back.
+   */
+  java.util.Optional<String> narrowSql(PartitionSpec partition) {
+    return narrowSelectOrNull == null ? java.util.Optional.empty()
+        : java.util.Optional.of(render(narrowSelectOrNull, narrowGroupByOrNull, partition));
+  }
+
+  private String render(List<String> select, List<String> groupBy, PartitionSpec partition) {
     StringBuilder sql = new StringBuilder();
     partition.datasetCte().ifPresent(cte -> sql.append("WITH dataset AS (").append(cte).append(")\n"));
     sql.append("SELECT ").append(select.isEmpty() ? NO_COLUMNS : String.join(", ", select));

@@ -47,7 +47,10 @@ final class ThallusScan implements Scan, Batch {
       query.limit().ifPresent(n -> text.append(", pushedLimit=").append(n));
     }
     text.append(", partitions=").append(conf.partitions());
-    text.append(", sql=[").append(sql().replace('\n', ' ')).append("]]");
+    text.append(", sql=[").append(sql().replace('\n', ' ')).append(']');
+    query.narrowSql(new PartitionSpec.Whole()).ifPresent(narrow -> text.append(", runsFirst=[")
+        .append(narrow.replace('\n', ' ')).append(']'));
+    text.append(']');
     return text.toString();
   }
 
@@ -88,8 +91,10 @@ final class ThallusScan implements Scan, Batch {
     for (int i = 0; i < specs.size(); i++) {
       // Several servers serving the same data share the partitions round robin.
       int server = i % conf.urls().size();
-      planned.add(new ThallusInputPartition(conf, server, query.sql(specs.get(i)), query.readSchema().size(),
-          conf.location(server).host()));
+      String exact = query.sql(specs.get(i));
+      java.util.Optional<String> narrow = query.narrowSql(specs.get(i));
+      planned.add(new ThallusInputPartition(conf, server, narrow.orElse(exact), narrow.isPresent() ? exact : null,
+          query.readSchema().size(), conf.location(server).host()));
     }
     return planned.toArray(InputPartition[]::new);
   }

@@ -60,6 +60,9 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
   private List<String> groupBy = List.of();
   private StructType aggregateSchema;
   private Map<String, DataType> aggregateTypes;
+  /** The aggregate's select list and grouping in DuckDB's own decimal types, or null when they are the same. */
+  private List<String> aggregateNarrowSelect;
+  private List<String> narrowGroupBy;
   /** The pushed aggregate's outputs by the text of the expression they compute (top-N names them that way). */
   private Map<String, String> aggregateOutputs;
   private String aggregateDescription;
@@ -202,6 +205,8 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     }
     List<String> select = new ArrayList<>();
     List<String> groups = new ArrayList<>();
+    List<String> narrowSelect = new ArrayList<>();
+    List<String> narrowGroups = new ArrayList<>();
     List<StructField> fields = new ArrayList<>();
     Map<String, DataType> outputTypes = new LinkedHashMap<>();
     Map<String, String> outputs = new LinkedHashMap<>();
@@ -212,6 +217,8 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
         outputs.put(expression.toString(), name.get());
         groups.add(Sql.identifier(name.get()));
         select.add(Sql.identifier(name.get()));
+        narrowGroups.add(Sql.identifier(name.get()));
+        narrowSelect.add(Sql.identifier(name.get()));
         fields.add(DataTypes.createStructField(name.get(), types.get(name.get()), true));
         outputTypes.put(name.get(), types.get(name.get()));
         continue;
@@ -226,6 +233,8 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
       outputs.put(expression.toString(), alias);
       groups.add(key.get().sql());
       select.add(key.get().sql() + " AS " + alias);
+      narrowGroups.add(key.get().narrow());
+      narrowSelect.add(key.get().narrowAsSpark() + " AS " + alias);
       fields.add(DataTypes.createStructField(alias, key.get().type(), true));
       outputTypes.put(alias, key.get().type());
     }
@@ -237,12 +246,16 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
         return false;
       }
       select.add(aggregate.get().sql() + " AS " + alias);
+      narrowSelect.add(aggregate.get().narrow() + " AS " + alias);
       fields.add(DataTypes.createStructField(alias, aggregate.get().type(), true));
       outputTypes.put(alias, aggregate.get().type());
       outputs.put(function.toString(), alias);
     }
     aggregateSelect = select;
     groupBy = groups;
+    boolean narrower = !narrowSelect.equals(select) || !narrowGroups.equals(groups);
+    aggregateNarrowSelect = narrower ? narrowSelect : null;
+    narrowGroupBy = narrower ? narrowGroups : null;
     aggregateSchema = new StructType(fields.toArray(StructField[]::new));
     aggregateTypes = outputTypes;
     aggregateOutputs = outputs;
@@ -250,7 +263,12 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     return true;
   }
 
-  private record Aggregate(String sql, DataType type) {}
+  /** An aggregate in both forms of {@link ExpressionSql.Typed}, each giving Spark's type. */
+  private record Aggregate(String sql, String narrow, DataType type) {
+    Aggregate(String sql, DataType type) {
+      this(sql, sql, type);
+    }
+  }
 
   /**
    * An aggregate whose DuckDB value is Spark's. DISTINCT only when the server's aggregate is final (one stream):
@@ -265,9 +283,10 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
         if (c.isDistinct() && conf.partitions() != 1) {
           return Optional.empty();
         }
+        String distinct = c.isDistinct() ? "DISTINCT " : "";
         return ExpressionSql.valueOf(c.column(), types)
-            .map(value -> new Aggregate("count(" + (c.isDistinct() ? "DISTINCT " : "") + value.sql() + ")",
-                DataTypes.LongType));
+            .map(value -> new Aggregate("count(" + distinct + value.sql() + ")",
+                "count(" + distinct + value.narrow() + ")", DataTypes.LongType));
       }
       case Min m -> {
         return minMax("min", m.column());
@@ -284,15 +303,20 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
           return Optional.empty();
         }
         DataType type = value.get().type();
-        String argument = (s.isDistinct() ? "DISTINCT " : "") + value.get().sql();
+        String distinct = s.isDistinct() ? "DISTINCT " : "";
+        String argument = distinct + value.get().sql();
+        String narrowArgument = distinct + value.get().narrow();
         if (type instanceof ByteType || type instanceof ShortType || type instanceof IntegerType
             || type instanceof LongType) {
-          return Optional.of(new Aggregate("CAST(sum(" + argument + ") AS BIGINT)", DataTypes.LongType));
+          return Optional.of(new Aggregate("CAST(sum(" + argument + ") AS BIGINT)",
+              "CAST(sum(" + narrowArgument + ") AS BIGINT)", DataTypes.LongType));
         }
         if (type instanceof DecimalType decimal) {
-          int precision = Math.min(38, decimal.precision() + 10);
-          return Optional.of(new Aggregate("CAST(sum(" + argument + ") AS DECIMAL(" + precision + ","
-              + decimal.scale() + "))", DataTypes.createDecimalType(precision, decimal.scale())));
+          // DuckDB sums decimals in 128 bits whatever their type; the narrow argument has Spark's scale or more.
+          DecimalType result = DataTypes.createDecimalType(Math.min(38, decimal.precision() + 10), decimal.scale());
+          String cast = " AS " + ExpressionSql.duckType(result) + ")";
+          return Optional.of(new Aggregate("CAST(sum(" + argument + ")" + cast,
+              "CAST(sum(" + narrowArgument + ")" + cast, result));
         }
         return Optional.empty();
       }
@@ -314,7 +338,10 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     if (!exact) {
       return Optional.empty();
     }
-    return Optional.of(new Aggregate(function + "(" + value.get().sql() + ")", type));
+    String narrow = function + "(" + value.get().narrow() + ")";
+    return Optional.of(new Aggregate(function + "(" + value.get().sql() + ")",
+        value.get().narrow().equals(value.get().sql()) ? narrow
+            : "CAST(" + narrow + " AS " + ExpressionSql.duckType(type) + ")", type));
   }
 
   @Override
@@ -394,7 +421,8 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
       schema = new StructType(fields.toArray(StructField[]::new));
     }
     ScanQuery query = new ScanQuery(conf.baseSql(), columns, List.copyOf(select), List.copyOf(filters), groupBy,
-        orderBy, limit, schema);
+        orderBy, limit, schema, aggregateSelect == null ? null : aggregateNarrowSelect,
+        aggregateSelect == null ? null : narrowGroupBy);
     // EXPLAIN shows the filters as the SQL they became (a date as DATE '1998-09-02', not Spark's day number).
     return new ThallusScan(conf, query, List.copyOf(filters), Optional.ofNullable(aggregateDescription),
         Optional.ofNullable(joinDescription));

@@ -155,7 +155,9 @@ class PushdownTest {
 
     String sql = scan(q1).sql();
     assertThat(sql).contains("GROUP BY \"l_returnflag\", \"l_linestatus\"",
-        "CAST(sum(CAST((\"l_extendedprice\" * CAST((CAST('1' AS DECIMAL(1,0))", "count(*)",
+        "CAST(sum(CAST((CAST(\"l_extendedprice\" AS DECIMAL(38,2)) * CAST(CAST((CAST(CAST('1' AS DECIMAL(1,0))"
+            + " AS DECIMAL(38,0)) - CAST(\"l_discount\" AS DECIMAL(38,2))) AS DECIMAL(16,2)) AS DECIMAL(38,2)))"
+            + " AS DECIMAL(32,4))) AS DECIMAL(38,4))", "count(*)",
         "(\"l_shipdate\" <= DATE '1998-09-02')");
     // The scan returns the 6 groups; Spark divides SUM by COUNT for AVG and sorts 6 rows.
     // (AVG's SUM of l_quantity is the SUM already asked for: 9 aggregates, not 10)
@@ -176,7 +178,8 @@ class PushdownTest {
         + " WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01'"
         + " AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24"));
     assertThat(scan(q6).readSchema().size()).isEqualTo(1);
-    assertThat(scan(q6).sql()).contains("sum(CAST((\"l_extendedprice\" * \"l_discount\") AS DECIMAL(31,4)))");
+    assertThat(scan(q6).sql()).contains("sum(CAST((CAST(\"l_extendedprice\" AS DECIMAL(38,2))"
+        + " * CAST(\"l_discount\" AS DECIMAL(38,2))) AS DECIMAL(31,4)))");
   }
 
   @Test
@@ -212,7 +215,7 @@ class PushdownTest {
         .select("l_orderkey").orderBy("l_orderkey");
     assertThat(rows(df)).isNotEmpty().isEqualTo(duckdb("SELECT l_orderkey FROM lineitem"
         + " WHERE l_quantity * l_tax > 3.5 ORDER BY 1"));
-    assertThat(scan(df).sql()).contains("(\"l_quantity\" * \"l_tax\")");
+    assertThat(scan(df).sql()).contains("(CAST(\"l_quantity\" AS DECIMAL(38,2)) * CAST(\"l_tax\" AS DECIMAL(38,2)))");
   }
 
   @Test
@@ -260,6 +263,27 @@ class PushdownTest {
     } finally {
       spark.conf().unset("spark.sql.ansi.enabled");
     }
+  }
+
+  @Test
+  void aggregatesRunInDuckDBsOwnDecimalTypesFirstAndInSparksAfterAnOverflow() {
+    // Q1's products fit DuckDB's 18-digit decimals: the partition runs the narrow SQL, the rows are Spark's.
+    Dataset<Row> small = lineitem().agg(sum(col("l_extendedprice").multiply(col("l_discount"))).as("s"));
+    ThallusInputPartition partition = Plans.partitions(small).get(0);
+    assertThat(partition.exactSqlOrNull()).contains("AS DECIMAL(31,4)");
+    assertThat(partition.sql()).contains("sum((\"l_extendedprice\" * \"l_discount\"))")
+        .doesNotContain("DECIMAL(31,4)");
+    assertThat(explain(small)).contains("runsFirst=[");
+
+    // 9999999999999.99 * 999.99 needs 20 digits at scale 4: DuckDB's DECIMAL(18,4) overflows, Spark's
+    // decimal(31,4) does not. The partition runs the exact SQL after the overflow and gives Spark's value.
+    Dataset<Row> wide = spark.read().format("thallus").option("url", server.url())
+        .option("query", "SELECT 9999999999999.99::DECIMAL(15,2) AS a, 999.99::DECIMAL(15,2) AS b FROM range(3)")
+        .load().agg(sum(col("a").multiply(col("b"))).as("s"));
+    BigDecimal product = new BigDecimal("9999999999999.99").multiply(new BigDecimal("999.99"));
+    assertThat(rows(wide)).containsExactly(product.multiply(BigDecimal.valueOf(3)).stripTrailingZeros()
+        .toPlainString());
+    assertThat(Plans.partitions(wide).get(0).exactSqlOrNull()).isNotNull();
   }
 
   @Test
