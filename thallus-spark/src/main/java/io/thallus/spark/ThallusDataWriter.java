@@ -12,7 +12,11 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import java.util.List;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.spark.sql.execution.arrow.ArrowFieldWriter;
 import org.apache.spark.sql.execution.arrow.ArrowWriter;
+import org.apache.spark.sql.execution.arrow.ArrowWriter$;
 
 /**
  * One task's part of a write: Spark's rows into Arrow vectors (Spark's own {@code ArrowWriter}), sent a batch at
@@ -39,7 +43,7 @@ final class ThallusDataWriter implements DataWriter<InternalRow> {
     try {
       client = Connector.connect(job.conf(), partition);
       root = VectorSchemaRoot.create(job.arrowSchema(), allocator);
-      this.writer = ArrowWriter.create(root);
+      this.writer = arrowWriter(root);
       this.ingest = client.ingest(IngestRequest.of(staging.sql(), IngestMode.CREATE), root.getSchema());
     } catch (RuntimeException e) {
       if (root != null) {
@@ -54,6 +58,19 @@ final class ThallusDataWriter implements DataWriter<InternalRow> {
     this.allocator = allocator;
     this.client = client;
     this.root = root;
+  }
+
+  /** Spark's writer for each column, but decimals of up to 18 digits as longs (no BigDecimal per value). */
+  private static ArrowWriter arrowWriter(VectorSchemaRoot root) {
+    List<FieldVector> vectors = root.getFieldVectors();
+    ArrowFieldWriter[] fields = new ArrowFieldWriter[vectors.size()];
+    for (int i = 0; i < fields.length; i++) {
+      FieldVector vector = vectors.get(i);
+      fields[i] = vector instanceof DecimalVector decimal
+          && decimal.getPrecision() <= CompactDecimalWriter.MAX_PRECISION
+          ? new CompactDecimalWriter(decimal) : ArrowWriter$.MODULE$.createFieldWriter(vector);
+    }
+    return new ArrowWriter(root, fields);
   }
 
   static DataWriterFactory factory(WriteJob job) {

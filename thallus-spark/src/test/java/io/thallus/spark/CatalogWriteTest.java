@@ -31,7 +31,9 @@ class CatalogWriteTest {
       "CAST(id / 4 AS DECIMAL(12,2)) AS price", "concat('r', id) AS name",
       "date_add(DATE '2024-01-01', CAST(id % 400 AS INT)) AS day", "timestamp_seconds(1700000000 + id * 61) AS at",
       "id % 3 = 0 AS flag", "id / 8.0D AS ratio", "CAST(concat('b', id % 5) AS BINARY) AS bytes",
-      "array(id, id + 1) AS pair", "CASE WHEN id % 10 = 0 THEN NULL ELSE id END AS maybe"};
+      "array(id, id + 1) AS pair", "CASE WHEN id % 10 = 0 THEN NULL ELSE id END AS maybe",
+      "CASE WHEN id % 4 = 0 THEN NULL ELSE CAST(id * 1000 - 499999.999 AS DECIMAL(18,3)) END AS fee",
+      "CAST(id * 1000000000000 + 0.25 AS DECIMAL(24,2)) AS big"};
   private static TestServer server;
   private static SparkSession spark;
 
@@ -170,7 +172,8 @@ class CatalogWriteTest {
     assertThat(sorted(spark.table("thallus.main.written"))).isEqualTo(sorted(rows));
     assertThat(serverRows("SELECT data_type FROM duckdb_columns() WHERE table_name = 'written' ORDER BY column_index"))
         .extracting(r -> r.get(0)).containsExactly("BIGINT", "INTEGER", "DECIMAL(12,2)", "VARCHAR", "DATE",
-            "TIMESTAMP WITH TIME ZONE", "BOOLEAN", "DOUBLE", "BLOB", "BIGINT[]", "BIGINT");
+            "TIMESTAMP WITH TIME ZONE", "BOOLEAN", "DOUBLE", "BLOB", "BIGINT[]", "BIGINT", "DECIMAL(18,3)",
+            "DECIMAL(24,2)");
 
     Dataset<Row> more = source(7_000).filter("id >= 5000");
     more.writeTo("thallus.main.written").append();
