@@ -7,16 +7,19 @@ import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.Statistics;
+import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.types.StructType;
 
 /** One planned read: the SQL with every pushdown applied, split into partitions when Spark asks for them. */
-final class ThallusScan implements Scan, Batch {
+final class ThallusScan implements Scan, Batch, SupportsReportStatistics {
   private final ReadConf conf;
   private final ScanQuery query;
   private final List<String> pushedFilters;
   private final Optional<String> pushedAggregate;
   private final Optional<String> pushedJoin;
   private List<PartitionSpec> partitions;
+  private Statistics statistics;
 
   ThallusScan(ReadConf conf, ScanQuery query, List<String> pushedFilters, Optional<String> pushedAggregate,
       Optional<String> pushedJoin) {
@@ -57,6 +60,35 @@ final class ThallusScan implements Scan, Batch {
   /** The scan's SQL as a whole (what one partition would run), as EXPLAIN shows it. */
   String sql() {
     return query.sql(new PartitionSpec.Whole());
+  }
+
+  /**
+   * DuckDB's estimate of the rows the scan's SQL returns (its plan's cardinality, filters and aggregates applied),
+   * times Spark's default width of the columns read. Without it Spark takes every thallus read for huge and never
+   * broadcasts one in a join (TPC-H Q3's customer side: a sort-merge join where Parquet's gets a broadcast).
+   */
+  @Override
+  public synchronized Statistics estimateStatistics() {
+    if (statistics == null) {
+      java.util.OptionalLong rows = ServerSql.estimatedRows(conf, sql());
+      long width = 0;
+      for (org.apache.spark.sql.types.StructField field : query.readSchema().fields()) {
+        width += field.dataType().defaultSize();
+      }
+      long size = rows.isPresent() ? Math.max(1, rows.getAsLong()) * Math.max(1, width) : Long.MAX_VALUE;
+      statistics = new Statistics() {
+        @Override
+        public java.util.OptionalLong sizeInBytes() {
+          return java.util.OptionalLong.of(size);
+        }
+
+        @Override
+        public java.util.OptionalLong numRows() {
+          return rows;
+        }
+      };
+    }
+    return statistics;
   }
 
   @Override

@@ -327,6 +327,20 @@ class PushdownTest {
   }
 
   @Test
+  void scansReportDuckDBsRowEstimateSoASmallSideIsBroadcast() throws SQLException {
+    Dataset<Row> modes = spark.read().format("thallus").option("url", server.url())
+        .option("query", "SELECT * FROM (VALUES ('MAIL', 1), ('SHIP', 2)) t(mode, rank)").load();
+    assertThat(scan(modes).estimateStatistics().numRows().getAsLong()).isEqualTo(2);
+    assertThat(scan(lineitem().filter(col("l_quantity").lt(10))).estimateStatistics().numRows().getAsLong())
+        .isBetween(1L, 30_000L);
+    Dataset<Row> joined = lineitem().join(modes, col("l_shipmode").equalTo(col("mode")))
+        .groupBy("rank").agg(count("*").as("n")).orderBy("rank");
+    assertThat(joined.queryExecution().executedPlan().toString()).contains("BroadcastHashJoin");
+    assertThat(rows(joined)).isEqualTo(duckdb("SELECT rank, count(*) FROM lineitem JOIN (VALUES ('MAIL', 1),"
+        + " ('SHIP', 2)) t(mode, rank) ON l_shipmode = mode GROUP BY rank ORDER BY rank"));
+  }
+
+  @Test
   void pushedExpressionsShowAsSqlInExplain() {
     Column revenue = sum(col("l_extendedprice").multiply(lit(1).minus(col("l_discount"))));
     Dataset<Row> df = lineitem().filter(col("l_shipdate").gt(lit(LocalDate.parse("1995-03-15"))))
