@@ -27,9 +27,7 @@ final class ServerSql {
 
   /** "table", "view" or null: what {@code table} names in the server's database. */
   static String kind(ThallusClient client, TableName table) {
-    String database = table.catalogOrNull() == null ? "current_database()" : Sql.string(table.catalogOrNull());
-    String schema = table.schemaOrNull() == null ? "current_schema()" : Sql.string(table.schemaOrNull());
-    String where = " WHERE database_name = " + database + " AND schema_name = " + schema + " AND ";
+    String where = " WHERE " + table.schemaCondition() + " AND ";
     List<List<String>> rows = rows(client, "SELECT 'table' FROM duckdb_tables()" + where + "table_name = "
         + Sql.string(table.table()) + " UNION ALL SELECT 'view' FROM duckdb_views()" + where + "view_name = "
         + Sql.string(table.table()));

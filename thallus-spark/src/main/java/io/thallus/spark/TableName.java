@@ -6,11 +6,12 @@ import java.util.List;
 
 /**
  * A table of the server's database as SQL names it: {@code [catalog.][schema.]table}, each part quoted when sent.
- * Writes stage their rows beside it, in the schema {@link #STAGING_SCHEMA} of the same database, so the commit
- * moves them within one database and one transaction.
+ * Writes stage their rows beside it, in tables of the same schema named {@link #STAGING_PREFIX}..., so the commit
+ * moves them within one database and one transaction, and may rename one into the table's place.
  */
 record TableName(String catalogOrNull, String schemaOrNull, String table) implements Serializable {
-  static final String STAGING_SCHEMA = "thallus_staging";
+  /** The start of a staging table's name; the catalog does not list such tables. */
+  static final String STAGING_PREFIX = "thallus_staging_";
 
   static TableName of(String... parts) {
     return switch (parts.length) {
@@ -81,14 +82,15 @@ record TableName(String catalogOrNull, String schemaOrNull, String table) implem
     return sql.append(Sql.identifier(table)).toString();
   }
 
-  /** The staging schema of this table's database, as SQL names it. */
-  String stagingSchemaSql() {
-    return (catalogOrNull == null ? "" : Sql.identifier(catalogOrNull) + ".") + Sql.identifier(STAGING_SCHEMA);
+  /** A staging table beside this one: {@code name} after {@link #STAGING_PREFIX}, in the same schema. */
+  TableName staging(String name) {
+    return new TableName(catalogOrNull, schemaOrNull, name.startsWith(STAGING_PREFIX) ? name : STAGING_PREFIX + name);
   }
 
-  /** A staging table of this table's database. */
-  TableName staging(String name) {
-    return new TableName(catalogOrNull, STAGING_SCHEMA, name);
+  /** The schema's condition in duckdb_tables() and friends: its database and schema (current ones if unnamed). */
+  String schemaCondition() {
+    return "database_name = " + (catalogOrNull == null ? "current_database()" : Sql.string(catalogOrNull))
+        + " AND schema_name = " + (schemaOrNull == null ? "current_schema()" : Sql.string(schemaOrNull));
   }
 
   @Override

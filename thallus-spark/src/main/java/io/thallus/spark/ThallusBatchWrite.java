@@ -23,7 +23,6 @@ final class ThallusBatchWrite implements BatchWrite {
 
   @Override
   public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-    job.prepare();
     return ThallusDataWriter.factory(job);
   }
 

@@ -49,9 +49,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 public final class ThallusCatalog implements StagingTableCatalog, SupportsNamespaces {
   /** The namespace of the data root's files. */
   public static final String FILES = "files";
-  /** Schemas DuckDB keeps for itself, and the one writes stage their rows in: not listed. */
-  private static final List<String> HIDDEN_SCHEMAS = List.of("information_schema", "pg_catalog",
-      TableName.STAGING_SCHEMA);
+  /** Schemas DuckDB keeps for itself: not listed. */
+  private static final List<String> HIDDEN_SCHEMAS = List.of("information_schema", "pg_catalog");
 
   private String name;
   private ReadConf conf;
@@ -172,7 +171,9 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
       } else {
         String where = " WHERE database_name = " + database(namespace) + " AND schema_name = "
             + Sql.string(namespace[namespace.length - 1]) + " AND NOT internal";
-        for (List<String> row : ServerSql.rows(client, "SELECT table_name FROM duckdb_tables()" + where
+        // A write's staging tables are not the catalog's.
+        String tablesOnly = " AND NOT starts_with(table_name, " + Sql.string(TableName.STAGING_PREFIX) + ")";
+        for (List<String> row : ServerSql.rows(client, "SELECT table_name FROM duckdb_tables()" + where + tablesOnly
             + " UNION ALL SELECT view_name FROM duckdb_views()" + where + " ORDER BY 1")) {
           tables.add(Identifier.of(namespace, row.get(0)));
         }

@@ -14,11 +14,10 @@ import org.apache.spark.sql.util.ArrowUtils;
 
 /**
  * One DataFrame write into a table, atomic at job level. Each task ingests its partition's rows as Arrow batches
- * into a staging table of its own ({@code thallus_staging.w<job>_<partition>_<task>}, committed by the task's
- * ingest); the driver's {@link #commit} then, in one transaction, prepares the table (create, replace or truncate as
- * the mode says), inserts every committed task's staging table, drops them and commits. A failed or aborted job,
- * or a task killed at any point, leaves the table as it was: the driver drops every staging table of the job,
- * including those of attempts whose tasks died after their ingest committed.
+ * into a staging table of its own beside the table ({@code thallus_staging_w<job>_<partition>_<task>}, committed by
+ * the task's ingest); the driver's {@link #commit} then makes them the table's in one transaction. A failed or
+ * aborted job, or a task killed at any point, leaves the table as it was: the driver drops every staging table of
+ * the job, including those of attempts whose tasks died after their ingest committed.
  */
 record WriteJob(ReadConf conf, TableName target, WriteMode mode, String jobId, StructType schema, String timeZone)
     implements Serializable {
@@ -39,38 +38,35 @@ record WriteJob(ReadConf conf, TableName target, WriteMode mode, String jobId, S
     return target.staging(jobId + "_" + partition + "_" + taskId);
   }
 
-  /** Before any task runs: the staging schema exists. */
-  void prepare() {
-    try (ThallusClient client = Connector.connect(conf, 0)) {
-      ServerSql.execute(client, "CREATE SCHEMA IF NOT EXISTS " + target.stagingSchemaSql(), false);
-    }
-  }
-
-  /** Makes the committed tasks' rows the table's, in one transaction; cleans up whatever happens. */
+  /**
+   * Makes the committed tasks' rows the table's, in one transaction; cleans up whatever happens. Append and
+   * truncate insert every staging table into the table. Create and replace keep the largest staging table, insert the
+   * others into it and rename it into the table's place (the copy of the largest part saved), creating the table
+   * empty when no task wrote anything.
+   */
   void commit(List<StagedPart> parts) {
     RuntimeException failure = null;
     try (ThallusClient client = Connector.connect(conf, 0)) {
       try {
-        switch (mode) {
-          case CREATE, CREATE_OR_REPLACE -> createEmpty(client);
-          case TRUNCATE -> ServerSql.execute(client, "DELETE FROM " + target.sql(), true);
-          case APPEND -> { }
-        }
-        if (!parts.isEmpty()) {
-          List<String> columns = new ArrayList<>();
-          for (String name : schema.fieldNames()) {
-            columns.add(Sql.identifier(name));
+        boolean creates = mode == WriteMode.CREATE || mode == WriteMode.CREATE_OR_REPLACE;
+        if (creates && parts.isEmpty()) {
+          createEmpty(client);
+        } else if (creates) {
+          StagedPart largest = parts.stream().max(java.util.Comparator.comparingLong(StagedPart::rows)).orElseThrow();
+          List<StagedPart> others = new ArrayList<>(parts);
+          others.remove(largest);
+          insert(client, target.staging(largest.stagingTable()), others);
+          if (mode == WriteMode.CREATE_OR_REPLACE && "table".equals(ServerSql.kind(client, target))) {
+            ServerSql.execute(client, "DROP TABLE " + target.sql(), true);
           }
-          String list = String.join(", ", columns);
-          List<String> selects = new ArrayList<>();
-          for (StagedPart part : parts) {
-            selects.add("SELECT " + list + " FROM " + target.staging(part.stagingTable()).sql());
+          // A table (or view) of that name, for CREATE, makes the rename fail: DuckDB says it exists.
+          ServerSql.execute(client, "ALTER TABLE " + target.staging(largest.stagingTable()).sql() + " RENAME TO "
+              + Sql.identifier(target.table()), true);
+        } else {
+          if (mode == WriteMode.TRUNCATE) {
+            ServerSql.execute(client, "DELETE FROM " + target.sql(), true);
           }
-          ServerSql.execute(client, "INSERT INTO " + target.sql() + " (" + list + ") "
-              + String.join(" UNION ALL ", selects), true);
-          for (StagedPart part : parts) {
-            ServerSql.execute(client, "DROP TABLE " + target.staging(part.stagingTable()).sql(), true);
-          }
+          insert(client, target, parts);
         }
         ServerSql.execute(client, "COMMIT", false);
       } catch (RuntimeException e) {
@@ -97,6 +93,27 @@ record WriteJob(ReadConf conf, TableName target, WriteMode mode, String jobId, S
     }
   }
 
+  /** Inserts the rows of {@code parts}' staging tables into {@code into} and drops them, in the transaction. */
+  private void insert(ThallusClient client, TableName into, List<StagedPart> parts) {
+    if (parts.isEmpty()) {
+      return;
+    }
+    List<String> columns = new ArrayList<>();
+    for (String name : schema.fieldNames()) {
+      columns.add(Sql.identifier(name));
+    }
+    String list = String.join(", ", columns);
+    List<String> selects = new ArrayList<>();
+    for (StagedPart part : parts) {
+      selects.add("SELECT " + list + " FROM " + target.staging(part.stagingTable()).sql());
+    }
+    ServerSql.execute(client, "INSERT INTO " + into.sql() + " (" + list + ") " + String.join(" UNION ALL ", selects),
+        true);
+    for (StagedPart part : parts) {
+      ServerSql.execute(client, "DROP TABLE " + target.staging(part.stagingTable()).sql(), true);
+    }
+  }
+
   /** The table, empty, with the DataFrame's columns, inside the commit's transaction (an ingest of no batches). */
   private void createEmpty(ThallusClient client) {
     IngestMode ingestMode = mode == WriteMode.CREATE ? IngestMode.CREATE : IngestMode.REPLACE;
@@ -109,10 +126,9 @@ record WriteJob(ReadConf conf, TableName target, WriteMode mode, String jobId, S
   /** Drops every staging table of this job still there (a failed job, a killed task's committed attempt). */
   void cleanUp() {
     try (ThallusClient client = Connector.connect(conf, 0)) {
-      String database = target.catalogOrNull() == null ? "current_database()" : Sql.string(target.catalogOrNull());
-      List<List<String>> left = ServerSql.rows(client, "SELECT table_name FROM duckdb_tables() WHERE database_name = "
-          + database + " AND schema_name = " + Sql.string(TableName.STAGING_SCHEMA) + " AND starts_with(table_name, "
-          + Sql.string(jobId + "_") + ")");
+      List<List<String>> left = ServerSql.rows(client, "SELECT table_name FROM duckdb_tables() WHERE "
+          + target.schemaCondition() + " AND starts_with(table_name, "
+          + Sql.string(target.staging(jobId + "_").table()) + ")");
       for (List<String> row : left) {
         ServerSql.execute(client, "DROP TABLE IF EXISTS " + target.staging(row.get(0)).sql(), false);
       }
