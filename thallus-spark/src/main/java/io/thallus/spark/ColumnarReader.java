@@ -14,7 +14,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 /**
  * Reads one partition's stream. Each Arrow batch the client received is handed to Spark as a ColumnarBatch of
  * {@link ArrowColumnVector}s over the received buffers (Spark 4.2 uses the same Arrow, 19.0.0, so nothing is
- * converted), decimals of up to 18 digits as {@link CompactDecimalColumnVector}s. A batch stays valid until Spark asks for the next one, which is when its buffers go back to the
+ * converted), fixed-width columns as {@link FixedWidthColumnVector}s read at their buffers' addresses. A batch stays valid until Spark asks for the next one, which is when its buffers go back to the
  * transport. The task's completion listener closes the reader too, so a task that fails or stops early (a limit)
  * still releases its batch, stream and connection.
  */
@@ -91,10 +91,7 @@ final class ColumnarReader implements PartitionReader<ColumnarBatch> {
     // columns it asked for.
     ColumnVector[] wrapped = new ColumnVector[columns];
     for (int i = 0; i < columns; i++) {
-      FieldVector vector = vectors.get(i);
-      wrapped[i] = CompactDecimalColumnVector.fits(vector)
-          ? new CompactDecimalColumnVector((org.apache.arrow.vector.DecimalVector) vector)
-          : new ArrowColumnVector(vector);
+      wrapped[i] = FixedWidthColumnVector.of(vectors.get(i));
     }
     batch = new ColumnarBatch(wrapped, current.getRowCount());
     return true;
