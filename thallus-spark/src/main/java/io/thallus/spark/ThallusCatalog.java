@@ -113,8 +113,7 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
       return false;
     }
     try (ThallusClient client = connect()) {
-      return !ServerSql.rows(client, "SELECT 1 FROM duckdb_schemas() WHERE database_name = " + database(namespace)
-          + " AND schema_name = " + Sql.string(namespace[namespace.length - 1])).isEmpty();
+      return !ServerSql.rows(client, "SELECT 1 FROM duckdb_schemas() WHERE " + schemaCondition(namespace)).isEmpty();
     }
   }
 
@@ -169,8 +168,7 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
           tables.add(Identifier.of(namespace, path));
         }
       } else {
-        String where = " WHERE database_name = " + database(namespace) + " AND schema_name = "
-            + Sql.string(namespace[namespace.length - 1]) + " AND NOT internal";
+        String where = " WHERE " + schemaCondition(namespace) + " AND NOT internal";
         // A write's staging tables are not the catalog's.
         String tablesOnly = " AND NOT starts_with(table_name, " + Sql.string(TableName.STAGING_PREFIX) + ")";
         for (List<String> row : ServerSql.rows(client, "SELECT table_name FROM duckdb_tables()" + where + tablesOnly
@@ -338,8 +336,9 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
     }
   }
 
-  private static String database(String[] namespace) {
-    return namespace.length == 2 ? Sql.string(namespace[0]) : "current_database()";
+  /** The condition on duckdb_schemas()/duckdb_tables() rows of a namespace's schema. */
+  private static String schemaCondition(String[] namespace) {
+    return tableName(Identifier.of(namespace, "")).schemaCondition();
   }
 
   private static String schemaSql(String[] namespace) {
