@@ -225,6 +225,9 @@ class AccessTest {
       "SELECT count(*) FROM read_text('/etc/passwd')",
       "SELECT count(*) FROM glob('{outside}/*')",
       "COPY (SELECT 1 AS x) TO '{outside}/written.csv'",
+      // DuckDB's default spill directory for an in-memory database, which SQL may write: not the server's here.
+      "COPY (SELECT 1 AS x) TO '{cwd}/.tmp/written.csv'",
+      "SET temp_directory = '{outside}'",
       "ATTACH '{outside}/other.duckdb' AS other",
       "SET enable_external_access = true",
       "SET lock_configuration = false",
@@ -235,7 +238,9 @@ class AccessTest {
     Files.writeString(root.resolve("inside.csv"), "id\n1\n2\n");
     Files.writeString(temp.resolve("secret.csv"), "id\n42\n");
     Files.createSymbolicLink(root.resolve("link"), temp);
-    String sql = template.replace("{outside}", temp.toString()).replace("{root}", root.toString());
+    Path cwd = Path.of("").toAbsolutePath();
+    String sql = template.replace("{outside}", temp.toString()).replace("{root}", root.toString())
+        .replace("{cwd}", cwd.toString());
     try (BufferAllocator allocator = new RootAllocator();
          ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(root)
              .build().start();
@@ -245,6 +250,7 @@ class AccessTest {
           .satisfies(e -> assertThat(e.getMessage()).containsAnyOf("Permission Error", "locked",
               "disabled by configuration"));
       assertThat(temp.resolve("written.csv")).doesNotExist();
+      assertThat(cwd.resolve(".tmp/written.csv")).doesNotExist();
       // Files inside the root stay readable, by path and as the dataset.
       assertThat(single(client, "SELECT count(*) FROM read_csv('" + root.resolve("inside.csv") + "')"))
           .isEqualTo(2);

@@ -48,12 +48,14 @@ public final class DuckDBEngine implements QueryEngine {
   private final AtomicInteger attachCount = new AtomicInteger();
   private final String defaultCatalog;
   private final String timeZone;
+  private final Path spillRoot;
   private DuckDBConnection diagnostics;
 
-  private DuckDBEngine(DuckDBConnection database, Properties settings, Path filesRoot, String timeZone)
-      throws SQLException {
+  private DuckDBEngine(DuckDBConnection database, Properties settings, Path filesRoot, String timeZone,
+      Path spillRoot) throws SQLException {
     this.database = database;
     this.timeZone = timeZone;
+    this.spillRoot = spillRoot;
     try (Statement statement = database.createStatement();
          java.sql.ResultSet name = statement.executeQuery("SELECT current_database()")) {
       name.next();
@@ -166,16 +168,23 @@ public final class DuckDBEngine implements QueryEngine {
         throw new IllegalArgumentException("read-only needs a database file: an empty in-memory database has nothing "
             + "to read");
       }
+      Path spillRoot = createSpillRoot();
+      // DuckDB's own default for an in-memory database is ".tmp" in the process's working directory, wherever the
+      // server was started; beside a database file it is "<file>.tmp", which stays (spills then go to the disk the
+      // database is on).
+      Path spill = databaseFile == null ? spillRoot.resolve("main")
+          : databaseFile.resolveSibling(databaseFile.getFileName() + ".tmp");
       try {
         DuckDBConnection database = (DuckDBConnection) DriverManager.getConnection(url, properties);
         try {
-          lockDown(database, filesRoot, timeZone);
+          lockDown(database, filesRoot, timeZone, spill);
         } catch (SQLException e) {
           database.close();
           throw e;
         }
-        return new DuckDBEngine(database, settings, filesRoot, timeZone);
-      } catch (SQLException e) {
+        return new DuckDBEngine(database, settings, filesRoot, timeZone, spillRoot);
+      } catch (SQLException | RuntimeException e) {
+        deleteTree(spillRoot);
         String where = databaseFile == null ? "" : " on " + databaseFile;
         throw ThallusException.of(StatusCode.INTERNAL, "cannot start DuckDB" + where + ": " + e.getMessage(), e);
       }
@@ -210,8 +219,12 @@ public final class DuckDBEngine implements QueryEngine {
    * What keeps remote SQL inside the data root: DuckDB's own file-system switch, with the data root as its one
    * exception, no extension downloads or autoloads, and the configuration locked so SQL cannot undo any of it.
    */
-  private static void lockDown(DuckDBConnection database, Path filesRoot, String timeZone) throws SQLException {
+  private static void lockDown(DuckDBConnection database, Path filesRoot, String timeZone, Path spill)
+      throws SQLException {
     try (Statement statement = database.createStatement()) {
+      // DuckDB lets SQL into its spill directory (it joins allowed_directories), so that is a directory of this
+      // engine's own, private to the server's user, never DuckDB's default ".tmp" in the server's working directory.
+      statement.execute("SET temp_directory = " + literal(spill.toString()));
       if (timeZone != null) {
         statement.execute("SET GLOBAL TimeZone = " + literal(timeZone));
       }
@@ -398,7 +411,7 @@ public final class DuckDBEngine implements QueryEngine {
       synchronized (this) {
         if (diagnostics == null) {
           diagnostics = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", settings);
-          lockDown(diagnostics, filesRoot, timeZone);
+          lockDown(diagnostics, filesRoot, timeZone, spillRoot.resolve("diagnostics"));
         }
         connection = (DuckDBConnection) diagnostics.duplicate();
       }
@@ -482,5 +495,27 @@ public final class DuckDBEngine implements QueryEngine {
       closeQuietly(diagnostics);
     }
     closeQuietly(database);
+    deleteTree(spillRoot);
+  }
+
+  /** A directory only this process's user can enter, for DuckDB's spill files (removed when the engine closes). */
+  private static Path createSpillRoot() {
+    try {
+      Path root = Files.createTempDirectory("thallus-duckdb-spill-");
+      // An engine nobody closed: the directory goes with the JVM when DuckDB left nothing in it.
+      root.toFile().deleteOnExit();
+      return root;
+    } catch (java.io.IOException e) {
+      throw ThallusException.of(StatusCode.INTERNAL, "cannot create DuckDB's spill directory under "
+          + System.getProperty("java.io.tmpdir") + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static void deleteTree(Path root) {
+    try (java.util.stream.Stream<Path> paths = Files.walk(root)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+      // Spill files of a closed DuckDB: nothing reads them again; a leftover is only disk space.
+    }
   }
 }

@@ -393,21 +393,19 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
     return new StructType(fields.toArray(StructField[]::new));
   }
 
-  /** The server's data root as DuckDB's allowed directory, or null for a server without one. */
+  /**
+   * The server's data root: DuckDB's one allowed directory that is not its spill directory (DuckDB lists both, in
+   * path order), or null for a server without one.
+   */
   private static String dataRoot(ThallusClient client) {
-    List<List<String>> rows = ServerSql.rows(client, "SELECT current_setting('allowed_directories')::VARCHAR[]");
-    if (rows.isEmpty() || rows.get(0).get(0) == null) {
+    List<List<String>> rows = ServerSql.rows(client, "SELECT d FROM (SELECT unnest(current_setting("
+        + "'allowed_directories')::VARCHAR[]) AS d) WHERE rtrim(d, '/') <> rtrim(current_setting('temp_directory'), "
+        + "'/') ORDER BY d LIMIT 1");
+    if (rows.isEmpty() || rows.get(0).get(0) == null || rows.get(0).get(0).isEmpty()) {
       return null;
     }
-    String list = rows.get(0).get(0).strip();
-    if (list.startsWith("[")) {
-      list = list.substring(1, list.length() - 1);
-    }
-    String first = list.split(",")[0].strip();
-    if (first.startsWith("\"")) {
-      first = first.substring(1, first.length() - 1);
-    }
-    return first.isEmpty() ? null : (first.endsWith("/") ? first : first + "/");
+    String root = rows.get(0).get(0);
+    return root.endsWith("/") ? root : root + "/";
   }
 
   /** The datasets under the data root: Parquet, CSV and JSON files, by path relative to the root. */
