@@ -109,6 +109,9 @@ public final class DuckDBSession implements EngineSession {
 
   @Override
   public QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
+    if ("true".equals(spec.options().get(QuerySpec.DESCRIBE_PARAMETERS))) {
+      return describeParameters(spec, allocator, cancel);
+    }
     boolean query = QUERY.matcher(spec.sql()).lookingAt() && !spec.hasParameterRows()
         && !"false".equals(spec.options().get(QuerySpec.AUTOCOMMIT));
     boolean onCursor;
@@ -121,6 +124,44 @@ public final class DuckDBSession implements EngineSession {
       return engine.execute(spec, allocator, cancel);
     }
     return executeHere(spec, allocator, cancel);
+  }
+
+  /**
+   * The placeholder types of a statement, prepared on the session's connection (its temporary tables and search
+   * path count) and never executed, answered as one row by DuckDB itself.
+   */
+  private QueryResult describeParameters(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
+    List<String> types = new ArrayList<>();
+    acquire(cancel::isCancelled);
+    try {
+      checkOpen();
+      DuckDBResult earlier = streaming;
+      if (earlier != null) {
+        earlier.readRest();
+      }
+      if (!spec.dataset().equals(boundDataset)) {
+        rebind(spec.dataset());
+      }
+      try (PreparedStatement prepared = connection.prepareStatement(spec.sql())) {
+        java.sql.ParameterMetaData parameters = prepared.getParameterMetaData();
+        for (int i = 1; i <= parameters.getParameterCount(); i++) {
+          types.add(parameters.getParameterTypeName(i));
+        }
+      }
+    } catch (SQLException e) {
+      throw failure(e, spec, cancel);
+    } finally {
+      lock.unlock();
+    }
+    StringBuilder list = new StringBuilder("SELECT [");
+    for (int i = 0; i < types.size(); i++) {
+      list.append(i == 0 ? "" : ", ").append(DuckDBEngine.literal(String.valueOf(types.get(i))));
+    }
+    list.append("]::VARCHAR[] AS parameter_types");
+    Map<String, String> options = new java.util.HashMap<>(spec.options());
+    options.remove(QuerySpec.DESCRIBE_PARAMETERS);
+    return executeHere(new QuerySpec(list.toString(), Optional.empty(), spec.batchRows(), List.of(), false, options),
+        allocator, cancel);
   }
 
   /** Runs the statement on the session's own connection. */

@@ -24,6 +24,13 @@ public record QuerySpec(String sql, Optional<Path> dataset, int batchRows, List<
    */
   public static final String AUTOCOMMIT = "thallus.autocommit";
 
+  /**
+   * The option that asks, with "true", for the types of the SQL's {@code ?} placeholders instead of its result: the
+   * statement is prepared in the session, never run, and the answer is one row with one column, the DuckDB type
+   * name of each placeholder in order ({@code VARCHAR[]}; "INVALID" where DuckDB cannot tell before a value is bound).
+   */
+  public static final String DESCRIBE_PARAMETERS = "thallus.describe_parameters";
+
   public QuerySpec {
     parameters = Collections.unmodifiableList(new ArrayList<>(parameters));
     options = Map.copyOf(options);

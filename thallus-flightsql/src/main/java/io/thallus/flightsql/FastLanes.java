@@ -1,0 +1,65 @@
+package io.thallus.flightsql;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.thallus.Location;
+import io.thallus.QueryRequest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.arrow.flight.FlightEndpoint;
+import org.apache.arrow.flight.sql.impl.FlightSql;
+
+/**
+ * The Thallus lanes of a Flight SQL result. A Thallus Flight SQL server lists, beside the gRPC location of each
+ * endpoint, the Thallus locations of the same server ({@code thallus+shm://}, {@code thallus+tcp://}, ...); a
+ * Thallus client handed the FlightInfo connects to one of them with its own credentials and reads the same rows
+ * without gRPC or Arrow IPC serialization:
+ *
+ * <pre>{@code
+ * FlightInfo info = flightSqlClient.execute("SELECT ...");
+ * FastLanes.Lane lane = FastLanes.of(info.getEndpoints().get(0)).orElseThrow();
+ * try (ThallusClient client = ThallusClient.connect(allocator, lane.locations().get(0), options);
+ *      ThallusStream rows = client.query(lane.request())) { ... }
+ * }</pre>
+ *
+ * <p>A lane runs the statement in a session of its own: it sees committed data and the server's files, not the
+ * Flight SQL session's temporary tables or open transaction (the server offers no lane for a statement in a
+ * transaction, nor for one with bound parameters).
+ */
+public final class FastLanes {
+  private FastLanes() {}
+
+  /** The Thallus locations of an endpoint, in the server's order, and the request that reads its rows there. */
+  public record Lane(List<Location> locations, QueryRequest request) {
+    public Lane {
+      locations = List.copyOf(locations);
+    }
+  }
+
+  /** The lane of {@code endpoint}, or empty when it names no Thallus location or is not a Thallus statement. */
+  public static Optional<Lane> of(FlightEndpoint endpoint) {
+    List<Location> locations = new ArrayList<>();
+    for (org.apache.arrow.flight.Location location : endpoint.getLocations()) {
+      String uri = location.getUri().toString();
+      if (uri.startsWith("thallus")) {
+        locations.add(Location.parse(uri));
+      }
+    }
+    if (locations.isEmpty()) {
+      return Optional.empty();
+    }
+    FlightSql.TicketStatementQuery ticket;
+    try {
+      Any any = Any.parseFrom(endpoint.getTicket().getBytes());
+      if (!any.is(FlightSql.TicketStatementQuery.class)) {
+        return Optional.empty();
+      }
+      ticket = any.unpack(FlightSql.TicketStatementQuery.class);
+    } catch (InvalidProtocolBufferException e) {
+      return Optional.empty();
+    }
+    return StatementHandles.sql(ticket.getStatementHandle().toByteArray())
+        .map(sql -> new Lane(locations, QueryRequest.of(sql)));
+  }
+}

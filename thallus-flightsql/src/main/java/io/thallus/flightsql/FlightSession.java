@@ -1,0 +1,52 @@
+package io.thallus.flightsql;
+
+import io.thallus.ThallusClient;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * One Flight SQL client's session: a native connection of its own to the Thallus server, so DuckDB keeps its
+ * transaction, temporary tables and settings between calls as it does for a JDBC connection.
+ */
+final class FlightSession implements AutoCloseable {
+  private final String id;
+  private final BufferAllocator allocator;
+  private final ThallusClient client;
+  private final AtomicLong lastUsedNanos = new AtomicLong(System.nanoTime());
+
+  FlightSession(String id, BufferAllocator allocator, ThallusClient client) {
+    this.id = id;
+    this.allocator = allocator;
+    this.client = client;
+  }
+
+  String id() {
+    return id;
+  }
+
+  ThallusClient client() {
+    touch();
+    return client;
+  }
+
+  BufferAllocator allocator() {
+    return allocator;
+  }
+
+  void touch() {
+    lastUsedNanos.set(System.nanoTime());
+  }
+
+  long idleNanos() {
+    return System.nanoTime() - lastUsedNanos.get();
+  }
+
+  @Override
+  public void close() {
+    try {
+      client.close();
+    } finally {
+      allocator.close();
+    }
+  }
+}

@@ -1,0 +1,113 @@
+package io.thallus.flightsql;
+
+import io.thallus.Authentication;
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.Map;
+import org.apache.arrow.flight.CallHeaders;
+import org.apache.arrow.flight.auth2.CallHeaderAuthenticator;
+
+/**
+ * Turns a call's headers into its session. A bearer token this server issued names a session; any other
+ * credentials (HTTP Basic user and password, a bearer token of the native server's, or none) open a new session
+ * on a native connection made with them, so the native server decides who gets in. The new session's id goes back
+ * as {@code authorization: Bearer <id>} (what Flight clients keep after Basic authentication) and as a cookie (what
+ * the Flight SQL JDBC driver keeps without credentials).
+ *
+ * <p>With HTTP Basic, a server that takes a token but no users accepts the token as the password, whatever the
+ * user name: tools that only know user and password fields can still log in.
+ */
+final class SessionAuthenticator implements CallHeaderAuthenticator {
+  static final String COOKIE = "thallus_flight_session";
+  private static final String AUTHORIZATION = "authorization";
+
+  private final SessionRegistry sessions;
+
+  SessionAuthenticator(SessionRegistry sessions) {
+    this.sessions = sessions;
+  }
+
+  @Override
+  public AuthResult authenticate(CallHeaders headers) {
+    String authorization = headers.get(AUTHORIZATION);
+    FlightSession known = null;
+    if (authorization != null && authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+      known = sessions.session(authorization.substring(7).strip());
+    }
+    if (known == null) {
+      // The session cookie is as secret as the bearer token; a client may send it beside the native token.
+      known = sessions.session(cookie(headers.get("cookie")));
+    }
+    if (known != null) {
+      return result(known, false);
+    }
+    try {
+      return result(open(authorization), true);
+    } catch (ThallusException e) {
+      throw FlightErrors.of(e);
+    }
+  }
+
+  private FlightSession open(String authorization) {
+    if (authorization == null) {
+      return sessions.open(Map.of(), "flight-sql");
+    }
+    if (authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+      return sessions.open(Map.of(Authentication.TOKEN, authorization.substring(7).strip()), "flight-sql");
+    }
+    if (authorization.regionMatches(true, 0, "Basic ", 0, 6)) {
+      String decoded;
+      try {
+        decoded = new String(Base64.getDecoder().decode(authorization.substring(6).strip()), StandardCharsets.UTF_8);
+      } catch (IllegalArgumentException e) {
+        throw ThallusException.of(StatusCode.UNAUTHENTICATED, "the Basic credentials are not base64");
+      }
+      int colon = decoded.indexOf(':');
+      String user = colon < 0 ? decoded : decoded.substring(0, colon);
+      String password = colon < 0 ? "" : decoded.substring(colon + 1);
+      try {
+        return sessions.open(Map.of(Authentication.USER, user, Authentication.PASSWORD, password),
+            "flight-sql " + user);
+      } catch (ThallusException e) {
+        if (e.code() != StatusCode.UNAUTHENTICATED || password.isEmpty()) {
+          throw e;
+        }
+        return sessions.open(Map.of(Authentication.TOKEN, password), "flight-sql " + user);
+      }
+    }
+    throw ThallusException.of(StatusCode.UNAUTHENTICATED, "authentication failed: the authorization header is "
+        + "neither Basic nor Bearer");
+  }
+
+  private static AuthResult result(FlightSession session, boolean announce) {
+    return new AuthResult() {
+      @Override
+      public String getPeerIdentity() {
+        return session.id();
+      }
+
+      @Override
+      public void appendToOutgoingHeaders(CallHeaders outgoing) {
+        if (announce) {
+          outgoing.insert(AUTHORIZATION, "Bearer " + session.id());
+          outgoing.insert("set-cookie", COOKIE + "=" + session.id() + "; Path=/; HttpOnly");
+        }
+      }
+    };
+  }
+
+  private static String cookie(String header) {
+    if (header == null) {
+      return null;
+    }
+    for (String part : header.split(";")) {
+      String pair = part.strip();
+      if (pair.startsWith(COOKIE + "=")) {
+        return pair.substring(COOKIE.length() + 1);
+      }
+    }
+    return null;
+  }
+}

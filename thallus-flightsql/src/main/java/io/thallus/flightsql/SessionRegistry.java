@@ -1,0 +1,235 @@
+package io.thallus.flightsql;
+
+import io.thallus.ClientOptions;
+import io.thallus.Location;
+import io.thallus.StatusCode;
+import io.thallus.ThallusClient;
+import io.thallus.ThallusException;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * The Flight SQL sessions of one server, and what lives in them: prepared statements, statements waiting for their
+ * DoGet, and open transactions, each named by a random id that is also its capability (128 bits, never reused).
+ * A session idle for longer than the idle timeout is closed with everything in it; so is every session when the
+ * server closes.
+ */
+final class SessionRegistry implements AutoCloseable {
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final BufferAllocator allocator;
+  private final Location thallus;
+  private final ClientOptions baseOptions;
+  private final Duration idleTimeout;
+  private final int maxSessions;
+  private final Map<String, FlightSession> sessions = new ConcurrentHashMap<>();
+  private final Map<String, Statements.Prepared> prepared = new ConcurrentHashMap<>();
+  private final Map<String, Statements.Pending> pending = new ConcurrentHashMap<>();
+  private final Map<String, FlightSession> transactions = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService reaper = Executors.newSingleThreadScheduledExecutor(runnable -> {
+    Thread thread = new Thread(runnable, "thallus-flightsql-reaper");
+    thread.setDaemon(true);
+    return thread;
+  });
+
+  SessionRegistry(BufferAllocator allocator, Location thallus, ClientOptions baseOptions, Duration idleTimeout,
+      int maxSessions) {
+    this.allocator = allocator;
+    this.thallus = thallus;
+    this.baseOptions = baseOptions;
+    this.idleTimeout = idleTimeout;
+    this.maxSessions = maxSessions;
+    long period = Math.max(1, Math.min(idleTimeout.toMillis() / 4, 30_000));
+    reaper.scheduleWithFixedDelay(this::closeIdle, period, period, TimeUnit.MILLISECONDS);
+  }
+
+  static String newId() {
+    byte[] bytes = new byte[16];
+    RANDOM.nextBytes(bytes);
+    return HexFormat.of().formatHex(bytes);
+  }
+
+  /**
+   * A new session on a native connection opened with {@code credentials} (a user and password, a token, or none):
+   * the native server checks them, so a Flight SQL client gets in exactly when a native one would.
+   */
+  FlightSession open(Map<String, String> credentials, String clientName) {
+    if (sessions.size() >= maxSessions) {
+      closeIdle();
+      if (sessions.size() >= maxSessions) {
+        throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "the Flight SQL server has " + maxSessions
+            + " sessions open, its limit; a client that keeps the bearer token (or cookie) it was given reuses its"
+            + " session");
+      }
+    }
+    String id = newId();
+    BufferAllocator child = allocator.newChildAllocator("flight-session-" + id.substring(0, 8), 0,
+        allocator.getLimit());
+    try {
+      ClientOptions.Builder options = baseOptions.toBuilder().clientName(clientName);
+      String token = credentials.get(io.thallus.Authentication.TOKEN);
+      String user = credentials.get(io.thallus.Authentication.USER);
+      if (token != null) {
+        options.token(token);
+      } else if (user != null) {
+        options.user(user, credentials.getOrDefault(io.thallus.Authentication.PASSWORD, ""));
+      }
+      ThallusClient client = ThallusClient.connect(child, thallus, options.build());
+      FlightSession session = new FlightSession(id, child, client);
+      sessions.put(id, session);
+      return session;
+    } catch (RuntimeException e) {
+      child.close();
+      throw e;
+    }
+  }
+
+  FlightSession session(String id) {
+    FlightSession session = id == null ? null : sessions.get(id);
+    if (session != null) {
+      session.touch();
+    }
+    return session;
+  }
+
+  /** The session named by {@code id}, or NOT_FOUND naming what the id stood for. */
+  FlightSession require(String id, String what) {
+    FlightSession session = session(id);
+    if (session == null) {
+      throw ThallusException.of(StatusCode.NOT_FOUND, "no such " + what + " (its session ended, or it never existed)");
+    }
+    return session;
+  }
+
+  String addPrepared(Statements.Prepared statement) {
+    String id = newId();
+    prepared.put(id, statement);
+    return id;
+  }
+
+  Statements.Prepared prepared(String id) {
+    Statements.Prepared statement = id == null ? null : prepared.get(id);
+    if (statement == null || session(statement.sessionId()) == null) {
+      throw ThallusException.of(StatusCode.NOT_FOUND, "no such prepared statement (closed, its session ended, or "
+          + "never prepared here)");
+    }
+    return statement;
+  }
+
+  void closePrepared(String id) {
+    Statements.Prepared statement = prepared.remove(id);
+    if (statement != null) {
+      statement.close();
+    }
+  }
+
+  String addPending(Statements.Pending statement) {
+    String id = newId();
+    pending.put(id, statement);
+    return id;
+  }
+
+  Statements.Pending pending(String id) {
+    Statements.Pending statement = id == null ? null : pending.get(id);
+    if (statement == null || session(statement.sessionId()) == null) {
+      throw ThallusException.of(StatusCode.NOT_FOUND, "no such statement (its session ended, or it was never "
+          + "planned here)");
+    }
+    return statement;
+  }
+
+  Statements.Pending removePending(String id) {
+    return id == null ? null : pending.remove(id);
+  }
+
+  String beginTransaction(FlightSession session) {
+    for (Map.Entry<String, FlightSession> open : transactions.entrySet()) {
+      if (open.getValue() == session) {
+        throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "this session has a transaction open already; "
+            + "end it first (DuckDB has one transaction per session)");
+      }
+    }
+    String id = newId();
+    transactions.put(id, session);
+    return id;
+  }
+
+  /** The session of an open transaction, or NOT_FOUND. */
+  FlightSession transaction(String id) {
+    FlightSession session = transactions.get(id);
+    if (session == null || session(session.id()) == null) {
+      throw ThallusException.of(StatusCode.NOT_FOUND, "no such transaction (ended, its session ended, or never "
+          + "begun here)");
+    }
+    return session;
+  }
+
+  void endTransaction(String id) {
+    transactions.remove(id);
+  }
+
+  /** Closes a session at its client's request (CloseSession), with everything in it. */
+  void closeSession(String id) {
+    FlightSession session = id == null ? null : sessions.get(id);
+    if (session != null) {
+      close(session);
+    }
+  }
+
+  int sessionCount() {
+    return sessions.size();
+  }
+
+  private void closeIdle() {
+    long limit = idleTimeout.toNanos();
+    List<FlightSession> idle = new ArrayList<>();
+    for (FlightSession session : sessions.values()) {
+      if (session.idleNanos() > limit && !busy(session)) {
+        idle.add(session);
+      }
+    }
+    idle.forEach(this::close);
+  }
+
+  private boolean busy(FlightSession session) {
+    for (Statements.Pending statement : pending.values()) {
+      if (statement.sessionId().equals(session.id()) && statement.running()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void close(FlightSession session) {
+    if (sessions.remove(session.id()) == null) {
+      return;
+    }
+    prepared.entrySet().removeIf(entry -> {
+      if (entry.getValue().sessionId().equals(session.id())) {
+        entry.getValue().close();
+        return true;
+      }
+      return false;
+    });
+    pending.values().removeIf(statement -> statement.sessionId().equals(session.id()));
+    transactions.values().removeIf(open -> open == session);
+    session.close();
+  }
+
+  @Override
+  public void close() {
+    reaper.shutdownNow();
+    for (FlightSession session : List.copyOf(sessions.values())) {
+      close(session);
+    }
+  }
+}

@@ -1,0 +1,210 @@
+package io.thallus.flightsql;
+
+import io.thallus.ClientOptions;
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.flight.FlightServer;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.sql.SqlInfoBuilder;
+import org.apache.arrow.flight.sql.impl.FlightSql;
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * Arrow Flight SQL in front of a Thallus server. Each Flight SQL session is a native connection to the server, made
+ * with the client's own credentials: the same engine, sessions, authentication, data root and limits as the native
+ * protocol, with Flight status codes for its errors. A FlightInfo also lists the server's Thallus locations, which
+ * Thallus clients take ({@link FastLanes}) and other Flight clients ignore.
+ *
+ * <pre>{@code
+ * try (ThallusFlightSqlServer flightSql = ThallusFlightSqlServer.builder(allocator, server.getLocation())
+ *     .port(31337).build().start()) { ... }
+ * }</pre>
+ */
+public final class ThallusFlightSqlServer implements AutoCloseable {
+  private final BufferAllocator allocator;
+  private final SessionRegistry sessions;
+  private final FlightServer server;
+  private final boolean tls;
+  private final String host;
+
+  private ThallusFlightSqlServer(Builder b) {
+    this.allocator = b.allocator.newChildAllocator("thallus-flightsql", 0, b.allocator.getLimit());
+    this.host = b.host;
+    this.tls = b.certificateChain != null;
+    this.sessions = new SessionRegistry(allocator, b.thallus, b.clientOptions, b.sessionIdleTimeout, b.maxSessions);
+    List<Location> lanes = new ArrayList<>();
+    for (io.thallus.Location lane : b.lanes) {
+      try {
+        lanes.add(new Location(lane.toString()));
+      } catch (java.net.URISyntaxException e) {
+        throw new IllegalArgumentException("not a location: " + lane, e);
+      }
+    }
+    ThallusSqlProducer producer = new ThallusSqlProducer(sessions, allocator, lanes, sqlInfo());
+    Location location = tls ? Location.forGrpcTls(b.host, b.port) : Location.forGrpcInsecure(b.host, b.port);
+    FlightServer.Builder builder = FlightServer.builder(allocator, location, producer)
+        .headerAuthenticator(new SessionAuthenticator(sessions));
+    if (tls) {
+      try {
+        builder.useTls(b.certificateChain.toFile(), b.privateKey.toFile());
+      } catch (IOException e) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "cannot use " + b.certificateChain + " and "
+            + b.privateKey + " for TLS: " + e.getMessage(), e);
+      }
+    }
+    this.server = builder.build();
+  }
+
+  /** A front door for the Thallus server at {@code thallus}, which its sessions connect to. */
+  public static Builder builder(BufferAllocator allocator, io.thallus.Location thallus) {
+    return new Builder(allocator, thallus);
+  }
+
+  private static SqlInfoBuilder sqlInfo() {
+    String version = Objects.requireNonNullElse(ThallusFlightSqlServer.class.getPackage().getImplementationVersion(),
+        "development");
+    return new SqlInfoBuilder()
+        .withFlightSqlServerName("Thallus")
+        .withFlightSqlServerVersion(version)
+        .withFlightSqlServerArrowVersion(Objects.requireNonNullElse(
+            org.apache.arrow.vector.VectorSchemaRoot.class.getPackage().getImplementationVersion(), "19.0.0"))
+        .withFlightSqlServerReadOnly(false)
+        .withFlightSqlServerSql(true)
+        .withFlightSqlServerSubstrait(false)
+        .withFlightSqlServerTransaction(FlightSql.SqlSupportedTransaction.SQL_SUPPORTED_TRANSACTION_TRANSACTION)
+        .withFlightSqlServerCancel(true)
+        .withFlightSqlServerBulkIngestion(true)
+        .withFlightSqlServerBulkIngestionTransaction(true)
+        .withSqlIdentifierQuoteChar("\"")
+        .withSqlDdlCatalog(false)
+        .withSqlDdlSchema(true)
+        .withSqlDdlTable(true)
+        .withSqlTransactionsSupported(true)
+        .withSqlQuotedIdentifierCase(FlightSql.SqlSupportedCaseSensitivity.SQL_CASE_SENSITIVITY_CASE_INSENSITIVE);
+  }
+
+  public ThallusFlightSqlServer start() {
+    try {
+      server.start();
+    } catch (IOException e) {
+      close();
+      throw ThallusException.of(StatusCode.UNAVAILABLE, "cannot start the Flight SQL server on " + host + ": "
+          + e.getMessage(), e);
+    }
+    return this;
+  }
+
+  public int port() {
+    return server.getPort();
+  }
+
+  /** {@code grpc+tcp://host:port}, or {@code grpc+tls://} with TLS. */
+  public String location() {
+    return (tls ? "grpc+tls://" : "grpc+tcp://") + host + ":" + port();
+  }
+
+  /** Sessions open now (each one native connection). */
+  public int sessionCount() {
+    return sessions.sessionCount();
+  }
+
+  @Override
+  public void close() {
+    try {
+      server.shutdown();
+      if (!server.awaitTermination(10, TimeUnit.SECONDS)) {
+        server.close();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      sessions.close();
+      allocator.close();
+    }
+  }
+
+  /** Typed settings of a {@link ThallusFlightSqlServer}. */
+  public static final class Builder {
+    private final BufferAllocator allocator;
+    private final io.thallus.Location thallus;
+    private String host = "127.0.0.1";
+    private int port;
+    private Path certificateChain;
+    private Path privateKey;
+    private ClientOptions clientOptions = ClientOptions.defaults();
+    private List<io.thallus.Location> lanes = List.of();
+    private Duration sessionIdleTimeout = Duration.ofMinutes(10);
+    private int maxSessions = 256;
+
+    private Builder(BufferAllocator allocator, io.thallus.Location thallus) {
+      this.allocator = Objects.requireNonNull(allocator);
+      this.thallus = Objects.requireNonNull(thallus);
+    }
+
+    /** The address to listen on (default 127.0.0.1). */
+    public Builder host(String value) {
+      this.host = Objects.requireNonNull(value);
+      return this;
+    }
+
+    /** The port to listen on (default 0: any free port, see {@link #port()}). */
+    public Builder port(int value) {
+      if (value < 0 || value > 65535) {
+        throw new IllegalArgumentException("port must be 0..65535, not " + value);
+      }
+      this.port = value;
+      return this;
+    }
+
+    /** Serves gRPC over TLS with this certificate chain and PKCS#8 key (PEM files). */
+    public Builder tls(Path certificateChain, Path privateKey) {
+      this.certificateChain = Objects.requireNonNull(certificateChain);
+      this.privateKey = Objects.requireNonNull(privateKey);
+      return this;
+    }
+
+    /**
+     * Options of the native connections the sessions make (TLS trust for a TLS server, timeouts); the credentials
+     * are always the Flight SQL client's.
+     */
+    public Builder clientOptions(ClientOptions value) {
+      this.clientOptions = Objects.requireNonNull(value);
+      return this;
+    }
+
+    /** The Thallus locations a FlightInfo lists beside the gRPC one, fastest first (default: none). */
+    public Builder lanes(List<io.thallus.Location> value) {
+      this.lanes = List.copyOf(value);
+      return this;
+    }
+
+    /** How long a session may stay unused before it is closed with its statements (default 10 minutes). */
+    public Builder sessionIdleTimeout(Duration value) {
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException("the session idle timeout must be positive, not " + value);
+      }
+      this.sessionIdleTimeout = value;
+      return this;
+    }
+
+    /** The most sessions open at once (default 256); past it a new client gets RESOURCE_EXHAUSTED. */
+    public Builder maxSessions(int value) {
+      if (value < 1) {
+        throw new IllegalArgumentException("maxSessions must be at least 1, not " + value);
+      }
+      this.maxSessions = value;
+      return this;
+    }
+
+    public ThallusFlightSqlServer build() {
+      return new ThallusFlightSqlServer(this);
+    }
+  }
+}
