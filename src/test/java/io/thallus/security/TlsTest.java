@@ -12,6 +12,7 @@ import io.thallus.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.Tls;
 import io.thallus.testing.Memory;
+import io.thallus.testing.TestCertificates;
 import java.nio.file.Path;
 import java.util.List;
 import java.time.Duration;

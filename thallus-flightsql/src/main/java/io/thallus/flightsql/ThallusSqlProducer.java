@@ -220,12 +220,18 @@ final class ThallusSqlProducer implements FlightSqlProducer {
     });
     listener.setOnCancelHandler(stream::cancel);
     try (VectorSchemaRoot out = VectorSchemaRoot.create(stream.getSchema(), allocator)) {
-      listener.start(out);
       VectorLoader loader = new VectorLoader(out);
+      // Flight sends the dictionaries (DuckDB's ENUMs) when the stream starts: the stream has them once its first
+      // batch is read, so that batch is loaded before the start.
+      boolean started = false;
       while (stream.hasNext()) {
         try (VectorSchemaRoot batch = stream.next();
              ArrowRecordBatch records = new VectorUnloader(batch).getRecordBatch()) {
           loader.load(records);
+        }
+        if (!started) {
+          listener.start(out, stream);
+          started = true;
         }
         if (!awaitReady(listener, readiness)) {
           stream.cancel();
@@ -234,6 +240,9 @@ final class ThallusSqlProducer implements FlightSqlProducer {
           return;
         }
         listener.putNext();
+      }
+      if (!started) {
+        listener.start(out, stream);
       }
       listener.completed();
     } catch (InterruptedException e) {

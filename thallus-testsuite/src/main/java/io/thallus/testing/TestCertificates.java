@@ -1,4 +1,4 @@
-package io.thallus.security;
+package io.thallus.testing;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,11 +15,11 @@ import java.util.concurrent.TimeUnit;
  * A self-signed certificate and its key as PEM files, made by the JDK's own {@code keytool} (the real tool, in a
  * process), for the TLS tests.
  */
-record TestCertificates(Path certificate, Path privateKey) {
+public record TestCertificates(Path certificate, Path privateKey) {
   private static final char[] PASSWORD = "changeit".toCharArray();
 
   /** A certificate for {@code subjectAlternativeNames} (keytool's syntax, e.g. "ip:127.0.0.1,dns:localhost"). */
-  static TestCertificates create(Path folder, String name, String subjectAlternativeNames) throws Exception {
+  public static TestCertificates create(Path folder, String name, String subjectAlternativeNames) throws Exception {
     Path store = folder.resolve(name + ".p12");
     Path certificate = folder.resolve(name + ".crt.pem");
     Path key = folder.resolve(name + ".key.pem");
