@@ -210,7 +210,11 @@ final class ThallusSqlProducer implements FlightSqlProducer {
     }
   }
 
-  /** Sends a stream's batches as they arrive: each is loaded into the one root gRPC sends from, without a copy. */
+  /**
+   * Sends a stream's batches as they arrive: each is loaded into the one root gRPC sends from, without a copy.
+   * Dictionary-encoded columns (DuckDB's ENUMs) go out decoded, as their values: Flight SQL's JDBC driver reads a
+   * dictionary column as its indices.
+   */
   private static void send(ThallusStream stream, BufferAllocator allocator, ServerStreamListener listener) {
     Object readiness = new Object();
     listener.setOnReadyHandler(() -> {
@@ -219,19 +223,25 @@ final class ThallusSqlProducer implements FlightSqlProducer {
       }
     });
     listener.setOnCancelHandler(stream::cancel);
-    try (VectorSchemaRoot out = VectorSchemaRoot.create(stream.getSchema(), allocator)) {
-      VectorLoader loader = new VectorLoader(out);
-      // Flight sends the dictionaries (DuckDB's ENUMs) when the stream starts: the stream has them once its first
-      // batch is read, so that batch is loaded before the start.
-      boolean started = false;
+    boolean encoded = stream.getSchema().getFields().stream().anyMatch(field -> field.getDictionary() != null);
+    VectorSchemaRoot out = null;
+    try {
+      VectorLoader loader = null;
+      if (!encoded) {
+        out = VectorSchemaRoot.create(stream.getSchema(), allocator);
+        listener.start(out);
+        loader = new VectorLoader(out);
+      }
       while (stream.hasNext()) {
         try (VectorSchemaRoot batch = stream.next();
-             ArrowRecordBatch records = new VectorUnloader(batch).getRecordBatch()) {
+             DecodedBatch decoded = DecodedBatch.of(batch, stream);
+             ArrowRecordBatch records = new VectorUnloader(decoded.root()).getRecordBatch()) {
+          if (out == null) {
+            out = VectorSchemaRoot.create(decoded.root().getSchema(), allocator);
+            listener.start(out);
+            loader = new VectorLoader(out);
+          }
           loader.load(records);
-        }
-        if (!started) {
-          listener.start(out, stream);
-          started = true;
         }
         if (!awaitReady(listener, readiness)) {
           stream.cancel();
@@ -241,14 +251,19 @@ final class ThallusSqlProducer implements FlightSqlProducer {
         }
         listener.putNext();
       }
-      if (!started) {
-        listener.start(out, stream);
+      if (out == null) {
+        out = VectorSchemaRoot.create(DecodedBatch.schema(stream.getSchema()), allocator);
+        listener.start(out);
       }
       listener.completed();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       stream.cancel();
       listener.error(CallStatus.CANCELLED.withDescription("interrupted").toRuntimeException());
+    } finally {
+      if (out != null) {
+        out.close();
+      }
     }
   }
 
