@@ -1,5 +1,6 @@
 package io.thallus.cli;
 
+import io.thallus.ClientOptions;
 import io.thallus.Location;
 import io.thallus.ThallusServer;
 import io.thallus.Authentication;
@@ -9,6 +10,7 @@ import io.thallus.Tls;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.flightsql.ThallusFlightSqlServer;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -65,6 +67,11 @@ final class ServeCommand implements Callable<Integer> {
 
   @Option(names = "--tls-key", description = "TLS private key (PKCS#8 PEM); needs --tls-cert.")
   Path tlsKey;
+
+  @Option(names = "--flight-sql-port", description = "Also serve Arrow Flight SQL (gRPC) on this port, for the Flight"
+      + " SQL JDBC driver, ADBC and pyarrow clients: same engine, logins, TLS and limits (0 for any port; default: "
+      + "none).")
+  Integer flightSqlPort;
 
   @Option(names = "--batch-memory", description = "Arrow memory the server's streams may hold at once, in bytes "
       + "(default: a quarter of the machine's memory).")
@@ -158,7 +165,8 @@ final class ServeCommand implements Callable<Integer> {
            ThallusServer server = security(ThallusServer.builder(allocator, Location.of(host, port)))
                .dataRoot(dataRoot).engine(duckdb).transports(transports).meterRegistry(metrics).build().start();
            MetricsEndpoint endpoint = metricsPort == null ? null
-               : MetricsEndpoint.start(host, metricsPort, metrics, server::isAccepting)) {
+               : MetricsEndpoint.start(host, metricsPort, metrics, server::isAccepting);
+           ThallusFlightSqlServer flightSql = flightSqlPort == null ? null : flightSql(allocator, server)) {
         // Every file of the server's own is open or absolute by now: relative paths in SQL mean the data root.
         WorkingDirectory.change(dataRoot.toAbsolutePath());
         System.out.println("thallus serving " + dataRoot.toAbsolutePath() + " at " + server.getLocation()
@@ -168,6 +176,9 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (endpoint != null) {
           System.out.println("metrics at http://" + host + ":" + endpoint.port() + "/metrics");
+        }
+        if (flightSql != null) {
+          System.out.println("flight sql at " + flightSql.location());
         }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
           stopped.countDown();
@@ -185,6 +196,26 @@ final class ServeCommand implements Callable<Integer> {
       closed.countDown();
     }
     return 0;
+  }
+
+  /**
+   * The Flight SQL front door: its sessions connect to this server over loopback with each client's credentials
+   * (trusting the server's own certificate under TLS), and its FlightInfos list the server's transports as lanes.
+   */
+  private ThallusFlightSqlServer flightSql(BufferAllocator allocator, ThallusServer server) {
+    List<Location> lanes = new java.util.ArrayList<>();
+    for (String transport : server.transports()) {
+      lanes.add(server.getLocation().withTransport(transport));
+    }
+    Location loopback = Location.of(host.equals("0.0.0.0") || host.equals("::") ? "127.0.0.1" : host,
+        server.getLocation().port());
+    ThallusFlightSqlServer.Builder flightSql = ThallusFlightSqlServer.builder(allocator, loopback).host(host)
+        .port(flightSqlPort).lanes(lanes);
+    if (tlsCertificate != null) {
+      flightSql.tls(tlsCertificate, tlsKey)
+          .clientOptions(ClientOptions.builder().tls(Tls.client(tlsCertificate).withoutHostnameVerification()).build());
+    }
+    return flightSql.build().start();
   }
 
   private ThallusServer.Builder security(ThallusServer.Builder server) throws java.io.IOException {

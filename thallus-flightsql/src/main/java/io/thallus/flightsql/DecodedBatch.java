@@ -26,29 +26,39 @@ final class DecodedBatch implements AutoCloseable {
   }
 
   static DecodedBatch of(VectorSchemaRoot batch, DictionaryProvider dictionaries) {
+    List<Field> fields = new ArrayList<>();
     List<FieldVector> vectors = new ArrayList<>();
     List<FieldVector> decoded = new ArrayList<>();
     try {
-      for (FieldVector vector : batch.getFieldVectors()) {
-        if (vector.getField().getDictionary() == null) {
+      for (int i = 0; i < batch.getFieldVectors().size(); i++) {
+        FieldVector vector = batch.getVector(i);
+        // The schema's own fields, not the vectors': those name list children "$data$" where DuckDB says "l".
+        Field field = batch.getSchema().getFields().get(i);
+        if (field.getDictionary() == null) {
+          fields.add(field);
           vectors.add(vector);
           continue;
         }
-        Dictionary dictionary = dictionaries.lookup(vector.getField().getDictionary().getId());
+        Dictionary dictionary = dictionaries.lookup(field.getDictionary().getId());
         FieldVector values = (FieldVector) DictionaryEncoder.decode(vector, dictionary);
         decoded.add(values);
+        fields.add(new Field(field.getName(), new FieldType(field.isNullable(), values.getField().getType(), null,
+            field.getMetadata()), dictionary.getVector().getField().getChildren()));
         vectors.add(values);
       }
     } catch (RuntimeException e) {
       decoded.forEach(FieldVector::close);
       throw e;
     }
-    VectorSchemaRoot root = new VectorSchemaRoot(vectors);
+    VectorSchemaRoot root = new VectorSchemaRoot(fields, vectors);
     root.setRowCount(batch.getRowCount());
     return new DecodedBatch(root, decoded);
   }
 
-  /** The schema of a result without batches: dictionary columns as text (DuckDB's ENUMs are of strings). */
+  /**
+   * The schema the client receives: dictionary columns as text (DuckDB's ENUMs are of strings), the rest as they
+   * are. FlightInfo announces it, and a result without batches is sent with it.
+   */
   static Schema schema(Schema encoded) {
     List<Field> fields = new ArrayList<>();
     for (Field field : encoded.getFields()) {

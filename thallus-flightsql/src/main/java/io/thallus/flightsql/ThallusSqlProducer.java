@@ -120,7 +120,7 @@ final class ThallusSqlProducer implements FlightSqlProducer {
     if (!returnsRows(sql)) {
       return new Schema(List.of());
     }
-    return session.client().schema(QueryRequest.builder(sql).parameters(parameters).build());
+    return DecodedBatch.schema(session.client().schema(QueryRequest.builder(sql).parameters(parameters).build()));
   }
 
   /**
@@ -151,13 +151,30 @@ final class ThallusSqlProducer implements FlightSqlProducer {
     try {
       FlightSession session = sessionOf(context, command.getTransactionId());
       String sql = command.getQuery();
+      if (!returnsRows(sql)) {
+        return ranAlready(session, descriptor, sql, List.of(), txn(command.getTransactionId()));
+      }
       Schema schema = plan(session, sql, List.of());
       String id = sessions.addPending(new Statements.Pending(session.id(), sql, txn(command.getTransactionId()),
           List.of()));
-      return info(schema, descriptor, id, sql, txn(command.getTransactionId()) == null && returnsRows(sql));
+      return info(schema, descriptor, id, sql, txn(command.getTransactionId()) == null);
     } catch (RuntimeException e) {
       throw FlightErrors.of(e);
     }
+  }
+
+  /**
+   * A statement without rows (DDL, DML, SET) sent as a query runs now, as GetFlightInfo answers: Flight clients
+   * (ADBC's {@code execute}) read no stream for it. Its ticket then yields no rows.
+   */
+  private FlightInfo ranAlready(FlightSession session, FlightDescriptor descriptor, String sql,
+      List<Object> parameters, String transactionId) {
+    try (ThallusStream stream = session.client().query(QueryRequest.builder(sql).parameters(parameters).build())) {
+      updateCount(stream);
+    }
+    Statements.Pending done = new Statements.Pending(session.id(), sql, transactionId, parameters);
+    done.ran();
+    return info(new Schema(List.of()), descriptor, sessions.addPending(done), sql, false);
   }
 
   @Override
@@ -176,6 +193,14 @@ final class ThallusSqlProducer implements FlightSqlProducer {
     try {
       String id = StatementHandles.id(ticket.getStatementHandle().toByteArray());
       Statements.Pending pending = sessions.pending(id);
+      if (pending.hasRun()) {
+        sessions.removePending(id);
+        try (VectorSchemaRoot empty = VectorSchemaRoot.create(new Schema(List.of()), allocator)) {
+          listener.start(empty);
+          listener.completed();
+        }
+        return;
+      }
       FlightSession session = pending.transactionId() != null ? sessions.transaction(pending.transactionId())
           : sessions.require(pending.sessionId(), "session");
       QueryRequest request = QueryRequest.builder(pending.sql()).parameters(pending.parameters()).build();
@@ -384,10 +409,14 @@ final class ThallusSqlProducer implements FlightSqlProducer {
     try {
       Statements.Prepared prepared = sessions.prepared(command.getPreparedStatementHandle().toStringUtf8());
       List<Object> parameters = singleRow(prepared);
+      if (!returnsRows(prepared.sql())) {
+        return ranAlready(preparedSession(prepared), descriptor, prepared.sql(), parameters,
+            prepared.transactionId());
+      }
       String id = sessions.addPending(new Statements.Pending(prepared.sessionId(), prepared.sql(),
           prepared.transactionId(), parameters));
       boolean lanesAllowed = parameters.isEmpty() && prepared.parameterSchema().getFields().isEmpty()
-          && prepared.transactionId() == null && returnsRows(prepared.sql());
+          && prepared.transactionId() == null;
       return info(prepared.datasetSchema(), descriptor, id, prepared.sql(), lanesAllowed);
     } catch (RuntimeException e) {
       throw FlightErrors.of(e);

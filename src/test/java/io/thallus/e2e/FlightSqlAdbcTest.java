@@ -1,0 +1,104 @@
+package io.thallus.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.thallus.cli.ThallusCli;
+import io.thallus.conformance.TypeTable;
+import io.thallus.testing.ChildJvm;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code thallus serve --flight-sql-port} as a Python user reaches it: ADBC's Flight SQL driver and pyarrow from
+ * PyPI, in a virtual environment this test makes (kept in target/ between runs), and DuckDB's Python package to say
+ * what the values must be. The checks themselves are in {@code flightsql/adbc_check.py}.
+ */
+@Timeout(value = 15, unit = TimeUnit.MINUTES)
+class FlightSqlAdbcTest {
+  /** Pinned, so a new release of any of them changes nothing here unseen. */
+  private static final List<String> PACKAGES = List.of("adbc-driver-flightsql==1.13.0", "adbc-driver-manager==1.13.0",
+      "pyarrow==26.0.1", "duckdb==2.0.0");
+
+  @TempDir
+  Path temp;
+
+  private static List<String> run(List<String> command, long minutes) throws IOException, InterruptedException {
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    List<String> lines = new ArrayList<>();
+    Thread reader = Thread.ofVirtual().start(() -> {
+      try (var in = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream(),
+          StandardCharsets.UTF_8))) {
+        String line;
+        while ((line = in.readLine()) != null) {
+          synchronized (lines) {
+            lines.add(line);
+          }
+        }
+      } catch (IOException e) {
+        // The process ended.
+      }
+    });
+    if (!process.waitFor(minutes, TimeUnit.MINUTES)) {
+      process.destroyForcibly();
+      throw new AssertionError(String.join(" ", command) + " ran for " + minutes + " minutes: " + lines);
+    }
+    reader.join(TimeUnit.SECONDS.toMillis(10));
+    synchronized (lines) {
+      if (process.exitValue() != 0) {
+        throw new AssertionError(String.join(" ", command) + " failed (" + process.exitValue() + "):\n"
+            + String.join("\n", lines));
+      }
+      return List.copyOf(lines);
+    }
+  }
+
+  /** The virtual environment with the pinned packages, made once. */
+  private static Path python() throws IOException, InterruptedException {
+    Path venv = Path.of("target", "adbc-venv").toAbsolutePath();
+    Path python = venv.resolve("bin/python");
+    Path stamp = venv.resolve("thallus-packages.txt");
+    String wanted = String.join("\n", PACKAGES);
+    if (!Files.isExecutable(python) || !Files.exists(stamp) || !Files.readString(stamp).equals(wanted)) {
+      run(List.of("python3", "-m", "venv", "--clear", venv.toString()), 2);
+      List<String> install = new ArrayList<>(List.of(python.toString(), "-m", "pip", "install", "--quiet",
+          "--disable-pip-version-check"));
+      install.addAll(PACKAGES);
+      run(install, 10);
+      Files.writeString(stamp, wanted);
+    }
+    return python;
+  }
+
+  @Test
+  void adbcQueriesIngestsListsAndKeepsItsSessionAsDuckDBSays() throws Exception {
+    Path python = python();
+    Path script = temp.resolve("adbc_check.py");
+    try (InputStream in = FlightSqlAdbcTest.class.getResourceAsStream("/flightsql/adbc_check.py")) {
+      Files.copy(in, script);
+    }
+    Path sql = Files.writeString(temp.resolve("types.sql"), TypeTable.sql(500));
+    Path token = Files.writeString(temp.resolve("token"), "flight-secret\n");
+    Path data = Files.createDirectories(temp.resolve("data"));
+    try (ChildJvm serve = ChildJvm.start(ThallusCli.class, "serve", "--data-root", data.toString(), "--port", "0",
+        "--flight-sql-port", "0", "--token-file", token.toString())) {
+      serve.awaitLine("thallus serving", 60);
+      String flight = serve.awaitLine("flight sql at ", 30);
+      String port = flight.substring(flight.lastIndexOf(':') + 1).strip();
+      List<String> output = run(List.of(python.toString(), script.toString(), "grpc://127.0.0.1:" + port,
+          "flight-secret", sql.toString()), 5);
+      assertThat(output).contains("ok type table values equal DuckDB's", "ok adbc_ingest append",
+          "ok ingested values equal DuckDB's", "ok get_objects lists the ingested table",
+          "ok a session keeps its temporary tables", "ok commit and rollback", "ok a wrong token is refused",
+          "ALL OK");
+    }
+  }
+}
