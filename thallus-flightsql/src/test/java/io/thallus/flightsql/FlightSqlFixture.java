@@ -1,8 +1,10 @@
 package io.thallus.flightsql;
 
 import io.thallus.Authentication;
+import io.thallus.ClientOptions;
 import io.thallus.Location;
 import io.thallus.ThallusServer;
+import io.thallus.Tls;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -26,20 +28,28 @@ final class FlightSqlFixture implements AutoCloseable {
   final ThallusFlightSqlServer flightSql;
 
   FlightSqlFixture() throws java.io.IOException {
-    this(ThallusFlightSqlServer.Builder::build);
+    this(null);
   }
 
-  FlightSqlFixture(java.util.function.Function<ThallusFlightSqlServer.Builder, ThallusFlightSqlServer> finish)
-      throws java.io.IOException {
+  /** With {@code certificates}, both doors serve TLS with them, and the sessions trust them. */
+  FlightSqlFixture(io.thallus.testing.TestCertificates certificates) throws java.io.IOException {
     dataRoot = Files.createTempDirectory("thallus-flightsql-test");
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(dataRoot)
-        .authentication(Authentication.users(Map.of(USER, PASSWORD)).or(Authentication.token(TOKEN)))
-        .build().start();
+    ThallusServer.Builder nativeDoor = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(dataRoot)
+        .authentication(Authentication.users(Map.of(USER, PASSWORD)).or(Authentication.token(TOKEN)));
+    if (certificates != null) {
+      nativeDoor.tls(Tls.server(certificates.certificate(), certificates.privateKey()));
+    }
+    server = nativeDoor.build().start();
     List<Location> lanes = new ArrayList<>();
     for (String transport : server.transports()) {
       lanes.add(server.getLocation().withTransport(transport));
     }
-    flightSql = finish.apply(ThallusFlightSqlServer.builder(allocator, server.getLocation()).lanes(lanes)).start();
+    ThallusFlightSqlServer.Builder door = ThallusFlightSqlServer.builder(allocator, server.getLocation()).lanes(lanes);
+    if (certificates != null) {
+      door.tls(certificates.certificate(), certificates.privateKey()).clientOptions(ClientOptions.builder()
+          .tls(Tls.client(certificates.certificate()).withoutHostnameVerification()).build());
+    }
+    flightSql = door.build().start();
   }
 
   @Override

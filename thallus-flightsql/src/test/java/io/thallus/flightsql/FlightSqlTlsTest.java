@@ -1,0 +1,66 @@
+package io.thallus.flightsql;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.thallus.testing.TestCertificates;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.flight.CallOption;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.sql.FlightSqlClient;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Both doors under TLS: Flight clients that trust the certificate get in; a client without TLS does not. */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class FlightSqlTlsTest {
+  @TempDir
+  Path temp;
+
+  @Test
+  void onlyTlsClientsThatTrustTheCertificateGetIn() throws Exception {
+    TestCertificates certificates = TestCertificates.create(temp, "flight", "ip:127.0.0.1,dns:localhost");
+    try (FlightSqlFixture fixture = new FlightSqlFixture(certificates);
+         BufferAllocator memory = new RootAllocator()) {
+      assertThat(fixture.flightSql.location()).startsWith("grpc+tls://");
+      try (FlightClient tls = FlightClient.builder(memory, Location.forGrpcTls("127.0.0.1", fixture.flightSql.port()))
+          .trustedCertificates(java.nio.file.Files.newInputStream(certificates.certificate())).build();
+           FlightSqlClient sql = new FlightSqlClient(tls)) {
+        CallOption auth = tls.authenticateBasicToken(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD).orElseThrow();
+        try (FlightStream stream = sql.getStream(sql.execute("SELECT 6 * 7 AS answer", auth).getEndpoints()
+            .getFirst().getTicket(), auth)) {
+          assertThat(stream.next()).isTrue();
+          assertThat(stream.getRoot().getVector(0).getObject(0)).isEqualTo(42);
+        }
+      }
+      try (FlightClient plain = FlightClient.builder(memory, Location.forGrpcInsecure("127.0.0.1",
+          fixture.flightSql.port())).build()) {
+        assertThatThrownBy(() -> plain.authenticateBasicToken(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD))
+            .isInstanceOfSatisfying(FlightRuntimeException.class, e -> assertThat(e.status().code())
+                .isEqualTo(org.apache.arrow.flight.FlightStatusCode.UNAVAILABLE));
+      }
+      String url = "jdbc:arrow-flight-sql://127.0.0.1:" + fixture.flightSql.port() + "/?user=" + FlightSqlFixture.USER
+          + "&password=" + FlightSqlFixture.PASSWORD;
+      try (Connection connection = DriverManager.getConnection(url + "&useEncryption=true&tlsRootCerts="
+          + certificates.certificate()); Statement statement = connection.createStatement();
+           ResultSet rows = statement.executeQuery("SELECT 'over tls' AS how")) {
+        assertThat(rows.next()).isTrue();
+        assertThat(rows.getString(1)).isEqualTo("over tls");
+      }
+      assertThatThrownBy(() -> DriverManager.getConnection(url + "&useEncryption=false").close())
+          .isInstanceOf(SQLException.class);
+    }
+  }
+}
