@@ -46,6 +46,10 @@ final class FlightSqlServer implements AutoCloseable {
     }
   }
 
+  int port() {
+    return server.getPort();
+  }
+
   String jdbcUrl() {
     return "jdbc:arrow-flight-sql://127.0.0.1:" + server.getPort() + "?useEncryption=false";
   }

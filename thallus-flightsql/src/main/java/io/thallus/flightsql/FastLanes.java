@@ -2,12 +2,17 @@ package io.thallus.flightsql;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.thallus.ClientOptions;
 import io.thallus.Location;
 import io.thallus.QueryRequest;
+import io.thallus.StatusCode;
+import io.thallus.ThallusClient;
+import io.thallus.ThallusException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.apache.arrow.flight.FlightEndpoint;
+import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.flight.sql.impl.FlightSql;
 
 /**
@@ -19,7 +24,7 @@ import org.apache.arrow.flight.sql.impl.FlightSql;
  * <pre>{@code
  * FlightInfo info = flightSqlClient.execute("SELECT ...");
  * FastLanes.Lane lane = FastLanes.of(info.getEndpoints().get(0)).orElseThrow();
- * try (ThallusClient client = ThallusClient.connect(allocator, lane.locations().get(0), options);
+ * try (ThallusClient client = lane.connect(allocator, options);
  *      ThallusStream rows = client.query(lane.request())) { ... }
  * }</pre>
  *
@@ -34,6 +39,26 @@ public final class FastLanes {
   public record Lane(List<Location> locations, QueryRequest request) {
     public Lane {
       locations = List.copyOf(locations);
+    }
+
+    /**
+     * A client on the first location this machine can use, in the server's order (fastest first): one whose
+     * transport is not available here (no RDMA device, another host for shm) is skipped; any other failure, a
+     * refused login say, is thrown as it is.
+     */
+    public ThallusClient connect(BufferAllocator allocator, ClientOptions options) {
+      ThallusException last = null;
+      for (Location location : locations) {
+        try {
+          return ThallusClient.connect(allocator, location, options);
+        } catch (ThallusException e) {
+          if (e.code() != StatusCode.UNAVAILABLE && e.code() != StatusCode.UNIMPLEMENTED) {
+            throw e;
+          }
+          last = e;
+        }
+      }
+      throw last;
     }
   }
 

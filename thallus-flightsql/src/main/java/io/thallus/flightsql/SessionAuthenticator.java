@@ -10,9 +10,11 @@ import org.apache.arrow.flight.CallHeaders;
 import org.apache.arrow.flight.auth2.CallHeaderAuthenticator;
 
 /**
- * Turns a call's headers into its session. A bearer token this server issued names a session; any other
- * credentials (HTTP Basic user and password, a bearer token of the native server's, or none) open a new session
- * on a native connection made with them, so the native server decides who gets in. The new session's id goes back
+ * Turns a call's headers into its session. A bearer token or cookie this server issued names a session; so does
+ * the call's connection with the same credentials as the call that opened the session there (clients that keep
+ * neither, such as Arrow Java's FlightClient without authentication). Any other call opens a new session on a
+ * native connection made with its credentials (HTTP Basic user and password, a bearer token of the native
+ * server's, or none), so the native server decides who gets in. The new session's id goes back
  * as {@code authorization: Bearer <id>} (what Flight clients keep after Basic authentication) and as a cookie (what
  * the Flight SQL JDBC driver keeps without credentials).
  *
@@ -40,13 +42,39 @@ final class SessionAuthenticator implements CallHeaderAuthenticator {
       // The session cookie is as secret as the bearer token; a client may send it beside the native token.
       known = sessions.session(cookie(headers.get("cookie")));
     }
+    // A client that kept neither: the session its connection opened with the same credentials.
+    String connection = connectionKey(headers.get(ConnectionAddresses.HEADER), authorization);
+    if (known == null && connection != null) {
+      known = sessions.byConnection(connection);
+    }
     if (known != null) {
       return result(known, false);
     }
     try {
-      return result(open(authorization), true);
+      FlightSession opened = open(authorization);
+      if (connection != null) {
+        sessions.bindConnection(connection, opened);
+      }
+      return result(opened, true);
     } catch (ThallusException e) {
       throw FlightErrors.of(e);
+    }
+  }
+
+  /**
+   * The call's connection and a digest of its credentials: the same client on the same connection. Null outside a
+   * gRPC call (no address known).
+   */
+  private static String connectionKey(String remote, String authorization) {
+    if (remote == null) {
+      return null;
+    }
+    try {
+      byte[] digest = java.security.MessageDigest.getInstance("SHA-256").digest(
+          (authorization == null ? "" : authorization).getBytes(StandardCharsets.UTF_8));
+      return remote + "|" + java.util.HexFormat.of().formatHex(digest);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("the JDK has no SHA-256", e);
     }
   }
 

@@ -35,6 +35,8 @@ final class SessionRegistry implements AutoCloseable {
   private final Map<String, Statements.Prepared> prepared = new ConcurrentHashMap<>();
   private final Map<String, Statements.Pending> pending = new ConcurrentHashMap<>();
   private final Map<String, FlightSession> transactions = new ConcurrentHashMap<>();
+  /** Connection (remote address and credential digest) to the session it opened. */
+  private final Map<String, FlightSession> connections = new ConcurrentHashMap<>();
   private final ScheduledExecutorService reaper = Executors.newSingleThreadScheduledExecutor(runnable -> {
     Thread thread = new Thread(runnable, "thallus-flightsql-reaper");
     thread.setDaemon(true);
@@ -108,6 +110,15 @@ final class SessionRegistry implements AutoCloseable {
       throw ThallusException.of(StatusCode.NOT_FOUND, "no such " + what + " (its session ended, or it never existed)");
     }
     return session;
+  }
+
+  FlightSession byConnection(String key) {
+    FlightSession session = connections.get(key);
+    return session == null ? null : session(session.id());
+  }
+
+  void bindConnection(String key, FlightSession session) {
+    connections.put(key, session);
   }
 
   String addPrepared(Statements.Prepared statement) {
@@ -222,6 +233,7 @@ final class SessionRegistry implements AutoCloseable {
     });
     pending.values().removeIf(statement -> statement.sessionId().equals(session.id()));
     transactions.values().removeIf(open -> open == session);
+    connections.values().removeIf(bound -> bound == session);
     session.close();
   }
 

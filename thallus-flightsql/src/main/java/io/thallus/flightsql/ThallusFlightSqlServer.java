@@ -50,7 +50,9 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     ThallusSqlProducer producer = new ThallusSqlProducer(sessions, allocator, lanes, sqlInfo());
     Location location = tls ? Location.forGrpcTls(b.host, b.port) : Location.forGrpcInsecure(b.host, b.port);
     FlightServer.Builder builder = FlightServer.builder(allocator, location, producer)
-        .headerAuthenticator(new SessionAuthenticator(sessions));
+        .headerAuthenticator(new SessionAuthenticator(sessions))
+        .transportHint("grpc.builderConsumer", (java.util.function.Consumer<io.grpc.netty.NettyServerBuilder>)
+            netty -> netty.addStreamTracerFactory(new ConnectionAddresses()));
     if (tls) {
       try {
         builder.useTls(b.certificateChain.toFile(), b.privateKey.toFile());

@@ -98,7 +98,42 @@ final class ThallusSqlProducer implements FlightSqlProducer {
 
   // ---- planning
 
+  /**
+   * Whether the SQL may have placeholders ({@code ?}, {@code $1}) outside string literals, quoted names and
+   * comments: without any, asking DuckDB for their types (a round trip) is skipped.
+   */
+  static boolean mayHavePlaceholders(String sql) {
+    for (int i = 0; i < sql.length(); i++) {
+      char c = sql.charAt(i);
+      if (c == '\'' || c == '"') {
+        int end = sql.indexOf(c, i + 1);
+        if (end < 0) {
+          return true;
+        }
+        i = end;
+      } else if (c == '-' && i + 1 < sql.length() && sql.charAt(i + 1) == '-') {
+        int end = sql.indexOf('\n', i);
+        if (end < 0) {
+          return false;
+        }
+        i = end;
+      } else if (c == '/' && i + 1 < sql.length() && sql.charAt(i + 1) == '*') {
+        int end = sql.indexOf("*/", i + 2);
+        if (end < 0) {
+          return true;
+        }
+        i = end + 1;
+      } else if (c == '?' || c == '$') {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private static List<String> parameterTypes(FlightSession session, String sql) {
+    if (!mayHavePlaceholders(sql)) {
+      return List.of();
+    }
     QueryRequest request = QueryRequest.builder(sql).option(QuerySpec.DESCRIBE_PARAMETERS, "true").build();
     try (ThallusStream stream = session.client().query(request)) {
       List<String> types = new ArrayList<>();

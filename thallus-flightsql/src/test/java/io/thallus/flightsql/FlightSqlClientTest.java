@@ -263,6 +263,29 @@ class FlightSqlClientTest {
   }
 
   @Test
+  void aClientThatKeepsNoTokenNorCookieKeepsItsSessionOnItsConnection() throws Exception {
+    CallOption token = new org.apache.arrow.flight.grpc.CredentialCallOption(
+        new org.apache.arrow.flight.auth2.BearerCredentialWriter(FlightSqlFixture.TOKEN));
+    try (FlightClient first = FlightClient.builder(clientMemory, Location.forGrpcInsecure("127.0.0.1",
+        fixture.flightSql.port())).build(); FlightSqlClient firstSql = new FlightSqlClient(first);
+         FlightClient second = FlightClient.builder(clientMemory, Location.forGrpcInsecure("127.0.0.1",
+             fixture.flightSql.port())).build(); FlightSqlClient secondSql = new FlightSqlClient(second)) {
+      int before = fixture.flightSql.sessionCount();
+      firstSql.executeUpdate("CREATE TEMP TABLE kept AS SELECT 7 AS seven", token);
+      for (int i = 0; i < 20; i++) {
+        FlightInfo info = firstSql.execute("SELECT seven FROM kept", token);
+        try (FlightStream stream = firstSql.getStream(info.getEndpoints().getFirst().getTicket(), token)) {
+          assertThat(stream.next()).isTrue();
+          assertThat(stream.getRoot().getVector(0).getObject(0)).isEqualTo(7);
+        }
+      }
+      assertThat(fixture.flightSql.sessionCount()).as("one session for the connection's calls").isEqualTo(before + 1);
+      assertThatThrownBy(() -> secondSql.execute("SELECT seven FROM kept", token))
+          .isInstanceOfSatisfying(FlightRuntimeException.class, e -> assertThat(e.getMessage()).contains("kept"));
+    }
+  }
+
+  @Test
   void cancelStopsAStatementBeforeOrWhileItRuns() throws Exception {
     FlightInfo info = sql.execute("SELECT count(*) FROM range(10000000000) a(x), range(10) b(y)", auth);
     assertThat(sql.cancelFlightInfo(new CancelFlightInfoRequest(info), auth).getStatus())
