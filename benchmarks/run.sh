@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The full benchmark suite (issue 8) in one command: builds benchmarks/target/benchmarks.jar, runs the paper's
 # experiments with every peer side by side (Suite: results.json, summary.md, machine.txt, PNG plots), the JDBC
-# session work (JdbcSessionBench: jdbc-session.md), ingest (IngestBench: ingest.md), then the JMH benchmarks
-# (jmh.json), all into benchmarks/results/<UTC date>/. About 9 minutes on a 2-core machine (Suite 2, ingest 4,
-# JMH 2, the build).
+# session work (JdbcSessionBench: jdbc-session.md), ingest (IngestBench: ingest.md), Flight SQL (FlightSqlBench:
+# flight-sql.md), then the JMH benchmarks
+# (jmh.json), all into benchmarks/results/<UTC date>/. About 11 minutes on a 2-core machine (Suite 2, ingest 4,
+# Flight SQL 2, JMH 2, the build).
 # Usage: benchmarks/run.sh [--plan full|tiny] [--out folder] [--no-jmh] [--no-build] [--jar benchmarks.jar]
 # --jar runs another build's benchmarks.jar (say, of the commit before a change, with its short commit id in a file
 # named commit next to it) for a before/after comparison.
@@ -53,6 +54,12 @@ ingest_args=(10000000 3 131072 20000)
 [[ "$plan" == tiny ]] && ingest_args=(200000 1 65536 2000)
 "$java_bin" "${flags[@]}" -Xmx10g -XX:MaxDirectMemorySize=12g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
   -cp "$jar" io.thallus.benchmarks.IngestBench "${ingest_args[@]}" 2> "$out/ingest.log" | tee "$out/ingest.md"
+# Flight SQL side by side: this server's Flight SQL door, a Thallus client on its fast lane, a plain Flight SQL server
+# over DuckDB; one-row latency through each JDBC driver.
+flight_args=(10000000 5 2000)
+[[ "$plan" == tiny ]] && flight_args=(200000 1 200)
+"$java_bin" "${flags[@]}" -Xmx10g -XX:MaxDirectMemorySize=12g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+  -cp "$jar" io.thallus.benchmarks.FlightSqlBench "${flight_args[@]}" 2> "$out/flight-sql.log" | tee "$out/flight-sql.md"
 if [[ "$jmh" == yes ]]; then
   # JMH forks inherit these flags; short iterations on purpose (the sweeps above are the main measurement).
   jmh_args=(-f 1 -wi 2 -w 1s -i 3 -r 1s -rf json -rff "$out/jmh.json")

@@ -537,8 +537,16 @@ final class ThallusSqlProducer implements FlightSqlProducer {
         String table = Metadata.tableName(command.getTemporary() ? "temp" : command.hasCatalog()
             ? command.getCatalog() : null, command.hasSchema() ? command.getSchema() : null, command.getTable());
         IngestMode mode = ingestMode(session, command, table);
+        if (command.getTemporary() && mode != IngestMode.APPEND) {
+          throw ThallusException.of(StatusCode.UNIMPLEMENTED, "an ingest cannot create or replace a temporary table"
+              + " (DuckDB creates those only with CREATE TEMP TABLE): create " + table + " so first, then ingest with"
+              + " append");
+        }
         IngestResult result;
-        try (ThallusIngest ingest = session.client().ingest(IngestRequest.of(table, mode), flightStream.getSchema())) {
+        // In a named transaction the rows join it; otherwise the ingest commits on its own.
+        IngestRequest request = IngestRequest.builder(table).mode(mode)
+            .autoCommit(txn(command.getTransactionId()) == null).build();
+        try (ThallusIngest ingest = session.client().ingest(request, flightStream.getSchema())) {
           while (flightStream.next()) {
             ingest.write(flightStream.getRoot());
           }

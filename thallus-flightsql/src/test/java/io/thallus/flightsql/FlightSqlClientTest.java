@@ -217,6 +217,24 @@ class FlightSqlClientTest {
       assertThat(sql.executeIngest(batch, new FlightSqlClient.ExecuteIngestOptions("ingested", replace, null, null,
           Map.of()), auth)).isEqualTo(1000);
       assertThat(rows("SELECT count(*) FROM ingested")).containsExactly(List.of(1000L));
+
+      assertThatThrownBy(() -> sql.executeIngest(batch, new FlightSqlClient.ExecuteIngestOptions("scratch", create,
+          true, null, null, Map.of()), auth)).isInstanceOfSatisfying(FlightRuntimeException.class,
+              e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.UNIMPLEMENTED));
+      sql.executeUpdate("CREATE TEMP TABLE scratch (k BIGINT, v VARCHAR)", auth);
+      var appendOnly = append.toBuilder().setIfNotExist(FlightSql.CommandStatementIngest.TableDefinitionOptions
+          .TableNotExistOption.TABLE_NOT_EXIST_OPTION_FAIL).build();
+      assertThat(sql.executeIngest(batch, new FlightSqlClient.ExecuteIngestOptions("scratch", appendOnly, true, null,
+          null, Map.of()), auth)).isEqualTo(1000);
+      assertThat(rows("SELECT count(*) FROM scratch")).containsExactly(List.of(1000L));
+
+      FlightSqlClient.Transaction transaction = sql.beginTransaction(auth);
+      sql.executeIngest(batch, new FlightSqlClient.ExecuteIngestOptions("ingested", append, null, null, Map.of()),
+          transaction, auth);
+      assertThat(read(sql.execute("SELECT count(*) FROM ingested", transaction, auth)).rows())
+          .containsExactly(List.of(2000L));
+      sql.rollback(transaction, auth);
+      assertThat(rows("SELECT count(*) FROM ingested")).containsExactly(List.of(1000L));
     }
   }
 
