@@ -211,6 +211,9 @@ final class ServeCommand implements Callable<Integer> {
         server.getLocation().port());
     ThallusFlightSqlServer.Builder flightSql = ThallusFlightSqlServer.builder(allocator, loopback).host(host)
         .port(flightSqlPort).lanes(lanes);
+    if (batchMemory != null) {
+      flightSql.memoryLimit(batchMemory);
+    }
     if (tlsCertificate != null) {
       flightSql.tls(tlsCertificate, tlsKey)
           .clientOptions(ClientOptions.builder().tls(Tls.client(tlsCertificate).withoutHostnameVerification()).build());

@@ -134,14 +134,7 @@ public final class DuckDBSession implements EngineSession {
     List<String> types = new ArrayList<>();
     acquire(cancel::isCancelled);
     try {
-      checkOpen();
-      DuckDBResult earlier = streaming;
-      if (earlier != null) {
-        earlier.readRest();
-      }
-      if (!spec.dataset().equals(boundDataset)) {
-        rebind(spec.dataset());
-      }
+      readyFor(spec);
       try (PreparedStatement prepared = connection.prepareStatement(spec.sql())) {
         java.sql.ParameterMetaData parameters = prepared.getParameterMetaData();
         for (int i = 1; i <= parameters.getParameterCount(); i++) {
@@ -164,19 +157,27 @@ public final class DuckDBSession implements EngineSession {
         allocator, cancel);
   }
 
+  /**
+   * Makes the session's connection ready for another statement (held lock): a result still streaming is read to
+   * its end first (DuckDB would close it), and the request's dataset is bound.
+   */
+  private void readyFor(QuerySpec spec) throws SQLException {
+    checkOpen();
+    DuckDBResult earlier = streaming;
+    if (earlier != null) {
+      earlier.readRest();
+    }
+    if (!spec.dataset().equals(boundDataset)) {
+      rebind(spec.dataset());
+    }
+  }
+
   /** Runs the statement on the session's own connection. */
   DuckDBResult executeHere(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
     acquire(cancel::isCancelled);
     Statement statement = null;
     try {
-      checkOpen();
-      DuckDBResult earlier = streaming;
-      if (earlier != null) {
-        earlier.readRest();
-      }
-      if (!spec.dataset().equals(boundDataset)) {
-        rebind(spec.dataset());
-      }
+      readyFor(spec);
       if ("false".equals(spec.options().get(QuerySpec.AUTOCOMMIT)) && !inTransaction) {
         run("BEGIN TRANSACTION");
         inTransaction = true;

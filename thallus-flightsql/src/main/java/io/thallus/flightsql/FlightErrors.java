@@ -34,6 +34,10 @@ final class FlightErrors {
     if (failure instanceof ThallusException thallus) {
       return status(thallus.code()).withDescription(thallus.getMessage()).withCause(thallus).toRuntimeException();
     }
+    if (failure instanceof org.apache.arrow.memory.OutOfMemoryException) {
+      return CallStatus.RESOURCE_EXHAUSTED.withDescription("the Flight SQL server's Arrow memory is used up: "
+          + failure.getMessage()).withCause(failure).toRuntimeException();
+    }
     if (failure instanceof IllegalArgumentException) {
       return CallStatus.INVALID_ARGUMENT.withDescription(failure.getMessage()).withCause(failure).toRuntimeException();
     }

@@ -13,6 +13,8 @@ final class FlightSession implements AutoCloseable {
   private final BufferAllocator allocator;
   private final ThallusClient client;
   private final AtomicLong lastUsedNanos = new AtomicLong(System.nanoTime());
+  private final java.util.concurrent.atomic.AtomicInteger preparedCount = new java.util.concurrent.atomic.AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicInteger pendingCount = new java.util.concurrent.atomic.AtomicInteger();
 
   FlightSession(String id, BufferAllocator allocator, ThallusClient client) {
     this.id = id;
@@ -31,6 +33,14 @@ final class FlightSession implements AutoCloseable {
 
   BufferAllocator allocator() {
     return allocator;
+  }
+
+  java.util.concurrent.atomic.AtomicInteger preparedCount() {
+    return preparedCount;
+  }
+
+  java.util.concurrent.atomic.AtomicInteger pendingCount() {
+    return pendingCount;
   }
 
   void touch() {

@@ -25,6 +25,8 @@ import org.apache.arrow.memory.BufferAllocator;
  */
 final class SessionRegistry implements AutoCloseable {
   private static final SecureRandom RANDOM = new SecureRandom();
+  /** Prepared statements, and results planned but not read, one session may hold at once. */
+  static final int MAX_PER_SESSION = 1024;
 
   private final BufferAllocator allocator;
   private final Location thallus;
@@ -122,6 +124,12 @@ final class SessionRegistry implements AutoCloseable {
   }
 
   String addPrepared(Statements.Prepared statement) {
+    FlightSession session = require(statement.sessionId(), "session");
+    if (session.preparedCount().incrementAndGet() > MAX_PER_SESSION) {
+      session.preparedCount().decrementAndGet();
+      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "this session has " + MAX_PER_SESSION
+          + " prepared statements open, its limit; close some first");
+    }
     String id = newId();
     prepared.put(id, statement);
     return id;
@@ -140,10 +148,20 @@ final class SessionRegistry implements AutoCloseable {
     Statements.Prepared statement = prepared.remove(id);
     if (statement != null) {
       statement.close();
+      FlightSession session = sessions.get(statement.sessionId());
+      if (session != null) {
+        session.preparedCount().decrementAndGet();
+      }
     }
   }
 
   String addPending(Statements.Pending statement) {
+    FlightSession session = require(statement.sessionId(), "session");
+    if (session.pendingCount().incrementAndGet() > MAX_PER_SESSION) {
+      session.pendingCount().decrementAndGet();
+      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "this session has " + MAX_PER_SESSION
+          + " results planned and not read, its limit; read (DoGet) or cancel them first");
+    }
     String id = newId();
     pending.put(id, statement);
     return id;
@@ -159,7 +177,14 @@ final class SessionRegistry implements AutoCloseable {
   }
 
   Statements.Pending removePending(String id) {
-    return id == null ? null : pending.remove(id);
+    Statements.Pending statement = id == null ? null : pending.remove(id);
+    if (statement != null) {
+      FlightSession session = sessions.get(statement.sessionId());
+      if (session != null) {
+        session.pendingCount().decrementAndGet();
+      }
+    }
+    return statement;
   }
 
   String beginTransaction(FlightSession session) {

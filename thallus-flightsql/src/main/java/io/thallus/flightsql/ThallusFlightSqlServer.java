@@ -35,7 +35,8 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
   private final String host;
 
   private ThallusFlightSqlServer(Builder b) {
-    this.allocator = b.allocator.newChildAllocator("thallus-flightsql", 0, b.allocator.getLimit());
+    this.allocator = b.allocator.newChildAllocator("thallus-flightsql", 0,
+        Math.min(b.allocator.getLimit(), b.memoryLimit));
     this.host = b.host;
     this.tls = b.certificateChain != null;
     this.sessions = new SessionRegistry(allocator, b.thallus, b.clientOptions, b.sessionIdleTimeout, b.maxSessions);
@@ -144,6 +145,7 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     private List<io.thallus.Location> lanes = List.of();
     private Duration sessionIdleTimeout = Duration.ofMinutes(10);
     private int maxSessions = 256;
+    private long memoryLimit = 2L << 30;
 
     private Builder(BufferAllocator allocator, io.thallus.Location thallus) {
       this.allocator = Objects.requireNonNull(allocator);
@@ -202,6 +204,18 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         throw new IllegalArgumentException("maxSessions must be at least 1, not " + value);
       }
       this.maxSessions = value;
+      return this;
+    }
+
+    /**
+     * Arrow memory the Flight SQL server may hold at once, in bytes (default 2 GiB): gRPC's incoming batches (bulk
+     * ingest, parameters) and every session's results in flight. Past it a call fails RESOURCE_EXHAUSTED.
+     */
+    public Builder memoryLimit(long bytes) {
+      if (bytes < 1) {
+        throw new IllegalArgumentException("the memory limit must be positive, not " + bytes);
+      }
+      this.memoryLimit = bytes;
       return this;
     }
 
