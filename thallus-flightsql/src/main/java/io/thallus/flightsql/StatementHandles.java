@@ -10,6 +10,9 @@ import java.util.Optional;
  * without the session's credentials.
  */
 final class StatementHandles {
+  /** The id of a statement that ran when it was planned (one without rows): its ticket yields no rows. */
+  static final String RAN = "ran";
+
   private StatementHandles() {}
 
   static byte[] encode(String id, String sql) {

@@ -96,7 +96,6 @@ final class Statements {
     private final List<Object> parameters;
     private final AtomicReference<ThallusStream> running = new AtomicReference<>();
     private final AtomicBoolean cancelled = new AtomicBoolean();
-    private volatile boolean ran;
 
     Pending(String sessionId, String sql, String transactionId, List<Object> parameters) {
       this.sessionId = sessionId;
@@ -119,15 +118,6 @@ final class Statements {
 
     List<Object> parameters() {
       return parameters;
-    }
-
-    /** Marks a statement that ran when it was planned (one without rows): its DoGet sends nothing. */
-    void ran() {
-      ran = true;
-    }
-
-    boolean hasRun() {
-      return ran;
     }
 
     boolean running() {

@@ -207,9 +207,7 @@ final class ThallusSqlProducer implements FlightSqlProducer {
     try (ThallusStream stream = session.client().query(QueryRequest.builder(sql).parameters(parameters).build())) {
       updateCount(stream);
     }
-    Statements.Pending done = new Statements.Pending(session.id(), sql, transactionId, parameters);
-    done.ran();
-    return info(new Schema(List.of()), descriptor, sessions.addPending(done), sql, false);
+    return info(new Schema(List.of()), descriptor, StatementHandles.RAN, sql, false);
   }
 
   @Override
@@ -227,15 +225,14 @@ final class ThallusSqlProducer implements FlightSqlProducer {
       ServerStreamListener listener) {
     try {
       String id = StatementHandles.id(ticket.getStatementHandle().toByteArray());
-      Statements.Pending pending = sessions.pending(id);
-      if (pending.hasRun()) {
-        sessions.removePending(id);
+      if (id.equals(StatementHandles.RAN)) {
         try (VectorSchemaRoot empty = VectorSchemaRoot.create(new Schema(List.of()), allocator)) {
           listener.start(empty);
           listener.completed();
         }
         return;
       }
+      Statements.Pending pending = sessions.pending(id);
       FlightSession session = pending.transactionId() != null ? sessions.transaction(pending.transactionId())
           : sessions.require(pending.sessionId(), "session");
       QueryRequest request = QueryRequest.builder(pending.sql()).parameters(pending.parameters()).build();
