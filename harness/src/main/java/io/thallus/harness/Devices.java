@@ -6,8 +6,10 @@ import java.util.List;
 
 /** The device the measurements run on: rxe0 where it exists (the Soft-RoCE guest), else the first one. */
 final class Devices {
-  /** How the measurements connect their queue pairs: RoCE, up to 16 reads in flight. */
-  static final QueuePair.ConnectOptions OPTIONS = QueuePair.ConnectOptions.forRoce(16);
+  /** How the measurements connect their queue pairs: as the device reports (GID, MTU), up to 16 reads in flight. */
+  static QueuePair.ConnectOptions options(RdmaDevice device) {
+    return QueuePair.ConnectOptions.forDevice(device, 16);
+  }
 
   private Devices() {}
 

@@ -32,7 +32,7 @@ public final class ReadBenchmarkMain {
          ProtectionDomain domain = device.allocateProtectionDomain();
          CompletionQueue completions = device.createCompletionQueue(1024)) {
       int inFlight = Math.min(128, device.attributes().maxReadsInFlightAsInitiator());
-      QueuePair.ConnectOptions options = QueuePair.ConnectOptions.forRoce(inFlight);
+      QueuePair.ConnectOptions options = QueuePair.ConnectOptions.forDevice(device, inFlight);
       QueuePair reader = domain.createQueuePair(completions, new QueuePair.Capacity(inFlight * 2, 1));
       QueuePair target = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
       reader.connect(target.endpoint(options), options);

@@ -38,8 +38,9 @@ public final class RegistrationCostMain {
              EnumSet.of(MemoryRegion.Access.MEMORY_WINDOW_BIND), 1L << 30)) {
       QueuePair reader = domain.createQueuePair(readerCompletions, new QueuePair.Capacity(16, 1));
       QueuePair exposer = domain.createQueuePair(exposerCompletions, new QueuePair.Capacity(16, 1));
-      reader.connect(exposer.endpoint(Devices.OPTIONS), Devices.OPTIONS);
-      exposer.connect(reader.endpoint(Devices.OPTIONS), Devices.OPTIONS);
+      QueuePair.ConnectOptions options = Devices.options(device);
+      reader.connect(exposer.endpoint(options), options);
+      exposer.connect(reader.endpoint(options), options);
       WindowBinder binder = exposer.newWindowBinder();
       MemoryWindow window = device.attributes().memoryWindows() ? domain.allocateMemoryWindow() : null;
       for (long size : new long[] {64 << 10, 4 << 20, 64 << 20}) {

@@ -56,6 +56,8 @@ final class RdmaClientSession implements ClientSession {
   private final Thread completer;
   private final RegisteredBufferPool receive;
   private final QueuePair.ConnectOptions options;
+  /** This side's path MTU code, said in HELLO. */
+  private final int localMtu;
   /** The write direction: a queue pair the server reads ingested bodies through, from buffers exposed below. */
   private final CompletionQueue ingestCompletions;
   private final QueuePair ingestPair;
@@ -86,10 +88,13 @@ final class RdmaClientSession implements ClientSession {
         .unstarted(this::completeLoop);
     this.receive = new RegisteredBufferPool(domain, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE),
         context.receivePoolBytes());
-    this.options = QueuePair.ConnectOptions.forRoce(Math.min(16, device.attributes().maxReadsInFlightAsInitiator()));
+    this.options = QueuePair.ConnectOptions.forDevice(device, Math.min(16,
+        device.attributes().maxReadsInFlightAsInitiator()));
+    this.localMtu = RdmaTransport.localMtu(options);
     this.ingestCompletions = device.createCompletionQueue(4);
     this.ingestPair = domain.createQueuePair(ingestCompletions, new QueuePair.Capacity(1, 1));
-    this.ingestOptions = QueuePair.ConnectOptions.forRoce(Math.min(16, device.attributes().maxReadsInFlightAsTarget()));
+    this.ingestOptions = QueuePair.ConnectOptions.forDevice(device, Math.min(16,
+        device.attributes().maxReadsInFlightAsTarget()));
   }
 
   static ClientOffer offer(ClientOffer.Context context) {
@@ -98,17 +103,19 @@ final class RdmaClientSession implements ClientSession {
       @Override
       public Map<String, String> parameters() {
         return Map.of(RdmaTransport.ENDPOINT, session.pair.endpoint(session.options).encode(),
-            RdmaTransport.INGEST_ENDPOINT, session.ingestPair.endpoint(session.ingestOptions).encode());
+            RdmaTransport.INGEST_ENDPOINT, session.ingestPair.endpoint(session.ingestOptions).encode(),
+            RdmaTransport.MTU, Integer.toString(QueuePair.Mtu.bytes(session.localMtu)));
       }
 
       @Override
       public ClientSession accept(Map<String, String> welcome) {
         try {
+          int mtu = RdmaTransport.agreedMtu(session.localMtu, welcome);
           session.pair.connect(QueuePair.Endpoint.decode(Transport.requireParameter(welcome, RdmaTransport.ENDPOINT)),
-              session.options);
+              session.options.withMtu(mtu));
           String ingest = welcome.get(RdmaTransport.INGEST_ENDPOINT);
           if (ingest != null) {
-            session.ingestPair.connect(QueuePair.Endpoint.decode(ingest), session.ingestOptions);
+            session.ingestPair.connect(QueuePair.Endpoint.decode(ingest), session.ingestOptions.withMtu(mtu));
             session.ingestConnected = true;
           }
           session.completer.start();

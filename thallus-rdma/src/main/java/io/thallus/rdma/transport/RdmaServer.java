@@ -48,13 +48,17 @@ final class RdmaServer implements ServerTransport {
   /** The write direction's queue pair: the server reads through it. */
   private final QueuePair.ConnectOptions ingestOptions;
   private final boolean windows;
+  /** This side's path MTU code, said in WELCOME. */
+  private final int localMtu;
 
   private RdmaServer(Context context, RdmaDevice device) {
     this.context = context;
     this.device = device;
     RdmaDevice.Attributes attributes = device.attributes();
-    this.options = QueuePair.ConnectOptions.forRoce(Math.min(16, attributes.maxReadsInFlightAsTarget()));
-    this.ingestOptions = QueuePair.ConnectOptions.forRoce(Math.min(16, attributes.maxReadsInFlightAsInitiator()));
+    this.options = QueuePair.ConnectOptions.forDevice(device, Math.min(16, attributes.maxReadsInFlightAsTarget()));
+    this.ingestOptions = QueuePair.ConnectOptions.forDevice(device,
+        Math.min(16, attributes.maxReadsInFlightAsInitiator()));
+    this.localMtu = RdmaTransport.localMtu(options);
     this.windows = attributes.memoryWindows()
         && Boolean.parseBoolean(System.getProperty(MEMORY_WINDOWS_PROPERTY, "true"));
   }
@@ -70,6 +74,7 @@ final class RdmaServer implements ServerTransport {
   public ServerSession accept(InetSocketAddress client, Map<String, String> offer) {
     QueuePair.Endpoint remote = QueuePair.Endpoint.decode(Transport.requireParameter(offer, RdmaTransport.ENDPOINT));
     String ingestEndpoint = offer.get(RdmaTransport.INGEST_ENDPOINT);
+    int mtu = RdmaTransport.agreedMtu(localMtu, offer);
     ProtectionDomain domain = device.allocateProtectionDomain();
     // The session's own completion queue: its window binder waits there, for its own work only.
     CompletionQueue completions = null;
@@ -79,11 +84,11 @@ final class RdmaServer implements ServerTransport {
     try {
       completions = device.createCompletionQueue(16);
       pair = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
-      pair.connect(remote, options);
+      pair.connect(remote, options.withMtu(mtu));
       if (ingestEndpoint != null) {
         ingestCompletions = device.createCompletionQueue(4);
         ingestPair = domain.createQueuePair(ingestCompletions, new QueuePair.Capacity(2, 1));
-        ingestPair.connect(QueuePair.Endpoint.decode(ingestEndpoint), ingestOptions);
+        ingestPair.connect(QueuePair.Endpoint.decode(ingestEndpoint), ingestOptions.withMtu(mtu));
       }
       return new Session(domain, completions, pair, new RegisteredBufferPool(domain,
           EnumSet.of(windows ? MemoryRegion.Access.MEMORY_WINDOW_BIND : MemoryRegion.Access.REMOTE_READ),
@@ -144,9 +149,10 @@ final class RdmaServer implements ServerTransport {
 
     @Override
     public Map<String, String> welcomeParameters() {
-      return ingestPair == null ? Map.of(RdmaTransport.ENDPOINT, pair.endpoint(options).encode())
-          : Map.of(RdmaTransport.ENDPOINT, pair.endpoint(options).encode(), RdmaTransport.INGEST_ENDPOINT,
-              ingestPair.endpoint(ingestOptions).encode());
+      String mtu = Integer.toString(QueuePair.Mtu.bytes(localMtu));
+      return ingestPair == null ? Map.of(RdmaTransport.ENDPOINT, pair.endpoint(options).encode(), RdmaTransport.MTU,
+          mtu) : Map.of(RdmaTransport.ENDPOINT, pair.endpoint(options).encode(), RdmaTransport.INGEST_ENDPOINT,
+              ingestPair.endpoint(ingestOptions).encode(), RdmaTransport.MTU, mtu);
     }
 
     /**

@@ -2,6 +2,7 @@ package io.thallus.rdma.transport;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
+import io.thallus.rdma.verbs.QueuePair;
 import io.thallus.rdma.verbs.RdmaDevice;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ServerTransport;
@@ -23,6 +24,10 @@ public final class RdmaTransport implements Transport {
    * queue the binder owns) and from the client's reads.
    */
   static final String INGEST_ENDPOINT = NAME + ".ingest_endpoint";
+  /** This side's largest path MTU, in bytes: each side says it at the handshake, both connect at the smaller. */
+  static final String MTU = NAME + ".mtu";
+  /** System property capping the path MTU, in bytes (256..4096); default: the port's active MTU. */
+  public static final String MTU_PROPERTY = "thallus.rdma.mtu";
   /** System property naming the device to use; default: rxe0 if present, else the first device. */
   static final String DEVICE_PROPERTY = "thallus.rdma.device";
 
@@ -52,6 +57,35 @@ public final class RdmaTransport implements Transport {
           + extent.length() + " bytes is larger than one read");
     }
     return extent;
+  }
+
+  /**
+   * This side's path MTU code: the port's active MTU (RoCE: what the netdev's MTU allows, 4096 at a 9000-byte
+   * Ethernet MTU and 1024 at 1500), lowered to {@value #MTU_PROPERTY} when an operator set it.
+   */
+  static int localMtu(QueuePair.ConnectOptions options) {
+    String cap = System.getProperty(MTU_PROPERTY);
+    if (cap == null) {
+      return options.mtu();
+    }
+    try {
+      return Math.min(options.mtu(), QueuePair.Mtu.code(Integer.parseInt(cap.strip())));
+    } catch (NumberFormatException | ThallusException e) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, MTU_PROPERTY + " must be 256, 512, 1024, 2048 or 4096,"
+          + " not " + cap, e);
+    }
+  }
+
+  /** The MTU both ends support: the smaller of this side's and the peer's (a peer that does not say used 1024). */
+  static int agreedMtu(int local, java.util.Map<String, String> peer) {
+    String theirs = peer.get(MTU);
+    int code;
+    try {
+      code = theirs == null ? 3 : QueuePair.Mtu.code(Integer.parseInt(theirs.strip()));
+    } catch (NumberFormatException e) {
+      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "the peer's " + MTU + " is not a number: " + theirs);
+    }
+    return Math.min(local, code);
   }
 
   static String deviceName() {

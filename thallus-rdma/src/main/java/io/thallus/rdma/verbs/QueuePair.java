@@ -53,14 +53,49 @@ public final class QueuePair implements AutoCloseable {
   }
 
   /**
-   * Connection settings: the port and GID index to use (RoCE v2 over IPv4 is index 1 on rxe), the path MTU (verbs
-   * code: 3 = 1024), how many reads may be outstanding in each direction (bounded by the device's
-   * {@code max_qp_rd_atom}), and the ack timeout (4.096 us * 2^timeout) and retries that decide how soon a vanished
-   * peer is noticed.
+   * Connection settings: the port and GID index to use, the path MTU (verbs code, see {@link Mtu}), how many reads
+   * may be outstanding in each direction (bounded by the device's {@code max_qp_rd_atom}), and the ack timeout
+   * (4.096 us * 2^timeout) and retries that decide how soon a vanished peer is noticed.
    */
   public record ConnectOptions(int port, int gidIndex, int mtu, int readsInFlight, int timeout, int retries) {
-    public static ConnectOptions forRoce(int readsInFlight) {
-      return new ConnectOptions(1, 1, 3, readsInFlight, 14, 7);
+    /**
+     * What {@code device} reports for port 1: its GID for RoCE v2 over IPv4 where the link is Ethernet (see
+     * {@link RdmaDevice#roceGidIndex}), its active MTU; the MTU is lowered to the peer's at connect time.
+     */
+    public static ConnectOptions forDevice(RdmaDevice device, int readsInFlight) {
+      int port = 1;
+      return new ConnectOptions(port, device.roceGidIndex(port), device.port(port).activeMtu(), readsInFlight, 14, 7);
+    }
+
+    public ConnectOptions withMtu(int code) {
+      return new ConnectOptions(port, gidIndex, Mtu.requireCode(code), readsInFlight, timeout, retries);
+    }
+  }
+
+  /** Verbs' path MTU codes ({@code enum ibv_mtu}): 1 = 256 bytes up to 5 = 4096. */
+  public static final class Mtu {
+    private Mtu() {}
+
+    public static int bytes(int code) {
+      return 128 << requireCode(code);
+    }
+
+    /** The code of a path MTU in bytes (256, 512, 1024, 2048 or 4096). */
+    public static int code(int bytes) {
+      for (int code = 1; code <= 5; code++) {
+        if (bytes(code) == bytes) {
+          return code;
+        }
+      }
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "an RDMA path MTU is 256, 512, 1024, 2048 or 4096 "
+          + "bytes, not " + bytes);
+    }
+
+    static int requireCode(int code) {
+      if (code < 1 || code > 5) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "not a verbs MTU code (1..5): " + code);
+      }
+      return code;
     }
   }
 
@@ -119,6 +154,19 @@ public final class QueuePair implements AutoCloseable {
   public Endpoint endpoint(ConnectOptions options) {
     RdmaDevice.Port port = domain.device.port(options.port());
     return new Endpoint(number, packetSequence, domain.device.gid(options.port(), options.gidIndex()), port.lid());
+  }
+
+  /** The path MTU this queue pair is connected at, in bytes, as the device reports it ({@code ibv_query_qp}). */
+  public int pathMtuBytes() {
+    try (Arena scratch = Arena.ofConfined()) {
+      MemorySegment attr = scratch.allocate(Layout.QP_ATTR_SIZE, 8);
+      MemorySegment init = scratch.allocate(Layout.QP_INIT_ATTR_SIZE + 64, 8);
+      int rc = Verbs.require().queryQp(qp, attr, Layout.QP_PATH_MTU, init);
+      if (rc != 0) {
+        throw Verbs.failure("ibv_query_qp", rc);
+      }
+      return Mtu.bytes(attr.get(JAVA_INT, Layout.QP_ATTR_PATH_MTU));
+    }
   }
 
   /** INIT, then ready to receive from {@code remote}, then ready to send. */

@@ -214,6 +214,74 @@ public final class RdmaDevice implements AutoCloseable {
     }
   }
 
+  /** System property that fixes the GID index (operators with a GID table this choice gets wrong). */
+  public static final String GID_INDEX_PROPERTY = "thallus.rdma.gidIndex";
+
+  /**
+   * The GID index to connect with on {@code port}: the {@value #GID_INDEX_PROPERTY} property if set; 0 on an
+   * InfiniBand link (routing is by LID there); on RoCE, the first entry the kernel types "RoCE v2" whose GID is an
+   * IPv4-mapped address (routable, what rxe and real NICs list for an interface's IPv4 address), else the first
+   * "RoCE v2" entry, else 1. The types come from {@code /sys/class/infiniband/DEV/ports/PORT/gid_attrs/types}.
+   */
+  public int roceGidIndex(int port) {
+    String fixed = System.getProperty(GID_INDEX_PROPERTY);
+    if (fixed != null) {
+      try {
+        return Integer.parseInt(fixed.strip());
+      } catch (NumberFormatException e) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, GID_INDEX_PROPERTY + " must be a number, not "
+            + fixed);
+      }
+    }
+    if (!port(port).isEthernet()) {
+      return 0;
+    }
+    java.nio.file.Path types = java.nio.file.Path.of("/sys/class/infiniband", name, "ports", Integer.toString(port),
+        "gid_attrs", "types");
+    int firstV2 = -1;
+    for (int index = 0; index < 256; index++) {
+      String type;
+      try {
+        type = java.nio.file.Files.readString(types.resolve(Integer.toString(index))).strip();
+      } catch (java.io.IOException e) {
+        // No such entry (the table ends), or an entry the kernel leaves unset: EINVAL on read.
+        if (!java.nio.file.Files.exists(types.resolve(Integer.toString(index)))) {
+          break;
+        }
+        continue;
+      }
+      if (!type.equalsIgnoreCase("RoCE v2")) {
+        continue;
+      }
+      byte[] gid = gid(port, index);
+      if (isIpv4Mapped(gid)) {
+        return index;
+      }
+      if (firstV2 < 0 && !isZero(gid)) {
+        firstV2 = index;
+      }
+    }
+    return firstV2 >= 0 ? firstV2 : 1;
+  }
+
+  private static boolean isIpv4Mapped(byte[] gid) {
+    for (int i = 0; i < 10; i++) {
+      if (gid[i] != 0) {
+        return false;
+      }
+    }
+    return gid[10] == (byte) 0xff && gid[11] == (byte) 0xff;
+  }
+
+  private static boolean isZero(byte[] gid) {
+    for (byte b : gid) {
+      if (b != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** The 16-byte GID at {@code index} of {@code port} (on RoCE v2, index 1 is the IPv4-mapped one). */
   public byte[] gid(int port, int index) {
     try (Arena scratch = Arena.ofConfined()) {

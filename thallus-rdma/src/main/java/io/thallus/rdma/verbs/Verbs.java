@@ -84,6 +84,7 @@ final class Verbs {
   private final MethodHandle ibvCreateQp;
   private final MethodHandle ibvModifyQp;
   private final MethodHandle ibvDestroyQp;
+  private final MethodHandle ibvQueryQp;
 
   private Verbs(SymbolLookup library) {
     ibvGetDeviceList = bind(library, "ibv_get_device_list", FunctionDescriptor.of(ADDRESS, ADDRESS), true);
@@ -114,6 +115,8 @@ final class Verbs {
     ibvModifyQp = bind(library, "ibv_modify_qp",
         FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT), false);
     ibvDestroyQp = bind(library, "ibv_destroy_qp", FunctionDescriptor.of(JAVA_INT, ADDRESS), false);
+    ibvQueryQp = bind(library, "ibv_query_qp",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS), false);
   }
 
   private static MethodHandle bind(SymbolLookup library, String name, FunctionDescriptor descriptor, boolean errno) {
@@ -290,6 +293,14 @@ final class Verbs {
       return (int) ibvModifyQp.invokeExact(qp, attr, mask);
     } catch (Throwable e) {
       throw unchecked("ibv_modify_qp", e);
+    }
+  }
+
+  int queryQp(MemorySegment qp, MemorySegment attr, int mask, MemorySegment initAttr) {
+    try {
+      return (int) ibvQueryQp.invokeExact(qp, attr, mask, initAttr);
+    } catch (Throwable e) {
+      throw unchecked("ibv_query_qp", e);
     }
   }
 

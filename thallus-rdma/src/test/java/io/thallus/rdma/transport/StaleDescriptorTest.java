@@ -76,7 +76,7 @@ class StaleDescriptorTest {
     final ProtectionDomain domain = device.allocateProtectionDomain();
     final CompletionQueue completions = device.createCompletionQueue(16);
     final QueuePair pair = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
-    final QueuePair.ConnectOptions options = QueuePair.ConnectOptions.forRoce(16);
+    final QueuePair.ConnectOptions options = new QueuePair.ConnectOptions(1, 1, 3, 16, 14, 7);
     final Arena arena = Arena.ofShared();
     final MemorySegment local = arena.allocate(4L << 20, 4096);
     final MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE));

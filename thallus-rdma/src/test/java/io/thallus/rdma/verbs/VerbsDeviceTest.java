@@ -32,7 +32,8 @@ import org.junit.jupiter.api.Timeout;
 @Tag("rdma-device")
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class VerbsDeviceTest {
-  static final QueuePair.ConnectOptions OPTIONS = QueuePair.ConnectOptions.forRoce(16);
+  /** rxe's RoCE v2 GID (index 1) at 1024 bytes: the loopback tests' fixed settings (forDevice has its own test). */
+  static final QueuePair.ConnectOptions OPTIONS = new QueuePair.ConnectOptions(1, 1, 3, 16, 14, 7);
   private static final Duration WAIT = Duration.ofSeconds(20);
 
   private RdmaDevice device;
