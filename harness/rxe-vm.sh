@@ -25,6 +25,11 @@
 #                            JAVA_HOME MAVEN_OPTS CI TERM always are)
 #   RXE_VM_IP=10.77.0.1/24   address of the guest-internal dummy netdev under rxe0
 #   RXE_VM_KEEP=1            keep the per-run dir (console.log = guest kernel log)
+#   RXE_VM_NIC=1             NIC-like mode, for measurements: the netdev under rxe0 at MTU 9000 (rxe's port then
+#                            runs at 4096) and rxe's software ICRC off (rxe-icrc-param.patch adds the switch; a NIC
+#                            computes the CRC in hardware), on a kernel of its own with 64 KiB kernel stacks (UML's
+#                            interrupt stack holds 16,640-byte register frames with the xstate patch; two nested
+#                            network interrupts overflowed 32 KiB). Built once beside the default kernel, cached.
 # CMD's stdout/stderr arrive on this script's stdout/stderr; CMD's stdin is /dev/null.
 # The guest has ONE vCPU (UML); busy-polling two-sided ping-pong (ib_send_lat, ib_write_lat,
 # ibv_rc_pingpong without -e) costs a 10 ms scheduler tick per hop: use event mode (-e).
@@ -35,10 +40,13 @@
 set -euo pipefail
 LAB=${RXE_LAB:-${XDG_CACHE_HOME:-$HOME/.cache}/rxe-vm}
 UML="$LAB/uml/linux"
+NIC=${RXE_VM_NIC:-0}
+UML_NIC="$LAB/uml-nic/linux"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # What the cached kernel was built from; a kernel built from an older recipe is rebuilt (incrementally).
 # 2: the host's own XSTATE size (uml-host-xstate.patch) and 32 KiB kernel stacks to hold the larger FP area.
 RECIPE="2 $(sha256sum < "$HERE/uml-host-xstate.patch" | cut -c1-16)"
+NIC_RECIPE="nic 1 $(sha256sum < "$HERE/rxe-icrc-param.patch" | cut -c1-16) $RECIPE"
 mkdir -p "$LAB/runs" "$LAB/uml"
 die() { echo "rxe-vm: $*" >&2; exit 125; }
 [ $# -ge 1 ] || die "usage: $0 CMD [ARGS...]"
@@ -97,6 +105,24 @@ setup() {
     cp "$b/linux" "$UML.tmp" && mv "$UML.tmp" "$UML"
     echo "$RECIPE" > "$UML.recipe"
   fi
+  if [ "$NIC" = 1 ] && { [ ! -x "$UML_NIC" ] || [ "$(cat "$UML_NIC.recipe" 2>/dev/null)" != "$NIC_RECIPE" ]; }; then
+    # The NIC-like kernel: the default one's source and configuration, plus the ICRC switch and 64 KiB stacks, in a
+    # source tree of its own (the default kernel stays as it is).
+    local base; base=$(ls -d "$LAB"/src/linux-source-*/ | head -1); base=${base%/}
+    local nsrc="$LAB/src-nic/$(basename "$base")"
+    [ -d "$nsrc" ] || { mkdir -p "$LAB/src-nic" && cp -a "$base" "$nsrc"; } || die "cannot copy $base"
+    if ! patch -d "$nsrc" -p1 -R -s -f --dry-run < "$HERE/rxe-icrc-param.patch" >/dev/null 2>&1; then
+      patch -d "$nsrc" -p1 -N -s < "$HERE/rxe-icrc-param.patch" >&2 || die "cannot apply rxe-icrc-param.patch"
+    fi
+    local nb="$LAB/uml-nic-build"; mkdir -p "$nb" "$LAB/uml-nic"
+    echo "rxe-vm: building the NIC-like UML kernel in $nb (one-time, ~15 min on 2 cores)" >&2
+    cp "$LAB/uml-build/.config" "$nb/.config"
+    "$nsrc/scripts/config" --file "$nb/.config" --set-val KERNEL_STACK_ORDER 4
+    make -s ARCH=um -C "$nsrc" O="$nb" olddefconfig >&2
+    make -s ARCH=um -C "$nsrc" O="$nb" -j"$(nproc)" linux >&2 || die "NIC-like UML kernel build failed"
+    cp "$nb/linux" "$UML_NIC.tmp" && mv "$UML_NIC.tmp" "$UML_NIC"
+    echo "$NIC_RECIPE" > "$UML_NIC.recipe"
+  fi
   # clock reads from the TSC for programs in the guest (see tsc-time.c), rebuilt when its source changes
   if [ ! -s "$LAB/uml/libtsctime.so" ] || [ "$HERE/tsc-time.c" -nt "$LAB/uml/libtsctime.so" ]; then
     gcc -O2 -shared -fPIC -o "$LAB/uml/libtsctime.so.tmp" "$HERE/tsc-time.c" &&
@@ -145,9 +171,15 @@ if [ "$maps" -lt "$want_maps" ] && ! { echo "$want_maps" > /proc/sys/vm/max_map_
   echo "rxe-vm: vm.max_map_count is $maps and cannot be raised here; a guest process that touches a few GiB" \
        "may be killed (sysctl -w vm.max_map_count=$want_maps as root avoids it)" >&2
 fi
+[ "$NIC" = 1 ] && UML="$UML_NIC"
 RUN=$(mktemp -d "$LAB/runs/run.XXXXXX")
 case "$RUN" in *[[:space:]]*) die "LAB path must not contain spaces";; esac
-cleanup() { [ "${RXE_VM_KEEP:-0}" = 1 ] || rm -rf "$RUN"; }
+cleanup() {
+  # UML leaves helper processes (its userspace tracing children) behind when the guest ends abnormally: the whole
+  # process group timeout made goes.
+  [ -n "${TPID:-}" ] && kill -KILL -- "-$TPID" 2>/dev/null
+  [ "${RXE_VM_KEEP:-0}" = 1 ] || rm -rf "$RUN"
+}
 trap cleanup EXIT
 : > "$RUN/shares"
 awk -F: '/^cpu MHz/{gsub(/[ \t]/,"",$2); print $2; exit}' /proc/cpuinfo > "$RUN/cpumhz" || true
@@ -161,9 +193,11 @@ done
   echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
   echo 'hostname rxe-guest; ip link set lo up'
   echo 'ip link add rxenet0 type dummy && ip link set rxenet0 up || exit 125'
+  [ "$NIC" = 1 ] && echo 'ip link set rxenet0 mtu 9000 || exit 125'
   printf 'ip addr add %q dev rxenet0 || exit 125\n' "${RXE_VM_IP:-10.77.0.1/24}"
   echo 'rdma link add rxe0 type rxe netdev rxenet0 || exit 125'
   echo 'for i in $(seq 200); do grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null && break; sleep 0.05; done'
+  [ "$NIC" = 1 ] && echo 'echo 0 > /sys/module/rdma_rxe/parameters/icrc || exit 125'
   echo 'ulimit -l unlimited'
   [ "${RXE_VM_TSC_CLOCK:-0}" = 1 ] && printf 'export LD_PRELOAD=%q\n' "$LAB/uml/libtsctime.so"
   for v in PATH HOME LANG LC_ALL TZ JAVA_HOME MAVEN_OPTS CI TERM ${RXE_VM_ENV:-}; do

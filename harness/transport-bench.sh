@@ -1,9 +1,17 @@
 #!/bin/bash
 # Thallus transports inside one Soft-RoCE guest run, next to perftest at the same message sizes:
-#   harness/transport-bench.sh        (from the repository root; builds what it needs first)
+#   harness/transport-bench.sh [--nic]   (from the repository root; builds what it needs first)
+# --nic: the NIC-like guest (rxe-vm.sh's RXE_VM_NIC=1: a 9000-byte link, so path MTU 4096, and rxe's software ICRC
+# off), perftest at MTU 4096 too; without it, the test command's guest (1500-byte link, MTU 1024, ICRC on).
 # 10M rows x 8 BIGINT at 64K-row (4 MiB) and 1M-row (64 MiB) batches, a 1-row result, ib_read_bw at 4 and 64 MiB,
 # and what registering a batch in place costs next to copying it into pre-registered memory.
 set -euo pipefail
+mtu=1024
+if [[ "${1:-}" == --nic ]]; then
+  export RXE_VM_NIC=1
+  mtu=4096
+  shift
+fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 ./mvnw -q -DskipTests -pl thallus-cli -am install >/tmp/transport-bench-build.log 2>&1 || { cat /tmp/transport-bench-build.log; exit 1; }
@@ -23,8 +31,9 @@ export RXE_VM_MEM="${RXE_VM_MEM:-8G}"
 export RXE_VM_TSC_CLOCK=1
 exec "$root/harness/rxe-vm.sh" bash -c '
   set -u
-  root=$1; classpath=$2; shift 2; flags=("$@")
+  root=$1; classpath=$2; mtu=$3; shift 3; flags=("$@")
   cd "$root"
+  echo "link: netdev MTU $(cat /sys/class/net/rxenet0/mtu), rxe active MTU code $(ibv_devinfo -d rxe0 | awk "/active_mtu/{print \$2}"), ICRC $(cat /sys/module/rdma_rxe/parameters/icrc 2>/dev/null || echo "on (no switch)")"
   for batch in 65536 1048576; do
     ./thallus demo --rows 10000000 --batch-rows $batch --runs 5 --transports rdma,tcp,ipc 2>/dev/null
   done
@@ -32,10 +41,10 @@ exec "$root/harness/rxe-vm.sh" bash -c '
   source "$root/harness/jdk.sh"; java="$(find_jdk)/bin/java"
   "$java" "${flags[@]}" -cp "$classpath" io.thallus.harness.RegistrationCostMain
   for size in 4194304:200 67108864:20; do
-    ib_read_bw -d rxe0 -x 1 -F -s ${size%:*} -n ${size#*:} > /tmp/srv.log 2>&1 & server=$!
+    ib_read_bw -d rxe0 -x 1 -m $mtu -F -s ${size%:*} -n ${size#*:} > /tmp/srv.log 2>&1 & server=$!
     sleep 1
-    timeout 300 ib_read_bw -d rxe0 -x 1 -F -s ${size%:*} -n ${size#*:} 127.0.0.1 > /tmp/cli.log 2>&1 || cat /tmp/cli.log
+    timeout 300 ib_read_bw -d rxe0 -x 1 -m $mtu -F -s ${size%:*} -n ${size#*:} 127.0.0.1 > /tmp/cli.log 2>&1 || cat /tmp/cli.log
     wait $server || true
     echo "perftest ib_read_bw -s ${size%:*} (MB/sec = MiB/s):"; sed -n "/#bytes/,/^---/p" /tmp/cli.log | grep -v "^-*$"
   done
-' transport-bench "$root" "$classpath" "${flags[@]}"
+' transport-bench "$root" "$classpath" "$mtu" "${flags[@]}"
