@@ -29,7 +29,9 @@
 #                            runs at 4096) and rxe's software ICRC off (rxe-icrc-param.patch adds the switch; a NIC
 #                            computes the CRC in hardware), on a kernel of its own with 64 KiB kernel stacks (UML's
 #                            interrupt stack holds 16,640-byte register frames with the xstate patch; two nested
-#                            network interrupts overflowed 32 KiB). Built once beside the default kernel, cached.
+#                            network interrupts overflowed 32 KiB) and UML's vector network driver (with deep
+#                            raw-socket queues, uml-vector-rawsock.patch) for two guests as two hosts. Built once
+#                            beside the default kernel, cached.
 # CMD's stdout/stderr arrive on this script's stdout/stderr; CMD's stdin is /dev/null.
 # The guest has ONE vCPU (UML); busy-polling two-sided ping-pong (ib_send_lat, ib_write_lat,
 # ibv_rc_pingpong without -e) costs a 10 ms scheduler tick per hop: use event mode (-e).
@@ -46,7 +48,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # What the cached kernel was built from; a kernel built from an older recipe is rebuilt (incrementally).
 # 2: the host's own XSTATE size (uml-host-xstate.patch) and 32 KiB kernel stacks to hold the larger FP area.
 RECIPE="2 $(sha256sum < "$HERE/uml-host-xstate.patch" | cut -c1-16)"
-NIC_RECIPE="nic 1 $(sha256sum < "$HERE/rxe-icrc-param.patch" | cut -c1-16) $RECIPE"
+NIC_RECIPE="nic 2 $(cat "$HERE/rxe-icrc-param.patch" "$HERE/uml-vector-rawsock.patch" | sha256sum | cut -c1-16) $RECIPE"
 mkdir -p "$LAB/runs" "$LAB/uml"
 die() { echo "rxe-vm: $*" >&2; exit 125; }
 [ $# -ge 1 ] || die "usage: $0 CMD [ARGS...]"
@@ -111,13 +113,17 @@ setup() {
     local base; base=$(ls -d "$LAB"/src/linux-source-*/ | head -1); base=${base%/}
     local nsrc="$LAB/src-nic/$(basename "$base")"
     [ -d "$nsrc" ] || { mkdir -p "$LAB/src-nic" && cp -a "$base" "$nsrc"; } || die "cannot copy $base"
-    if ! patch -d "$nsrc" -p1 -R -s -f --dry-run < "$HERE/rxe-icrc-param.patch" >/dev/null 2>&1; then
-      patch -d "$nsrc" -p1 -N -s < "$HERE/rxe-icrc-param.patch" >&2 || die "cannot apply rxe-icrc-param.patch"
-    fi
+    local p
+    for p in rxe-icrc-param.patch uml-vector-rawsock.patch; do
+      if ! patch -d "$nsrc" -p1 -R -s -f --dry-run < "$HERE/$p" >/dev/null 2>&1; then
+        patch -d "$nsrc" -p1 -N -s < "$HERE/$p" >&2 || die "cannot apply $p"
+      fi
+    done
     local nb="$LAB/uml-nic-build"; mkdir -p "$nb" "$LAB/uml-nic"
     echo "rxe-vm: building the NIC-like UML kernel in $nb (one-time, ~15 min on 2 cores)" >&2
     cp "$LAB/uml-build/.config" "$nb/.config"
-    "$nsrc/scripts/config" --file "$nb/.config" --set-val KERNEL_STACK_ORDER 4
+    # The vector network driver (raw sockets over a veth pair) links two guests as two hosts (rxe-2hosts.sh).
+    "$nsrc/scripts/config" --file "$nb/.config" --set-val KERNEL_STACK_ORDER 4 -e UML_NET -e UML_NET_VECTOR
     make -s ARCH=um -C "$nsrc" O="$nb" olddefconfig >&2
     make -s ARCH=um -C "$nsrc" O="$nb" -j"$(nproc)" linux >&2 || die "NIC-like UML kernel build failed"
     cp "$nb/linux" "$UML_NIC.tmp" && mv "$UML_NIC.tmp" "$UML_NIC"
