@@ -181,8 +181,9 @@ fi
 RUN=$(mktemp -d "$LAB/runs/run.XXXXXX")
 case "$RUN" in *[[:space:]]*) die "LAB path must not contain spaces";; esac
 cleanup() {
-  # UML leaves helper processes (its userspace tracing children) behind when the guest ends abnormally: the whole
-  # process group timeout made goes.
+  # UML leaves helper processes behind when the guest ends abnormally, in a process group of their own (UML calls
+  # setsid, so timeout's group kill misses them): both groups go.
+  [ -n "${UMLPID:-}" ] && kill -KILL -- "-$UMLPID" 2>/dev/null
   [ -n "${TPID:-}" ] && kill -KILL -- "-$TPID" 2>/dev/null
   [ "${RXE_VM_KEEP:-0}" = 1 ] || rm -rf "$RUN"
 }
@@ -226,6 +227,8 @@ TMPDIR=/dev/shm timeout -k 5 "${RXE_VM_TIMEOUT:-900}" "$UML" \
   con=null con0=null,fd:3 ssl=null ssl0=null,fd:4 ssl1=null,fd:5 \
   3>"$RUN/console.log" 4>"$RUN/out" 5>"$RUN/err" </dev/null &
 TPID=$!
+# UML's own process (the leader of its session and process group), for the clean-up.
+for _ in $(seq 50); do UMLPID=$(pgrep -P "$TPID" 2>/dev/null | head -1 || true); [ -n "$UMLPID" ] && break; sleep 0.1; done
 wait $TPID; urc=$?
 set -e
 wait $C1 $C2  # let the output relays drain
