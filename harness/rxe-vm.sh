@@ -183,8 +183,8 @@ case "$RUN" in *[[:space:]]*) die "LAB path must not contain spaces";; esac
 cleanup() {
   # UML leaves helper processes behind when the guest ends abnormally, in a process group of their own (UML calls
   # setsid, so timeout's group kill misses them): both groups go.
-  [ -n "${UMLPID:-}" ] && kill -KILL -- "-$UMLPID" 2>/dev/null
-  [ -n "${TPID:-}" ] && kill -KILL -- "-$TPID" 2>/dev/null
+  [ -n "${UMLPID:-}" ] && kill -KILL -- "-$UMLPID" 2>/dev/null || true
+  [ -n "${TPID:-}" ] && kill -KILL -- "-$TPID" 2>/dev/null || true
   [ "${RXE_VM_KEEP:-0}" = 1 ] || rm -rf "$RUN"
 }
 trap cleanup EXIT
