@@ -39,8 +39,8 @@ server_cmd="
   until [ -e \$meet/cut-next ]; do sleep 0.2; done
   sleep 6; echo \"A: link down\"; ip link set vec0 down; sleep 40; ip link set vec0 up; echo \"A: link up\"
   sleep 30
-  held=\$(curl -s http://127.0.0.1:9100/metrics | awk '/^thallus_batch_memory_held/{print \$2}')
-  streams=\$(curl -s http://127.0.0.1:9100/metrics | awk '/^thallus_streams_open/{print \$2}')
+  held=\$(curl -s http://\$SELF:9100/metrics | awk '/^thallus_batch_memory_held/{print \$2}')
+  streams=\$(curl -s http://\$SELF:9100/metrics | awk '/^thallus_streams_open/{print \$2}')
   echo \"A: after the cut, batch memory held \$held bytes, streams open \$streams\"
   echo \"\$held \$streams\" > \$meet/after-cut
   until [ -e \$meet/kill-next ]; do sleep 0.2; done

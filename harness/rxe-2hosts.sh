@@ -39,7 +39,7 @@ RUN=$(mktemp -d "$LAB/runs/two.XXXXXX")
 cleanup() {
   # Each guest's kernel is the session leader of its host processes: the group goes with it.
   local p; for p in ${PIDS:-}; do kill -KILL -- "-$p" 2>/dev/null || true; done
-  [ -n "${WATCH:-}" ] && kill "$WATCH" 2>/dev/null
+  [ -n "${WATCH:-}" ] && kill "$WATCH" 2>/dev/null || true
   if [ "${TWO_KEEP:-0}" = 1 ]; then echo "rxe-2hosts: run dir $RUN" >&2; else rm -rf "$RUN"; fi
 }
 trap cleanup EXIT
