@@ -14,13 +14,8 @@ if [[ "${1:-}" == --nic ]]; then mtu=9000; icrc=0; shift; fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 ./mvnw -q -DskipTests -pl thallus-cli -am install >/tmp/rdma-2hosts-build.log 2>&1 || { cat /tmp/rdma-2hosts-build.log; exit 1; }
-cp_file="$(mktemp)"
-./mvnw -q -pl harness -am install -DskipTests >"$cp_file.log" 2>&1 \
-  && ./mvnw -q -pl harness dependency:build-classpath -Dmdep.outputFile="$cp_file" >>"$cp_file.log" 2>&1 \
-  || { cat "$cp_file.log"; exit 1; }
-rm -f "$cp_file.log"
-classpath="$root/harness/target/classes:$(cat "$cp_file")"
-rm -f "$cp_file"
+source "$root/harness/classpath.sh"
+classpath="$(harness_classpath "$root")" || exit 1
 read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' "$root/pom.xml")"
 source "$root/harness/jdk.sh"; java="$(find_jdk)/bin/java"
 # The two guests meet in a folder of the (shared, read-write) working tree.

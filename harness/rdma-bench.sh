@@ -5,14 +5,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-cp_file="$(mktemp)"
-# Not offline: on a fresh machine the dependency plugin itself is not in the local repository yet.
-./mvnw -q -pl harness -am install -DskipTests >"$cp_file.log" 2>&1 \
-  && ./mvnw -q -pl harness dependency:build-classpath -Dmdep.outputFile="$cp_file" >>"$cp_file.log" 2>&1 \
-  || { cat "$cp_file.log"; exit 1; }
-rm -f "$cp_file.log"
-classpath="$root/harness/target/classes:$(cat "$cp_file")"
-rm -f "$cp_file"
+source "$root/harness/classpath.sh"
+classpath="$(harness_classpath "$root")" || exit 1
 source "$root/harness/jdk.sh"
 jdk="$(find_jdk)" || { echo "rdma-bench: needs a JDK 25 or newer (JAVA_HOME, PATH or /usr/lib/jvm)" >&2; exit 1; }
 java_bin="$jdk/bin/java"

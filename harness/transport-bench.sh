@@ -15,14 +15,8 @@ fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 ./mvnw -q -DskipTests -pl thallus-cli -am install >/tmp/transport-bench-build.log 2>&1 || { cat /tmp/transport-bench-build.log; exit 1; }
-cp_file="$(mktemp)"
-# Not offline: on a fresh machine the dependency plugin itself is not in the local repository yet.
-./mvnw -q -pl harness -am install -DskipTests >"$cp_file.log" 2>&1 \
-  && ./mvnw -q -pl harness dependency:build-classpath -Dmdep.outputFile="$cp_file" >>"$cp_file.log" 2>&1 \
-  || { cat "$cp_file.log"; exit 1; }
-rm -f "$cp_file.log"
-classpath="$root/harness/target/classes:$(cat "$cp_file")"
-rm -f "$cp_file"
+source "$root/harness/classpath.sh"
+classpath="$(harness_classpath "$root")" || exit 1
 read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' "$root/pom.xml")"
 export RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-3600}"
 # 1M-row batches of 64 MiB over three transports take more than the default 4 GiB guest.
