@@ -42,11 +42,12 @@ final class SessionAuthenticator implements CallHeaderAuthenticator {
       // The session cookie is as secret as the bearer token; a client may send it beside the native token.
       known = sessions.session(cookie(headers.get("cookie")));
     }
+    if (known != null) {
+      return result(known, false);
+    }
     // A client that kept neither: the session its connection opened with the same credentials.
     String connection = connectionKey(headers.get(ConnectionAddresses.HEADER), authorization);
-    if (known == null && connection != null) {
-      known = sessions.byConnection(connection);
-    }
+    known = connection == null ? null : sessions.byConnection(connection);
     if (known != null) {
       return result(known, false);
     }
