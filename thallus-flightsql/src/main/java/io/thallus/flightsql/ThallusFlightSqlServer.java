@@ -40,6 +40,16 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     this.host = b.host;
     this.tls = b.certificateChain != null;
     this.sessions = new SessionRegistry(allocator, b.thallus, b.clientOptions, b.sessionIdleTimeout, b.maxSessions);
+    try {
+      this.server = flightServer(b);
+    } catch (RuntimeException e) {
+      sessions.close();
+      allocator.close();
+      throw e;
+    }
+  }
+
+  private FlightServer flightServer(Builder b) {
     List<Location> lanes = new ArrayList<>();
     for (io.thallus.Location lane : b.lanes) {
       try {
@@ -62,7 +72,7 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
             + b.privateKey + " for TLS: " + e.getMessage(), e);
       }
     }
-    this.server = builder.build();
+    return builder.build();
   }
 
   /** A front door for the Thallus server at {@code thallus}, which its sessions connect to. */
