@@ -183,7 +183,10 @@ public final class DuckDBEngine implements QueryEngine {
           throw e;
         }
         return new DuckDBEngine(database, settings, filesRoot, timeZone, spillRoot);
-      } catch (SQLException | RuntimeException e) {
+      } catch (RuntimeException e) {
+        deleteTree(spillRoot);
+        throw e;
+      } catch (SQLException e) {
         deleteTree(spillRoot);
         String where = databaseFile == null ? "" : " on " + databaseFile;
         throw ThallusException.of(StatusCode.INTERNAL, "cannot start DuckDB" + where + ": " + e.getMessage(), e);
@@ -222,8 +225,9 @@ public final class DuckDBEngine implements QueryEngine {
   private static void lockDown(DuckDBConnection database, Path filesRoot, String timeZone, Path spill)
       throws SQLException {
     try (Statement statement = database.createStatement()) {
-      // DuckDB lets SQL into its spill directory (it joins allowed_directories), so that is a directory of this
-      // engine's own, private to the server's user, never DuckDB's default ".tmp" in the server's working directory.
+      // DuckDB lets SQL into its spill directory (it joins allowed_directories), so it is set here: for an in-memory
+      // database a private directory of this engine's own, never DuckDB's default ".tmp" in the server's working
+      // directory; beside a database file, DuckDB's own "<file>.tmp" (outside the data root, as the file is).
       statement.execute("SET temp_directory = " + literal(spill.toString()));
       if (timeZone != null) {
         statement.execute("SET GLOBAL TimeZone = " + literal(timeZone));
