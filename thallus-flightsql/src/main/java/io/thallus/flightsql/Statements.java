@@ -75,10 +75,6 @@ final class Statements {
       return rows;
     }
 
-    synchronized VectorSchemaRoot boundRows() {
-      return parameters;
-    }
-
     @Override
     public synchronized void close() {
       if (parameters != null) {
@@ -122,10 +118,6 @@ final class Statements {
 
     boolean running() {
       return running.get() != null;
-    }
-
-    boolean cancelled() {
-      return cancelled.get();
     }
 
     /** Records the stream reading this statement; false when the statement was cancelled before it started. */
