@@ -47,6 +47,29 @@ public final class RawControlConnection implements AutoCloseable {
     return MessageCodec.Decoder.decode(Unpooled.wrappedBuffer(body));
   }
 
+  /**
+   * The messages one socket read returns, waiting for the first byte: what the server wrote at once arrives at once
+   * on loopback. Fails if the read ends inside a frame.
+   */
+  public java.util.List<Message> receiveOneRead() throws IOException {
+    byte[] bytes = new byte[1 << 20];
+    int read = socket.getInputStream().read(bytes);
+    if (read < 0) {
+      throw new EOFException("the server closed the connection");
+    }
+    ByteBuf arrived = Unpooled.wrappedBuffer(bytes, 0, read);
+    java.util.List<Message> messages = new java.util.ArrayList<>();
+    while (arrived.isReadable()) {
+      int length = arrived.readInt();
+      if (arrived.readableBytes() < length) {
+        throw new IOException("one read ended inside a frame: " + arrived.readableBytes() + " of " + length
+            + " bytes arrived");
+      }
+      messages.add(MessageCodec.Decoder.decode(arrived.readSlice(length)));
+    }
+    return messages;
+  }
+
   /** True once the server has closed the connection. */
   public boolean closedByServer() throws IOException {
     try {

@@ -104,7 +104,56 @@ final class Summary {
             String.format(Locale.ROOT, "%.0f vs %.0f µs", driver.queryMicros(0.5), flightSql.queryMicros(0.5)));
       }
     }
+    latencyAndOverlapTargets(out, points, jdbc, transports, plan);
     return out.toString();
+  }
+
+  /**
+   * Issue 23's targets: small results near a socket's round trip (the raw socket peer is one request and the
+   * result's bytes back on a kept connection), large ones at DuckDB's pace.
+   */
+  private static void latencyAndOverlapTargets(StringBuilder out, List<Point> points, List<JdbcBench.Driver> jdbc,
+      List<String> transports, Plan plan) {
+    Point headline = find(points, "headline", Point.TRANSPORT_ONLY, plan.headlineRows());
+    Point endToEnd = find(points, "rows", Point.END_TO_END, plan.headlineRows());
+    Point oneRow = find(points, "one-row query", Point.END_TO_END, 1);
+    line(out, "");
+    line(out, "Latency floor and overlap (issue 23) targets, from this run (ratios of medians):");
+    line(out, "");
+    for (long rows : List.of(1L, 1_000L)) {
+      Point tiny = find(points, "rows", Point.TRANSPORT_ONLY, rows);
+      double roundTrip = tiny.median("raw socket");
+      for (String transport : transports) {
+        double times = tiny.median(transport) / roundTrip;
+        target(out, String.format(Locale.ROOT, "%s, %,d row%s transport only, <= 2x the raw socket's round trip",
+            transport, rows, rows == 1 ? "" : "s"), times <= 2, "%s", String.format(Locale.ROOT,
+            "%.1fx: %.0f vs %.0f µs", times, tiny.median(transport) * 1e6, roundTrip * 1e6));
+      }
+    }
+    for (String transport : transports) {
+      double times = oneRow.median(transport) / oneRow.median(Fixture.DUCKDB);
+      target(out, transport + ", one-row point query end to end, <= 1.2x DuckDB in process", times <= 1.2, "%s",
+          String.format(Locale.ROOT, "%.2fx: %.0f vs %.0f µs", times, oneRow.median(transport) * 1e6,
+              oneRow.median(Fixture.DUCKDB) * 1e6));
+    }
+    JdbcBench.Driver duckdbJdbc = jdbc.stream().filter(d -> d.name().equals(JdbcBench.DUCKDB)).findFirst()
+        .orElseThrow();
+    for (JdbcBench.Driver driver : jdbc) {
+      if (driver.name().startsWith("thallus")) {
+        double times = driver.queryMicros(0.5) / duckdbJdbc.queryMicros(0.5);
+        target(out, "one-row query through the JDBC driver (" + driver.name() + "), <= 1.3x DuckDB's JDBC in "
+            + "process", times <= 1.3, "%s", String.format(Locale.ROOT, "%.2fx: %.0f vs %.0f µs", times,
+            driver.queryMicros(0.5), duckdbJdbc.queryMicros(0.5)));
+      }
+    }
+    if (transports.contains("shm")) {
+      double shm = endToEnd.speedup("shm", Fixture.DUCKDB);
+      target(out, "shm end to end (10M x 8 BIGINT), >= 0.95x DuckDB's in-process export", shm >= 0.95, "%.2fx", shm);
+    }
+    double tcp = endToEnd.speedup("tcp", Fixture.DUCKDB);
+    target(out, "tcp end to end (10M x 8 BIGINT), >= 0.8x DuckDB's in-process export", tcp >= 0.8, "%.2fx", tcp);
+    double tcpRaw = headline.speedup("tcp", "raw socket");
+    target(out, "tcp transport only, >= 90% of the raw socket", tcpRaw >= 0.9, "%.0f%%", 100 * tcpRaw);
   }
 
   /** Every point of one setting: GB/s per peer, or microseconds per pull for results of at most 1,000 rows. */

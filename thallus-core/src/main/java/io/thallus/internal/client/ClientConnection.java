@@ -78,6 +78,10 @@ public final class ClientConnection implements AutoCloseable {
   private int serverMaxSqlBytes;
   private int serverMaxFrameBytes;
   private int serverMaxCredits;
+  /** The event loop while it hands out one socket read's frames; their consumers are woken after it (see below). */
+  private volatile Thread delivering;
+  /** Streams to wake once the current read has been handed out. Touched only by the event loop. */
+  private final Set<StreamState> toWake = new java.util.LinkedHashSet<>();
 
   private ClientConnection(BufferAllocator allocator, Settings settings) {
     this.allocator = allocator;
@@ -347,6 +351,31 @@ public final class ClientConnection implements AutoCloseable {
     }
   }
 
+  /**
+   * Whether {@code state}'s consumer will be woken after the read being handed out on this thread (the event loop);
+   * false on any other thread, which wakes it itself.
+   */
+  boolean wakeAfterRead(StreamState state) {
+    if (Thread.currentThread() != delivering) {
+      return false;
+    }
+    toWake.add(state);
+    return true;
+  }
+
+  /** The read has been handed out: wake each consumer it gave something to, once. */
+  private void wakeDeferred() {
+    delivering = null;
+    if (toWake.isEmpty()) {
+      return;
+    }
+    List<StreamState> woken = List.copyOf(toWake);
+    toWake.clear();
+    for (StreamState state : woken) {
+      state.wakeNow();
+    }
+  }
+
   void forget(StreamState state) {
     if (streams.remove(state.id(), state)) {
       BatchInbox current = inbox;
@@ -440,6 +469,7 @@ public final class ClientConnection implements AutoCloseable {
   private final class Handler extends SimpleChannelInboundHandler<Message> {
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, Message message) {
+      delivering = Thread.currentThread();
       switch (message) {
         case Message.Welcome w -> {
           if (w.version() != Protocol.VERSION) {
@@ -522,12 +552,20 @@ public final class ClientConnection implements AutoCloseable {
     }
 
     @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+      wakeDeferred();
+      ctx.fireChannelReadComplete();
+    }
+
+    @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+      wakeDeferred();
       failAll(ThallusException.of(StatusCode.UNAVAILABLE, "the connection to the server was lost"));
     }
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      wakeDeferred();
       Throwable root = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
       if (root instanceof javax.net.ssl.SSLException) {
         failAndClose(ctx, ThallusException.of(StatusCode.UNAVAILABLE,

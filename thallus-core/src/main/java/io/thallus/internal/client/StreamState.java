@@ -131,10 +131,10 @@ public final class StreamState implements AutoCloseable {
     lock.lock();
     try {
       schema = opened;
-      arrived.signalAll();
     } finally {
       lock.unlock();
     }
+    wakeConsumer();
   }
 
   void onBatch(BatchContents contents) {
@@ -144,13 +144,16 @@ public final class StreamState implements AutoCloseable {
       arrivedRows += contents.rowCount();
       if (!closed && end == null && failure == null) {
         batches.add(contents);
-        arrived.signalAll();
-        return;
+        contents = null;
       }
     } finally {
       lock.unlock();
     }
-    contents.close();
+    if (contents == null) {
+      wakeConsumer();
+    } else {
+      contents.close();
+    }
   }
 
   /**
@@ -167,10 +170,10 @@ public final class StreamState implements AutoCloseable {
             + stats.batches() + " batches of " + stats.rows() + " rows, but " + arrivedBatches + " batches of "
             + arrivedRows + " rows arrived before its end");
       }
-      arrived.signalAll();
     } finally {
       lock.unlock();
     }
+    wakeConsumer();
     connection.forget(this);
   }
 
@@ -180,11 +183,31 @@ public final class StreamState implements AutoCloseable {
       if (failure == null && end == null) {
         failure = error;
       }
+    } finally {
+      lock.unlock();
+    }
+    wakeConsumer();
+    connection.forget(this);
+  }
+
+  /**
+   * Wakes a consumer waiting for what has just arrived; on the connection's event loop, once the whole socket read
+   * has been handed out, so a small result's OPENED, BATCH and END, read together, wake it once rather than three
+   * times (each wake-up a context switch, and the consumer would contend for this lock while the loop delivers).
+   */
+  private void wakeConsumer() {
+    if (!connection.wakeAfterRead(this)) {
+      wakeNow();
+    }
+  }
+
+  void wakeNow() {
+    lock.lock();
+    try {
       arrived.signalAll();
     } finally {
       lock.unlock();
     }
-    connection.forget(this);
   }
 
   /** Asks the server to stop; the consumer then sees CANCELLED (batches already here are still delivered). */

@@ -83,6 +83,10 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   private EngineSession engineSession;
   /** Whether any byte has come from the client: a pending connection that has spoken is the last to be let go. */
   private volatile boolean spoken;
+  /** Frames queued for the event loop by any thread, written there in order (see {@link #flush}). */
+  private final java.util.Queue<Message> outbox = new java.util.concurrent.ConcurrentLinkedQueue<>();
+  private final java.util.concurrent.atomic.AtomicBoolean drainScheduled =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   public ServerConnectionHandler(ServerContext context) {
     this.context = context;
@@ -220,7 +224,15 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       try {
         ServerSession accepted = started.get().server().accept(remote, hello.parameters());
         sender = new BatchSender(accepted, accepted, started.get().transport().serializesBatches(),
-            (header, inline) -> channel.writeAndFlush(new Message.Batch(header, inline), channel.voidPromise()),
+            (header, inline) -> {
+              // A body outside its frame may wait for the client to read the frame (tcp's data connection): the frame
+              // goes now. One inside its frame waits for the stream's flush (a short batch, likely the last, leaves
+              // with END).
+              sendUnflushed(new Message.Batch(header, inline));
+              if (!inline.isReadable()) {
+                flush();
+              }
+            },
             allocator, context.ioTimeout(), context.limits().memoryPerClient(),
             () -> ServerStream.budgetName(allocator));
         transportName = started.get().transport().name();
@@ -555,6 +567,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       return;
     }
     Runnable closeAllocator = () -> {
+      // Frames queued and never flushed (none should be) go before the memory they count against.
+      dropOutbox();
       try {
         allocator.close();
       } catch (IllegalStateException leak) {
@@ -690,28 +704,61 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
   }
 
+  /** Queues {@code message} and has it written and flushed on the event loop, behind what is already queued. */
   void send(Message message) {
-    Channel ch = channel;
-    if (ch != null) {
-      ch.writeAndFlush(message, ch.voidPromise());
-    }
+    outbox.add(message);
+    flush();
   }
 
   /**
-   * Queues a frame without flushing: the next frame flushed carries it in the same write, so a small result's
-   * OPENED, BATCH and END reach the client in fewer packets and wake it fewer times. Whoever queues must flush.
+   * Queues a frame without flushing: the next {@link #flush} writes it together with whatever else is queued, in
+   * one event-loop task and one socket write, so a small result's OPENED, BATCH and END reach the client in one
+   * packet and wake it once. Whoever queues must flush.
    */
   void sendUnflushed(Message message) {
+    outbox.add(message);
+  }
+
+  /**
+   * Writes everything queued, in order, with one flush. From a stream's thread this is one task for the event loop
+   * (Netty would make one per write and one per flush, each a separate socket write once the loop has woken);
+   * on the loop itself it writes at once.
+   */
+  void flush() {
     Channel ch = channel;
-    if (ch != null) {
-      ch.write(message, ch.voidPromise());
+    if (ch == null || outbox.isEmpty() || !drainScheduled.compareAndSet(false, true)) {
+      return;
+    }
+    if (ch.eventLoop().inEventLoop()) {
+      drainOutbox();
+      return;
+    }
+    try {
+      ch.eventLoop().execute(this::drainOutbox);
+    } catch (java.util.concurrent.RejectedExecutionException loopGone) {
+      drainScheduled.set(false);
+      dropOutbox();
     }
   }
 
-  void flush() {
+  private void drainOutbox() {
+    drainScheduled.set(false);
     Channel ch = channel;
-    if (ch != null) {
+    boolean wrote = false;
+    for (Message message = outbox.poll(); message != null; message = outbox.poll()) {
+      // A closed channel releases what it is given (a BATCH's inline bytes), as writeAndFlush did.
+      ch.write(message, ch.voidPromise());
+      wrote = true;
+    }
+    if (wrote) {
       ch.flush();
+    }
+  }
+
+  /** Frees queued frames that will never be written (the event loop is gone). */
+  private void dropOutbox() {
+    for (Message message = outbox.poll(); message != null; message = outbox.poll()) {
+      ReferenceCountUtil.release(message);
     }
   }
 

@@ -211,7 +211,7 @@ final class ServerStream {
     if (result == null) {
       result = connection.engineSession().execute(spec, connection.allocator(), cancelSignal);
       throwIfAborted();
-      // Flushed with the first batch, or when the step parks or yields: one write less for a small result.
+      // Flushed with the first full batch, with END, or when the step parks or yields: one write for a small result.
       connection.sendUnflushed(new Message.Opened(id, result.schema().serializeAsMessage()));
       if (spec.schemaOnly()) {
         sendEnd();
@@ -261,11 +261,17 @@ final class ServerStream {
       takeCredit();
       BatchContents batch = ahead;
       ahead = null;
-      rows += batch.rowCount();
+      int batchRows = batch.rowCount();
+      rows += batchRows;
       long batchBytes = batch.bufferBytes();
       bytes += batchBytes;
       connection.sender().send(id, batches++, batch, Deadline.after(context.ioTimeout()));
       context.metrics().batchSent(connection.transportName(), batchBytes);
+      if (batchRows >= spec.batchRows()) {
+        // A full batch: more are likely to follow, and the client should have this one while the next is made.
+        // A short one is most likely the last: it waits (unflushed) to leave with END in the same write.
+        connection.flush();
+      }
       if (connection.lane().hasWaiting() || enginePoolIsFull()) {
         // Another stream waits for a thread: take turns, one batch each.
         yieldTurn();
@@ -357,6 +363,8 @@ final class ServerStream {
           + spec.batchRows() + " rows needs about " + needed + " bytes and the budget is " + budget
           + "; ask for smaller batches");
     }
+    // The client can release nothing it has not been sent.
+    connection.flush();
     Deadline deadline = Deadline.after(context.ioTimeout());
     while (memory.getHeadroom() < needed) {
       throwIfAborted();
@@ -441,6 +449,10 @@ final class ServerStream {
     }
     if (failure != null && answer) {
       connection.send(new Message.Error(id, failure.code(), failure.description()));
+    } else {
+      // A short batch held for END goes out (or, to a client that has gone, is dropped) now, not at some other
+      // stream's flush.
+      connection.flush();
     }
     context.metrics().queryEnded(failure, System.nanoTime() - startNanos);
     ScheduledFuture<?> pendingTimeout = timeout;
