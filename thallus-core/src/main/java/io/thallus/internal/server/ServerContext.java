@@ -19,6 +19,7 @@ public record ServerContext(
     Optional<DataRoot> dataRoot,
     List<Started> transports,
     ExecutorService engineThreads,
+    ExecutorService producerThreads,
     ScheduledExecutorService timers,
     Duration ioTimeout,
     Duration idleTimeout,
