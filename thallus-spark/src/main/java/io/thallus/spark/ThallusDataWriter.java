@@ -13,15 +13,17 @@ import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import java.util.List;
-import org.apache.arrow.vector.DecimalVector;
 import org.apache.spark.sql.execution.arrow.ArrowFieldWriter;
 import org.apache.spark.sql.execution.arrow.ArrowWriter;
 import org.apache.spark.sql.execution.arrow.ArrowWriter$;
+import org.apache.spark.sql.execution.arrow.BinaryWriter;
+import org.apache.spark.sql.execution.arrow.DecimalWriter;
+import org.apache.spark.sql.execution.arrow.StringWriter;
 
 /**
- * One task's part of a write: Spark's rows into Arrow vectors (Spark's own {@code ArrowWriter}), sent a batch at
- * a time on the write path into the task's staging table; {@link #commit} finishes the ingest (the staging table is
- * then committed) and tells the driver its name.
+ * One task's part of a write: Spark's rows into Arrow vectors (Spark's own {@code ArrowWriter}, with our writers
+ * for decimals, strings and binary), sent a batch at a time on the write path into the task's staging table;
+ * {@link #commit} finishes the ingest (the staging table is then committed) and tells the driver its name.
  */
 final class ThallusDataWriter implements DataWriter<InternalRow> {
   private final WriteJob job;
@@ -60,15 +62,22 @@ final class ThallusDataWriter implements DataWriter<InternalRow> {
     this.root = root;
   }
 
-  /** Spark's writer for each column, but decimals of up to 18 digits as longs (no BigDecimal per value). */
+  /**
+   * Spark's writer for each column, but ours where Spark's costs most per value: decimals of up to 18 digits as
+   * longs (no BigDecimal per value), strings and binary copied straight into the vector's buffers. Ours are
+   * chosen by the writer Spark picks for the column, so each takes exactly the columns of the one it replaces.
+   */
   private static ArrowWriter arrowWriter(VectorSchemaRoot root) {
     List<FieldVector> vectors = root.getFieldVectors();
     ArrowFieldWriter[] fields = new ArrowFieldWriter[vectors.size()];
     for (int i = 0; i < fields.length; i++) {
-      FieldVector vector = vectors.get(i);
-      fields[i] = vector instanceof DecimalVector decimal
-          && decimal.getPrecision() <= CompactDecimalWriter.MAX_PRECISION
-          ? new CompactDecimalWriter(decimal) : ArrowWriter$.MODULE$.createFieldWriter(vector);
+      fields[i] = switch (ArrowWriter$.MODULE$.createFieldWriter(vectors.get(i))) {
+        case DecimalWriter decimal when decimal.valueVector().getPrecision() <= CompactDecimalWriter.MAX_PRECISION ->
+            new CompactDecimalWriter(decimal.valueVector());
+        case StringWriter string -> VarWidthWriter.strings(string.valueVector());
+        case BinaryWriter binary -> VarWidthWriter.binary(binary.valueVector());
+        case ArrowFieldWriter spark -> spark;
+      };
     }
     return new ArrowWriter(root, fields);
   }
