@@ -64,7 +64,6 @@ public final class ThallusServer implements AutoCloseable {
   private EventLoopGroup acceptLoop;
   private EventLoopGroup ioLoop;
   private ExecutorService engineThreads;
-  private ExecutorService producerThreads;
   private ScheduledExecutorService timers;
   private final List<ServerContext.Started> transports = new ArrayList<>();
   private Channel serverChannel;
@@ -110,11 +109,6 @@ public final class ThallusServer implements AutoCloseable {
           Thread.ofPlatform().name("thallus-server-stream-", 0).daemon().factory());
       pool.allowCoreThreadTimeOut(true);
       engineThreads = pool;
-      // Each stream makes its next batch here while its own thread sends the last one: at most one task per open
-      // stream (maxStreams), so the pool is bounded by that limit, not by its own.
-      producerThreads = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
-          new java.util.concurrent.SynchronousQueue<>(),
-          Thread.ofPlatform().name("thallus-server-produce-", 0).daemon().factory());
       ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1,
           Thread.ofPlatform().name("thallus-server-timer").daemon().factory());
       timerPool.setRemoveOnCancelPolicy(true);
@@ -123,8 +117,7 @@ public final class ThallusServer implements AutoCloseable {
       timers.scheduleWithFixedDelay(() -> registry.expireIdle(System.nanoTime()), 200, 200, TimeUnit.MILLISECONDS);
       InetSocketAddress bindAddress = new InetSocketAddress(settings.location.host(), settings.location.port());
       ServerContext context = new ServerContext(settings.serverName, allocator, engine, dataRoot, transports,
-          engineThreads, producerThreads, timers, settings.ioTimeout, settings.idleTimeout, settings.maxBatchRows,
-          registry,
+          engineThreads, timers, settings.ioTimeout, settings.idleTimeout, settings.maxBatchRows, registry,
           settings.authentication, new ServerContext.Limits(settings.maxConnections, settings.maxPendingHandshakes,
               settings.handshakeTimeout, Protocol.HELLO_MAX_FRAME, settings.maxFrameBytes,
               settings.connectionIdleTimeout, settings.maxStreams, settings.maxStreamsPerConnection,
@@ -242,10 +235,6 @@ public final class ThallusServer implements AutoCloseable {
     if (engineThreads != null) {
       engineThreads.shutdown();
       awaitTermination(engineThreads, deadline);
-    }
-    if (producerThreads != null) {
-      producerThreads.shutdown();
-      awaitTermination(producerThreads, deadline);
     }
     if (timers != null) {
       timers.shutdownNow();

@@ -19,7 +19,6 @@ public record ServerContext(
     Optional<DataRoot> dataRoot,
     List<Started> transports,
     ExecutorService engineThreads,
-    ExecutorService producerThreads,
     ScheduledExecutorService timers,
     Duration ioTimeout,
     Duration idleTimeout,

@@ -11,10 +11,7 @@ import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -35,9 +32,7 @@ import org.slf4j.LoggerFactory;
  * has not been asked for a batch holds no thread and no batch memory, only its open engine result.
  *
  * <p>Once the client has asked for a batch, the stream fetches one batch ahead while the client's budget has room,
- * so END goes out without waiting for a credit the client has no reason to send. After a full batch (more are
- * likely to follow) the next one is made on a producer thread while this one is sent, so the engine's production
- * and the transport's work (a copy into shared memory, a socket write) overlap instead of taking turns.
+ * so END goes out without waiting for a credit the client has no reason to send.
  */
 final class ServerStream {
   private static final Logger LOG = LoggerFactory.getLogger(ServerStream.class);
@@ -81,11 +76,6 @@ final class ServerStream {
   /** END has been sent: the stream has succeeded. Written by the step that sends it, read in finish (same thread). */
   private boolean ended;
   private volatile ScheduledFuture<?> timeout;
-  /** The next batch, being made on a producer thread while this stream sends the one before; null when none is. */
-  private CompletableFuture<Produced> producing;
-
-  /** A batch a producer thread made (null: the result has ended), and the CPU time it took there. */
-  private record Produced(BatchContents batch, long cpuNanos) {}
 
   ServerStream(ServerConnectionHandler connection, ServerContext context, int id,
       QuerySpec spec, int initialCredits) {
@@ -232,9 +222,7 @@ final class ServerStream {
     while (true) {
       throwIfAborted();
       if (ahead == null && !exhausted) {
-        if (producing != null) {
-          // Made ahead, within the budget's room when it was started: take it whether or not the client has asked.
-        } else if (hasCredit()) {
+        if (hasCredit()) {
           asked = true;
           awaitHeadroom(nextBatchBytes);
         } else if (!asked || connection.allocator().getHeadroom() < nextBatchBytes) {
@@ -244,7 +232,7 @@ final class ServerStream {
           }
           return false;
         }
-        ahead = producing != null ? awaitProduced() : result.next();
+        ahead = result.next();
         if (ahead == null) {
           exhausted = true;
         } else {
@@ -274,9 +262,6 @@ final class ServerStream {
       BatchContents batch = ahead;
       ahead = null;
       int batchRows = batch.rowCount();
-      if (batchRows >= spec.batchRows()) {
-        startProducing();
-      }
       rows += batchRows;
       long batchBytes = batch.bufferBytes();
       bytes += batchBytes;
@@ -292,95 +277,6 @@ final class ServerStream {
         yieldTurn();
         return false;
       }
-    }
-  }
-
-  /**
-   * Starts making the next batch on a producer thread, if the budget has room for it now (otherwise the stream makes
-   * it itself once there is room, as before).
-   */
-  private void startProducing() {
-    if (connection.allocator().getHeadroom() < nextBatchBytes) {
-      return;
-    }
-    QueryResult source = result;
-    try {
-      producing = CompletableFuture.supplyAsync(() -> {
-        long start = THREADS.getCurrentThreadCpuTime();
-        BatchContents made = source.next();
-        return new Produced(made, THREADS.getCurrentThreadCpuTime() - start);
-      }, context.producerThreads());
-    } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
-      producing = null;
-    }
-  }
-
-  /** The batch the producer thread is making, once made; an abort stops the wait (and the engine). */
-  private BatchContents awaitProduced() {
-    CompletableFuture<Produced> next = producing;
-    while (true) {
-      throwIfAborted();
-      try {
-        Produced made = next.get(50, TimeUnit.MILLISECONDS);
-        producing = null;
-        cpuNanos += made.cpuNanos();
-        return made.batch();
-      } catch (TimeoutException stillMaking) {
-        // Production has no deadline of its own (the query's timeout and aborts stop it): look for an abort.
-      } catch (ExecutionException e) {
-        producing = null;
-        Throwable cause = e.getCause();
-        if (cause instanceof RuntimeException runtime) {
-          throw runtime;
-        }
-        if (cause instanceof Error error) {
-          throw error;
-        }
-        throw ThallusException.of(StatusCode.INTERNAL, "making a batch failed: " + cause, cause);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw ThallusException.of(StatusCode.CANCELLED, "stream thread interrupted");
-      }
-    }
-  }
-
-  /**
-   * A stream that ends while a producer thread is still inside the engine waits for it (the engine stops at once
-   * when asked) before the result closes under it; a batch it made is freed. False when the engine did not stop in
-   * time: the result then closes when it does, not now.
-   */
-  private boolean stopProducing() {
-    CompletableFuture<Produced> pending = producing;
-    producing = null;
-    if (pending == null) {
-      return true;
-    }
-    QueryResult running = result;
-    if (!pending.isDone()) {
-      running.cancel();
-    }
-    try {
-      Produced made = pending.get(context.ioTimeout().toMillis(), TimeUnit.MILLISECONDS);
-      if (made.batch() != null) {
-        made.batch().close();
-      }
-      return true;
-    } catch (ExecutionException failed) {
-      // The stream is over for another reason: the production's own failure adds nothing.
-      return true;
-    } catch (TimeoutException | InterruptedException e) {
-      if (e instanceof InterruptedException) {
-        Thread.currentThread().interrupt();
-      }
-      LOG.warn("stream {}: the engine did not stop making a batch within {} s of being asked; its result closes "
-          + "when it does", id, context.ioTimeout().toSeconds());
-      pending.whenComplete((made, error) -> {
-        if (made != null && made.batch() != null) {
-          made.batch().close();
-        }
-        running.close();
-      });
-      return false;
     }
   }
 
@@ -567,9 +463,8 @@ final class ServerStream {
       ahead.close();
       ahead = null;
     }
-    boolean engineStopped = stopProducing();
     QueryResult running = result;
-    if (running != null && engineStopped) {
+    if (running != null) {
       running.close();
     }
     connection.streamDone(this);
