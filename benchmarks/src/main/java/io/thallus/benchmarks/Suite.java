@@ -135,6 +135,11 @@ public final class Suite {
         2 * plan.latencyRuns());
   }
 
+  /** Untimed pulls before a latency point's timed ones: ten times as many, so the JIT has compiled the path. */
+  private static int warmups(long rows, int runs) {
+    return rows <= 1_000 ? 10 * runs : 0;
+  }
+
   private int runsFor(long rows) {
     return rows <= 1_000 ? plan.latencyRuns() : rows >= plan.headlineRows() ? plan.headlineRuns() : plan.runs();
   }
@@ -168,7 +173,7 @@ public final class Suite {
           peers.add(raw);
           peers.add(memcpy);
           point = new Point(experiment, setting, table, rows, columns, batchRows, bytes, expected,
-              Comparison.run(peers, runs, expected, progress));
+              Comparison.run(peers, runs, warmups(rows, runs), expected, progress));
         }
       } finally {
         fixture.forget(sql, batchRows);
@@ -185,7 +190,7 @@ public final class Suite {
       peers.add(fixture.flight(live, batchRows));
       peers.add(duckdb);
       point = new Point(experiment, setting, table, rows, columns, batchRows, reference.bytes(), reference.checksum(),
-          Comparison.run(peers, runs, reference.checksum(), progress));
+          Comparison.run(peers, runs, warmups(rows, runs), reference.checksum(), progress));
     }
     measured.put(key, point);
     points.add(point);

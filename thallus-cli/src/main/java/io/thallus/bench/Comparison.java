@@ -22,12 +22,27 @@ public final class Comparison {
    * @param progress where progress bars go (null: none, for many tiny pulls)
    */
   public static List<PeerResult> run(List<Peer> peers, int runs, long expected, PrintStream progress) {
+    return run(peers, runs, 0, expected, progress);
+  }
+
+  /**
+   * As {@link #run(List, int, long, PrintStream)}, after {@code warmups} untimed pulls of each peer, interleaved
+   * too: a latency point's few hundred pulls would otherwise measure code the JIT has not compiled yet (a one-row
+   * pull took 2-3x as long in its first thousand as after), not a server that has been up for a while.
+   */
+  public static List<PeerResult> run(List<Peer> peers, int runs, int warmups, long expected,
+      PrintStream progress) {
     List<Long> checksums = new ArrayList<>();
     List<Pull> shapes = new ArrayList<>();
     for (Peer peer : peers) {
       Pull verified = peer.pull(peer.verifies(), null);
       checksums.add(peer.verifies() ? verified.checksum() : null);
       shapes.add(verified);
+    }
+    for (int run = 0; run < warmups; run++) {
+      for (Peer peer : peers) {
+        peer.pull(false, null);
+      }
     }
     List<List<Double>> seconds = new ArrayList<>();
     double[] process = new double[peers.size()];
