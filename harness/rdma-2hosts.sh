@@ -6,7 +6,9 @@
 #      against A, the figures side by side;
 #   2. reads a large result slowly while A takes its link down: B's client must fail within its deadline (20 s),
 #      and A's server, its link back, must hold no batch memory for the stream (its metrics say);
-#   3. reads again while A's host goes away (A powers its guest off): B must fail within its deadline.
+#   3. starts a read and SIGKILLs its own client midway: A's metrics must show the stream and its batch memory
+#      freed within 60 s;
+#   4. reads again while A's host goes away (A powers its guest off): B must fail within its deadline.
 # --nic: a 9000-byte link (path MTU 4096) and rxe's ICRC off in both guests. Exit status: 0 when every check held.
 set -euo pipefail
 mtu=1500; icrc=1
@@ -57,6 +59,22 @@ client_cmd="
   read held streams < \$meet/after-cut
   if [ \"\${held%.*}\" != 0 ] || [ \"\${streams%.*}\" != 0 ]; then echo \"FAILED: A holds \$held bytes in \$streams streams\"; exit 1; fi
   echo 'B: the server freed the cut stream'
+  \$client fail thallus+rdma://\$PEER:47470 200000000 65536 20 > /tmp/killed.log 2>&1 &
+  victim=\$!
+  sleep 8
+  before=\$(curl -s http://\$PEER:9100/metrics | awk '/^thallus_streams_open/{print \$2}')
+  if [ \"\${before%.*}\" != 1 ]; then echo \"FAILED: the read to kill was not running (A has \$before streams)\"; cat /tmp/killed.log; exit 1; fi
+  kill -9 \$victim; echo 'B: a client killed (SIGKILL) in the middle of a read (A had 1 stream open)'
+  freed=no
+  for i in \$(seq 120); do
+    metrics=\$(curl -s http://\$PEER:9100/metrics)
+    held=\$(echo \"\$metrics\" | awk '/^thallus_batch_memory_held/{print \$2}')
+    streams=\$(echo \"\$metrics\" | awk '/^thallus_streams_open/{print \$2}')
+    if [ \"\${held%.*}\" = 0 ] && [ \"\${streams%.*}\" = 0 ]; then freed=yes; break; fi
+    sleep 0.5
+  done
+  if [ \$freed != yes ]; then echo \"FAILED: A still holds \$held bytes in \$streams streams after the kill\"; exit 1; fi
+  echo \"B: A freed the killed client's stream and its batch memory within \$(( (i + 1) / 2 )) s\"
   touch \$meet/kill-next
   \$client fail thallus+rdma://\$PEER:47470 200000000 65536 20
   echo 'ALL CHECKS HELD'"
