@@ -38,6 +38,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -81,7 +82,7 @@ public final class ClientConnection implements AutoCloseable {
   /** The event loop while it hands out one socket read's frames; their consumers are woken after it (see below). */
   private volatile Thread delivering;
   /** Streams to wake once the current read has been handed out. Touched only by the event loop. */
-  private final Set<StreamState> toWake = new java.util.LinkedHashSet<>();
+  private final Set<StreamState> toWake = new LinkedHashSet<>();
 
   private ClientConnection(BufferAllocator allocator, Settings settings) {
     this.allocator = allocator;
@@ -369,11 +370,10 @@ public final class ClientConnection implements AutoCloseable {
     if (toWake.isEmpty()) {
       return;
     }
-    List<StreamState> woken = List.copyOf(toWake);
-    toWake.clear();
-    for (StreamState state : woken) {
+    for (StreamState state : toWake) {
       state.wakeNow();
     }
+    toWake.clear();
   }
 
   void forget(StreamState state) {

@@ -32,9 +32,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
 import org.slf4j.Logger;
@@ -84,9 +88,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   /** Whether any byte has come from the client: a pending connection that has spoken is the last to be let go. */
   private volatile boolean spoken;
   /** Frames queued for the event loop by any thread, written there in order (see {@link #flush}). */
-  private final java.util.Queue<Message> outbox = new java.util.concurrent.ConcurrentLinkedQueue<>();
-  private final java.util.concurrent.atomic.AtomicBoolean drainScheduled =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private final Queue<Message> outbox = new ConcurrentLinkedQueue<>();
+  private final AtomicBoolean drainScheduled = new AtomicBoolean();
 
   public ServerConnectionHandler(ServerContext context) {
     this.context = context;
@@ -582,7 +585,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       } else {
         ch.eventLoop().execute(closeAllocator);
       }
-    } catch (java.util.concurrent.RejectedExecutionException loopGone) {
+    } catch (RejectedExecutionException loopGone) {
       closeAllocator.run();
     }
   }
@@ -735,7 +738,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
     try {
       ch.eventLoop().execute(this::drainOutbox);
-    } catch (java.util.concurrent.RejectedExecutionException loopGone) {
+    } catch (RejectedExecutionException loopGone) {
       drainScheduled.set(false);
       dropOutbox();
     }
