@@ -104,7 +104,7 @@ final class Summary {
             String.format(Locale.ROOT, "%.0f vs %.0f µs", driver.queryMicros(0.5), flightSql.queryMicros(0.5)));
       }
     }
-    latencyAndOverlapTargets(out, points, jdbc, transports, plan);
+    latencyAndOverlapTargets(out, points, headline, endToEnd, oneRow, jdbc, transports);
     return out.toString();
   }
 
@@ -112,11 +112,8 @@ final class Summary {
    * Issue 23's targets: small results near a socket's round trip (the raw socket peer is one request and the
    * result's bytes back on a kept connection), large ones at DuckDB's pace.
    */
-  private static void latencyAndOverlapTargets(StringBuilder out, List<Point> points, List<JdbcBench.Driver> jdbc,
-      List<String> transports, Plan plan) {
-    Point headline = find(points, "headline", Point.TRANSPORT_ONLY, plan.headlineRows());
-    Point endToEnd = find(points, "rows", Point.END_TO_END, plan.headlineRows());
-    Point oneRow = find(points, "one-row query", Point.END_TO_END, 1);
+  private static void latencyAndOverlapTargets(StringBuilder out, List<Point> points, Point headline,
+      Point endToEnd, Point oneRow, List<JdbcBench.Driver> jdbc, List<String> transports) {
     line(out, "");
     line(out, "Latency floor and overlap (issue 23) targets, from this run (ratios of medians):");
     line(out, "");
