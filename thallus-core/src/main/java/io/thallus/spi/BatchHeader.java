@@ -26,6 +26,39 @@ public record BatchHeader(int streamId, long batchId, List<BatchPart> parts) {
   }
 
   /**
+   * Where each descriptor's buffer lies in a body packed in descriptor order (buffers one after the other, each on a
+   * {@link PackedBody#ALIGNMENT} boundary): how a transport that gathers scattered buffers into one place of its own
+   * lays them out, and how core finds them there ({@link FetchedBody#packed}).
+   */
+  public long[] packedOffsets() {
+    int count = 0;
+    for (BatchPart part : parts) {
+      count += part.buffers().size();
+    }
+    long[] offsets = new long[count];
+    long total = 0;
+    int i = 0;
+    for (BatchPart part : parts) {
+      for (BufferDescriptor d : part.buffers()) {
+        offsets[i++] = total;
+        total = PackedBody.align(total + d.length());
+      }
+    }
+    return offsets;
+  }
+
+  /** The bytes a body packed in descriptor order takes ({@link #packedOffsets}), up to its last buffer's aligned end. */
+  public long packedLength() {
+    long total = 0;
+    for (BatchPart part : parts) {
+      for (BufferDescriptor d : part.buffers()) {
+        total = PackedBody.align(total + d.length());
+      }
+    }
+    return total;
+  }
+
+  /**
    * The one region every buffer lies in, for a transport that placed the body in one piece: its key, its first
    * address, and its length up to the end of the last buffer. Null when the batch has no bytes at all. A batch whose
    * buffers name more than one key is a protocol error.

@@ -161,25 +161,4 @@ public final class BatchLayouts {
       done += n;
     }
   }
-
-  /**
-   * Where each descriptor's buffer lies in a body packed in descriptor order (buffers one after the other, aligned):
-   * how a transport that gathers scattered buffers into one place lays them out.
-   */
-  public static long[] packedOffsets(BatchHeader header) {
-    int count = 0;
-    for (BatchPart part : header.parts()) {
-      count += part.buffers().size();
-    }
-    long[] offsets = new long[count];
-    long total = 0;
-    int i = 0;
-    for (BatchPart part : header.parts()) {
-      for (BufferDescriptor d : part.buffers()) {
-        offsets[i++] = total;
-        total = PackedBody.align(total + d.length());
-      }
-    }
-    return offsets;
-  }
 }

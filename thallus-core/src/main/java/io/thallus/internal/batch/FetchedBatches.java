@@ -47,7 +47,7 @@ public final class FetchedBatches {
     BatchContents contents;
     try (whole) {
       if (body.packed()) {
-        long[] offsets = BatchLayouts.packedOffsets(header);
+        long[] offsets = header.packedOffsets();
         int[] next = {0};
         contents = BatchLayouts.assemble(header, d -> slice(whole, header, offsets[next[0]++], d.length()));
       } else {

@@ -29,7 +29,9 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The rdma transport's client side. Its queue pair exists before HELLO (the offer carries its endpoint) and is
  * connected with the server's from WELCOME. Each fetch is one RDMA READ of the packed body into a registered, pooled
- * receive buffer, posted from the control thread as the BATCH arrives (up to {@value #IN_FLIGHT} at once). The control
+ * receive buffer, or, for a batch the server exposed where it lies (one key per buffer), one chained READ per buffer
+ * packing them into the receive buffer; posted from the control thread as the BATCH arrives (up to
+ * {@value #IN_FLIGHT} batches at once). The control
  * thread looks for completions right after each post (on Soft-RoCE the post runs the read, so it is often in already,
  * which saves a thread hand-off); a completion thread waits event-driven for the rest. The receive buffer goes back to
  * the pool when core releases the body; the server's copy may go as soon as the read is in.
@@ -37,10 +39,16 @@ import java.util.concurrent.locks.ReentrantLock;
 final class RdmaClientSession implements ClientSession {
   /** Reads posted and not yet complete, at most: enough to keep the device busy while the consumer works. */
   private static final int IN_FLIGHT = 8;
+  /**
+   * READs one batch may take, at most, where the device's send queue holds {@value #IN_FLIGHT} such batches: said in
+   * HELLO, so the server exposes in place only batches with no more buffers (a wide table's are copied). 256 covers
+   * about 100 columns.
+   */
+  private static final int READS_PER_BATCH_MAX = 256;
 
   /** A posted read, waiting for its completion. */
   private record Pending(long sequence, BatchHeader header, RegisteredBufferPool.Buffer buffer, long start,
-      long length, int chain, Fetched done, long postedNanos) {}
+      long length, boolean packed, int chain, Fetched done, long postedNanos) {}
 
   private final ClientOffer.Context context;
   private final RdmaDevice device;
@@ -48,6 +56,8 @@ final class RdmaClientSession implements ClientSession {
   private final CompletionQueue completions;
   private final QueuePair pair;
   private final ReadChain[] chains;
+  /** READs one batch may take here: {@value #READS_PER_BATCH_MAX}, or what the device's send queue allows. */
+  private final int readsPerBatch;
   private final ArrayDeque<Integer> freeChains = new ArrayDeque<>();
   /** Posted reads in posting order; a queue pair completes them in that order. */
   private final ArrayDeque<Pending> pending = new ArrayDeque<>();
@@ -78,10 +88,12 @@ final class RdmaClientSession implements ClientSession {
     this.device = device;
     this.domain = device.allocateProtectionDomain();
     this.completions = device.createCompletionQueue(64);
-    this.pair = domain.createQueuePair(completions, new QueuePair.Capacity(IN_FLIGHT * 2, 1));
+    this.readsPerBatch = Math.max(1, Math.min(READS_PER_BATCH_MAX,
+        device.attributes().maxQueuePairRequests() / IN_FLIGHT));
+    this.pair = domain.createQueuePair(completions, new QueuePair.Capacity(IN_FLIGHT * readsPerBatch, 1));
     this.chains = new ReadChain[IN_FLIGHT];
     for (int i = 0; i < IN_FLIGHT; i++) {
-      chains[i] = pair.newReadChain(1);
+      chains[i] = pair.newReadChain(readsPerBatch);
       freeChains.add(i);
     }
     this.completer = Thread.ofPlatform().name("thallus-client-rdma-completions").daemon()
@@ -104,7 +116,8 @@ final class RdmaClientSession implements ClientSession {
       public Map<String, String> parameters() {
         return Map.of(RdmaTransport.ENDPOINT, session.pair.endpoint(session.options).encode(),
             RdmaTransport.INGEST_ENDPOINT, session.ingestPair.endpoint(session.ingestOptions).encode(),
-            RdmaTransport.MTU, Integer.toString(QueuePair.Mtu.bytes(session.localMtu)));
+            RdmaTransport.MTU, Integer.toString(QueuePair.Mtu.bytes(session.localMtu)),
+            RdmaTransport.READS_PER_BATCH, Integer.toString(session.readsPerBatch));
       }
 
       @Override
@@ -194,12 +207,14 @@ final class RdmaClientSession implements ClientSession {
   }
 
   private void post(BatchHeader header, Fetched done) {
-    BufferDescriptor extent = RdmaTransport.oneRead(header);
+    boolean packed = RdmaTransport.exposedInPlace(header);
+    BufferDescriptor extent = packed ? null : RdmaTransport.oneRead(header);
+    long length = packed ? header.packedLength() : extent.length();
     Deadline deadline = Deadline.after(context.ioTimeout());
     int slot = takeChain(deadline);
     RegisteredBufferPool.Buffer buffer;
     try {
-      buffer = receive.borrow(extent.length(), deadline);
+      buffer = receive.borrow(length, deadline);
     } catch (RuntimeException e) {
       giveChain(slot);
       throw e;
@@ -213,11 +228,34 @@ final class RdmaClientSession implements ClientSession {
       long sequence = ++reads;
       ReadChain chain = chains[slot];
       chain.clear();
-      chain.add(buffer.address(), buffer.localKey(), extent.address(), extent.key(), (int) extent.length());
-      pending.add(new Pending(sequence, header, buffer, extent.address(), extent.length(), slot, done,
+      if (packed) {
+        addReadPerBuffer(chain, header, buffer);
+      } else {
+        chain.add(buffer.address(), buffer.localKey(), extent.address(), extent.key(), (int) extent.length());
+      }
+      pending.add(new Pending(sequence, header, buffer, packed ? 0 : extent.address(), length, packed, slot, done,
           System.nanoTime()));
       chain.post(sequence);
       notifyAll(); // the completion thread waits for what the control thread does not find complete
+    }
+  }
+
+  /** One READ per buffer that has bytes, each into its place in a body packed in descriptor order. */
+  private void addReadPerBuffer(ReadChain chain, BatchHeader header, RegisteredBufferPool.Buffer buffer) {
+    long[] offsets = header.packedOffsets();
+    int i = 0;
+    for (io.thallus.spi.BatchPart part : header.parts()) {
+      for (BufferDescriptor d : part.buffers()) {
+        long offset = offsets[i++];
+        if (d.length() == 0) {
+          continue;
+        }
+        if (chain.size() == chain.capacity()) {
+          throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " of stream "
+              + header.streamId() + " has more than the " + readsPerBatch + " buffers this client reads per batch");
+        }
+        chain.add(buffer.address() + offset, buffer.localKey(), d.address(), d.key(), Math.toIntExact(d.length()));
+      }
     }
   }
 
@@ -319,10 +357,12 @@ final class RdmaClientSession implements ClientSession {
     }
     giveChain(done.chain());
     RegisteredBufferPool.Buffer buffer = done.buffer();
-    done.done().body(FetchedBody.mirrored(buffer.address(), done.length(), done.start(), false, () -> {
+    Runnable release = () -> {
       buffer.close();
       returned();
-    }));
+    };
+    done.done().body(done.packed() ? FetchedBody.packed(buffer.address(), done.length(), release)
+        : FetchedBody.mirrored(buffer.address(), done.length(), done.start(), false, release));
   }
 
   private synchronized void checkOldest() {

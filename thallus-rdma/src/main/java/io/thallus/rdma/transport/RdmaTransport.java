@@ -26,6 +26,21 @@ public final class RdmaTransport implements Transport {
   static final String INGEST_ENDPOINT = NAME + ".ingest_endpoint";
   /** This side's largest path MTU, in bytes: each side says it at the handshake, both connect at the smaller. */
   static final String MTU = NAME + ".mtu";
+  /**
+   * How many RDMA READs the client posts for one batch at most, said in HELLO: a server may then expose a batch's
+   * buffers where they lie, each under a key of its own, rather than packed in one place (a client that does not say
+   * gets packed bodies, one READ each).
+   */
+  static final String READS_PER_BATCH = NAME + ".reads_per_batch";
+  /** The key an empty buffer of a batch exposed in place names (it is never read); no region of it has this key. */
+  static final int NO_KEY = 0;
+  /**
+   * System property: bodies of at least this many bytes are exposed in place (each buffer registered where DuckDB
+   * left it, no copy) instead of copied into pre-registered memory. Default {@value #DEFAULT_IN_PLACE_BYTES}, the
+   * measured crossover; 0 exposes every out-of-line body in place, a huge value never.
+   */
+  public static final String IN_PLACE_BYTES_PROPERTY = "thallus.rdma.inPlaceBytes";
+  static final long DEFAULT_IN_PLACE_BYTES = 16L << 20;
   /** System property capping the path MTU, in bytes (256..4096); default: the port's active MTU. */
   public static final String MTU_PROPERTY = "thallus.rdma.mtu";
   /** System property naming the device to use; default: rxe0 if present, else the first device. */
@@ -44,6 +59,24 @@ public final class RdmaTransport implements Transport {
   @Override
   public boolean isAvailableFor(String host) {
     return RdmaDevice.isSupported() && !RdmaDevice.deviceNames().isEmpty();
+  }
+
+  /**
+   * Whether the peer exposed the batch buffer by buffer (where its buffers lie, a key each; an empty buffer names
+   * {@link #NO_KEY}) rather than packed in one place, where every descriptor names that place's key: then it is read
+   * with a READ per buffer. A batch of one buffer exposed in place names one key too, and its one READ is right.
+   */
+  static boolean exposedInPlace(io.thallus.spi.BatchHeader header) {
+    Integer key = null;
+    for (io.thallus.spi.BatchPart part : header.parts()) {
+      for (io.thallus.spi.BufferDescriptor d : part.buffers()) {
+        if (key != null && d.key() != key) {
+          return true;
+        }
+        key = d.key();
+      }
+    }
+    return false;
   }
 
   /** Where a batch's body lies on the peer, to be read with one RDMA READ: its extent, checked to be one read. */
@@ -86,6 +119,38 @@ public final class RdmaTransport implements Transport {
       throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "the peer's " + MTU + " is not a number: " + theirs);
     }
     return Math.min(local, code);
+  }
+
+  /** The READs per batch a peer said it posts at most ({@value #READS_PER_BATCH}); 0 when it did not say. */
+  static int readsPerBatch(java.util.Map<String, String> peer) {
+    String said = peer.get(READS_PER_BATCH);
+    if (said == null) {
+      return 0;
+    }
+    try {
+      return Math.max(0, Integer.parseInt(said.strip()));
+    } catch (NumberFormatException e) {
+      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "the peer's " + READS_PER_BATCH + " is not a number: "
+          + said);
+    }
+  }
+
+  /** {@value #IN_PLACE_BYTES_PROPERTY}, checked. */
+  static long inPlaceBytes() {
+    String value = System.getProperty(IN_PLACE_BYTES_PROPERTY);
+    if (value == null) {
+      return DEFAULT_IN_PLACE_BYTES;
+    }
+    try {
+      long bytes = Long.parseLong(value.strip());
+      if (bytes >= 0) {
+        return bytes;
+      }
+    } catch (NumberFormatException e) {
+      // named below
+    }
+    throw ThallusException.of(StatusCode.INVALID_ARGUMENT, IN_PLACE_BYTES_PROPERTY
+        + " must be a number of bytes (0 or more), not " + value);
   }
 
   static String deviceName() {

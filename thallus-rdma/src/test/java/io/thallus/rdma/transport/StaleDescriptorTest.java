@@ -44,7 +44,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The rdma server's descriptors as an attacker would use them: the "clients" here are bare queue pairs that read
+ * The rdma server's descriptors as an attacker would use them, for batches copied into its pool and for batches
+ * exposed where they lie (in place): the "clients" here are bare queue pairs that read
  * whatever address and key they like, not Thallus clients, which would never reuse a released descriptor. The
  * server side is the real transport on a real device (rxe0 in the Soft-RoCE guest, through RxeGuestTest).
  */
@@ -83,8 +84,14 @@ class StaleDescriptorTest {
     ServerSession session;
 
     BareReader connect(ServerTransport server) {
-      session = server.accept(new InetSocketAddress("127.0.0.1", 2),
-          Map.of(RdmaTransport.ENDPOINT, pair.endpoint(options).encode()));
+      return connect(server, Map.of());
+    }
+
+    /** Connects, saying {@code more} in its offer as well (the READs it takes per batch, say). */
+    BareReader connect(ServerTransport server, Map<String, String> more) {
+      Map<String, String> offer = new java.util.HashMap<>(more);
+      offer.put(RdmaTransport.ENDPOINT, pair.endpoint(options).encode());
+      session = server.accept(new InetSocketAddress("127.0.0.1", 2), offer);
       pair.connect(QueuePair.Endpoint.decode(session.welcomeParameters().get(RdmaTransport.ENDPOINT)), options);
       return this;
     }
@@ -97,6 +104,34 @@ class StaleDescriptorTest {
         completions.await(Deadline.after(WAIT), "a read of a batch");
         try {
           completions.check(0, "read of a batch");
+          return null;
+        } catch (ThallusException e) {
+          return e;
+        }
+      }
+    }
+
+    /**
+     * Reads every buffer with bytes with its own descriptor, one READ each, packed one after the other as a Thallus
+     * client does for a batch exposed in place; null when the device allowed every read.
+     */
+    ThallusException readEach(BatchHeader header) {
+      long[] offsets = header.packedOffsets();
+      assertThat(header.packedLength()).isLessThanOrEqualTo(local.byteSize());
+      try (ReadChain chain = pair.newReadChain(offsets.length)) {
+        int i = 0;
+        for (var part : header.parts()) {
+          for (BufferDescriptor d : part.buffers()) {
+            long offset = offsets[i++];
+            if (d.length() > 0) {
+              chain.add(local.address() + offset, receive.localKey(), d.address(), d.key(), (int) d.length());
+            }
+          }
+        }
+        chain.post(1);
+        completions.await(Deadline.after(WAIT), "reads of a batch");
+        try {
+          completions.check(0, "reads of a batch");
           return null;
         } catch (ThallusException e) {
           return e;
@@ -144,24 +179,31 @@ class StaleDescriptorTest {
       PlacedBody placed = session.place(body, Deadline.after(WAIT));
       assertThat(placed).as("a placement").isNotNull();
       BatchHeader header = new BatchHeader(1, batchId, placed.parts());
-      return new Sent(header, header.extent(), placed);
+      return new Sent(header, RdmaTransport.exposedInPlace(header) ? null : header.extent(), placed);
     }
   }
 
   private record Sent(BatchHeader header, BufferDescriptor span, PlacedBody placed) {}
 
-  /** The rows the reader received, rebuilt from its receive buffer with the descriptor, checked value by value. */
+  /**
+   * The rows the reader received, rebuilt from its receive buffer with the descriptors (as they lie on the server
+   * for a copied batch, packed one after the other for one read in place), checked value by value.
+   */
   private void assertReceived(BareReader reader, Sent sent, long seed) {
     BatchHeader header = sent.header();
     BufferDescriptor span = sent.span();
     long base = reader.local.address();
-    ArrowBuf received = allocator.wrapForeignAllocation(new ForeignAllocation(span.length(), base) {
+    long length = span == null ? header.packedLength() : span.length();
+    ArrowBuf received = allocator.wrapForeignAllocation(new ForeignAllocation(length, base) {
       @Override
       protected void release0() {}
     });
+    long[] packed = header.packedOffsets();
+    int[] next = {0};
     try (received;
-         BatchContents contents = BatchLayouts.assemble(header,
-             d -> received.slice(d.address() - span.address(), d.length()));
+         BatchContents contents = BatchLayouts.assemble(header, d -> span == null
+             ? received.slice(packed[next[0]++], d.length()) : received.slice(d.address() - span.address(),
+                 d.length()));
          BigIntVector values = new BigIntVector("v", allocator);
          VectorSchemaRoot root = VectorSchemaRoot.of(values)) {
       ArrowRecordBatch records = contents.records();
@@ -232,5 +274,103 @@ class StaleDescriptorTest {
       reader.close();
     }
     assertThat(allocator.getAllocatedMemory()).isZero();
+  }
+
+  // Batches exposed in place: each buffer registered where it lies, for the client that reads buffer by buffer.
+
+  private static final Map<String, String> READS_BUFFER_BY_BUFFER = Map.of(RdmaTransport.READS_PER_BATCH, "64");
+
+  /** A server that exposes every out-of-line body in place for clients that read buffer by buffer. */
+  private ServerTransport inPlaceServer() {
+    return RdmaServer.start(new ServerTransport.Context(allocator, new InetSocketAddress("127.0.0.1", 1), WAIT,
+        64L << 20), 0);
+  }
+
+  /** Where the batch's buffers lie on the server, the ones with bytes, in body order. */
+  private static List<Long> addresses(BatchHeader header) {
+    return header.parts().stream().flatMap(p -> p.buffers().stream()).filter(d -> d.length() > 0)
+        .map(BufferDescriptor::address).toList();
+  }
+
+  @Test
+  void anInPlaceBatchIsReadWhereItLiesAndEachDescriptorDiesWhenItIsReleased() {
+    try (ServerTransport inPlace = inPlaceServer();
+         BareReader reader = new BareReader().connect(inPlace, READS_BUFFER_BY_BUFFER)) {
+      BatchContents contents = batch(7);
+      List<Long> sources = contents.records().getBuffers().stream().filter(b -> b.readableBytes() > 0)
+          .map(ArrowBuf::memoryAddress).toList();
+      Sent sent = send(reader.session, 1, contents);
+      assertThat(RdmaTransport.exposedInPlace(sent.header())).as("exposed buffer by buffer").isTrue();
+      assertThat(addresses(sent.header())).as("the descriptors name the batch's own buffers: no copy")
+          .isEqualTo(sources);
+      assertThat(reader.readEach(sent.header())).isNull();
+      assertReceived(reader, sent, 7);
+      assertThat(allocator.getAllocatedMemory()).as("the buffers live on while the client may read them")
+          .isPositive();
+
+      sent.placed().close(); // the client released it
+      assertThat(allocator.getAllocatedMemory()).as("the batch's memory, given back").isZero();
+      for (var part : sent.header().parts()) {
+        for (BufferDescriptor d : part.buffers()) {
+          if (d.length() > 0) {
+            assertRefused(reader.read(d), "a read with a released in-place buffer's descriptor");
+            break; // the first refusal breaks the queue pair; one is the point
+          }
+        }
+      }
+    }
+    assertThat(allocator.getAllocatedMemory()).isZero();
+  }
+
+  @Test
+  void anInPlaceBatchsDescriptorsAreRefusedToEveryOtherClient() {
+    try (ServerTransport inPlace = inPlaceServer();
+         BareReader owner = new BareReader().connect(inPlace, READS_BUFFER_BY_BUFFER);
+         BareReader other = new BareReader().connect(inPlace, READS_BUFFER_BY_BUFFER)) {
+      Sent sent = send(owner.session, 1, batch(3));
+      assertThat(RdmaTransport.exposedInPlace(sent.header())).isTrue();
+      assertRefused(other.readEach(sent.header()), "another client's reads with live in-place descriptors");
+      assertThat(owner.readEach(sent.header())).isNull();
+      assertReceived(owner, sent, 3);
+      sent.placed().close();
+    }
+    assertThat(allocator.getAllocatedMemory()).isZero();
+  }
+
+  @Test
+  void aClientThatReadsOneBodyPerBatchGetsACopyAndSoDoesABatchWithMoreBuffersThanItReads() {
+    try (ServerTransport inPlace = inPlaceServer();
+         BareReader packedOnly = new BareReader().connect(inPlace);
+         BareReader twoReads = new BareReader().connect(inPlace, Map.of(RdmaTransport.READS_PER_BATCH, "1"))) {
+      Sent copied = send(packedOnly.session, 1, batch(5));
+      assertThat(RdmaTransport.exposedInPlace(copied.header())).as("packed for a client that did not say").isFalse();
+      assertThat(packedOnly.read(copied.span())).isNull();
+      assertReceived(packedOnly, copied, 5);
+      copied.placed().close();
+      // Validity and values have bytes: two READs, one more than this client takes.
+      Sent alsoCopied = send(twoReads.session, 1, batch(9));
+      assertThat(RdmaTransport.exposedInPlace(alsoCopied.header())).isFalse();
+      assertThat(twoReads.read(alsoCopied.span())).isNull();
+      assertReceived(twoReads, alsoCopied, 9);
+      alsoCopied.placed().close();
+    }
+    assertThat(allocator.getAllocatedMemory()).isZero();
+  }
+
+  @Test
+  void aClientThatGoesAwayWithInPlaceBatchesHeldLeavesNothingBehind() {
+    try (ServerTransport inPlace = inPlaceServer()) {
+      BareReader reader = new BareReader().connect(inPlace, READS_BUFFER_BY_BUFFER);
+      try {
+        for (long id = 1; id <= 4; id++) {
+          assertThat(RdmaTransport.exposedInPlace(send(reader.session, id, batch(id)).header())).isTrue();
+        }
+        assertThat(allocator.getAllocatedMemory()).isPositive();
+      } finally {
+        // The session closes with four batches registered in place: every region goes, then every buffer.
+        reader.close();
+      }
+      assertThat(allocator.getAllocatedMemory()).isZero();
+    }
   }
 }

@@ -2,7 +2,6 @@ package io.thallus.internal.transport.cma;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
-import io.thallus.internal.batch.BatchLayouts;
 import io.thallus.internal.transport.Errno;
 import io.thallus.internal.transport.ReceivePool;
 import io.thallus.spi.BatchHeader;
@@ -10,7 +9,6 @@ import io.thallus.spi.BatchPart;
 import io.thallus.spi.BufferDescriptor;
 import io.thallus.spi.Deadline;
 import io.thallus.spi.FetchedBody;
-import io.thallus.spi.PackedBody;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -69,15 +67,12 @@ final class CmaReader implements AutoCloseable {
     if (closed) {
       throw ThallusException.of(StatusCode.CANCELLED, "the cma session is closed");
     }
-    long[] offsets = BatchLayouts.packedOffsets(header);
+    long[] offsets = header.packedOffsets();
     List<BufferDescriptor> all = new ArrayList<>(offsets.length);
     for (BatchPart part : header.parts()) {
       all.addAll(part.buffers());
     }
-    long total = 0;
-    for (int i = 0; i < all.size(); i++) {
-      total = Math.max(total, PackedBody.align(offsets[i] + all.get(i).length()));
-    }
+    long total = header.packedLength();
     ReceivePool.Lease body = pool.lend(total, Deadline.after(wait));
     try {
       long expected = 0;
