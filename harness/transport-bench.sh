@@ -4,7 +4,9 @@
 # --nic: the NIC-like guest (rxe-vm.sh's RXE_VM_NIC=1: a 9000-byte link, so path MTU 4096, and rxe's software ICRC
 # off), perftest at MTU 4096 too; without it, the test command's guest (1500-byte link, MTU 1024, ICRC on).
 # 10M rows x 8 BIGINT at 64K-row (4 MiB) and 1M-row (64 MiB) batches, a 1-row result, ib_read_bw at 4 and 64 MiB,
-# and what registering a batch in place costs next to copying it into pre-registered memory.
+# and what registering a batch in place costs next to copying it into pre-registered memory. rdma runs three ways
+# at 4, 16 and 64 MiB: every batch copied into the pool, every batch exposed in place, and the default
+# (thallus.rdma.inPlaceBytes: in place from its threshold up), so the crossover is measured in one run.
 set -euo pipefail
 mtu=1024
 if [[ "${1:-}" == --nic ]]; then
@@ -28,13 +30,21 @@ exec "$root/harness/rxe-vm.sh" bash -c '
   root=$1; classpath=$2; mtu=$3; shift 3; flags=("$@")
   cd "$root"
   echo "link: netdev MTU $(cat /sys/class/net/rxenet0/mtu), rxe active MTU code $(ibv_devinfo -d rxe0 | awk "/active_mtu/{print \$2}"), ICRC $(cat /sys/module/rdma_rxe/parameters/icrc 2>/dev/null || echo "on (no switch)")"
-  for batch in 65536 1048576; do
-    ./thallus demo --rows 10000000 --batch-rows $batch --runs 5 --transports rdma,tcp,ipc 2>/dev/null
+  for batch in 65536 262144 1048576; do
+    echo "== rdma, every batch copied into pre-registered memory (-Dthallus.rdma.inPlaceBytes=9223372036854775807)"
+    JDK_JAVA_OPTIONS=-Dthallus.rdma.inPlaceBytes=9223372036854775807 \
+      ./thallus demo --rows 10000000 --batch-rows $batch --runs 5 --transports rdma 2>/dev/null
+    echo "== rdma, every batch exposed in place (-Dthallus.rdma.inPlaceBytes=0)"
+    JDK_JAVA_OPTIONS=-Dthallus.rdma.inPlaceBytes=0 \
+      ./thallus demo --rows 10000000 --batch-rows $batch --runs 5 --transports rdma 2>/dev/null
+    echo "== the defaults"
+    if [ $batch = 262144 ]; then transports=rdma,tcp; else transports=rdma,tcp,ipc; fi
+    ./thallus demo --rows 10000000 --batch-rows $batch --runs 5 --transports $transports 2>/dev/null
   done
-  ./thallus demo --rows 1 --batch-rows 1 --runs 101 --transports rdma,tcp,ipc 2>/dev/null
+  ./thallus demo --rows 1 --batch-rows 1 --runs 201 --warmups 2000 --transports rdma,tcp,ipc 2>/dev/null
   source "$root/harness/jdk.sh"; java="$(find_jdk)/bin/java"
   "$java" "${flags[@]}" -cp "$classpath" io.thallus.harness.RegistrationCostMain
-  for size in 4194304:200 67108864:20; do
+  for size in 4194304:200 16777216:50 67108864:20; do
     ib_read_bw -d rxe0 -x 1 -m $mtu -F -s ${size%:*} -n ${size#*:} > /tmp/srv.log 2>&1 & server=$!
     sleep 1
     timeout 300 ib_read_bw -d rxe0 -x 1 -m $mtu -F -s ${size%:*} -n ${size#*:} 127.0.0.1 > /tmp/cli.log 2>&1 || cat /tmp/cli.log

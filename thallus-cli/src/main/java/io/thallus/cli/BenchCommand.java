@@ -39,7 +39,7 @@ final class BenchCommand implements Callable<Integer> {
           + "benchmarks/run.sh%n%n", Runtime.getRuntime().availableProcessors(), Runtime.version());
       System.out.printf(Locale.ROOT, "1. transport only: %,d rows x %d BIGINT in %,d-row batches prepared in server "
           + "memory, %d timed pulls each, medians%n", rows, columns, batchRows, runs);
-      List<PeerResult> transportOnly = bench.transportOnly(sql, batchRows, runs, System.err);
+      List<PeerResult> transportOnly = bench.transportOnly(sql, batchRows, runs, 0, System.err);
       agree = SideBySide.print(transportOnly, System.out);
       DemoCommand.printCeilingShares(transportOnly);
 

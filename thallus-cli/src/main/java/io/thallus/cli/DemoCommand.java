@@ -26,6 +26,11 @@ final class DemoCommand implements Callable<Integer> {
   @Option(names = "--runs", defaultValue = "5", description = "Timed pulls per transport (default: ${DEFAULT-VALUE}).")
   int runs;
 
+  @Option(names = "--warmups", defaultValue = "0", description = "Untimed pulls per transport before the timed ones,"
+      + " interleaved; for small results, whose first thousand pulls run code the JIT has not compiled yet (default:"
+      + " ${DEFAULT-VALUE}).")
+  int warmups;
+
   @Option(names = "--credits", defaultValue = "4", description = "Batches in flight per stream (default: ${DEFAULT-VALUE}).")
   int credits;
 
@@ -39,7 +44,8 @@ final class DemoCommand implements Callable<Integer> {
     System.out.printf(Locale.ROOT, "machine: %d cores, Java %s%n%n", Runtime.getRuntime().availableProcessors(),
         Runtime.version());
     try (SideBySide bench = new SideBySide(transports, credits)) {
-      List<PeerResult> results = bench.transportOnly(SideBySide.bigintSql(rows, columns), batchRows, runs, System.err);
+      List<PeerResult> results = bench.transportOnly(SideBySide.bigintSql(rows, columns), batchRows, runs, warmups,
+          System.err);
       System.out.println();
       boolean agree = SideBySide.print(results, System.out);
       System.out.println();

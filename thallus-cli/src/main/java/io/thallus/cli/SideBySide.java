@@ -69,8 +69,8 @@ final class SideBySide implements AutoCloseable {
     return client;
   }
 
-  /** Every transport plus the raw socket and memcpy ceilings on the same prepared batches. */
-  List<PeerResult> transportOnly(String sql, int batchRows, int runs, PrintStream progress) {
+  /** Every transport plus the raw socket and memcpy ceilings on the same prepared batches, after {@code warmups}. */
+  List<PeerResult> transportOnly(String sql, int batchRows, int runs, int warmups, PrintStream progress) {
     engine.prepare(sql, batchRows);
     try {
       List<BatchContents> prepared = engine.batches(sql, batchRows);
@@ -83,7 +83,7 @@ final class SideBySide implements AutoCloseable {
       try (Peer raw = Peers.rawSocket(prepared); Peer memcpy = Peers.memcpy(prepared)) {
         peers.add(raw);
         peers.add(memcpy);
-        return Comparison.run(peers, runs, expected, progress);
+        return Comparison.run(peers, runs, warmups, expected, progress);
       }
     } finally {
       engine.forget(sql, batchRows);
