@@ -172,22 +172,6 @@ class VerbsDeviceTest {
   }
 
   @Test
-  void theRegionCacheRegistersAChunkOnceAndServesItsNeighbours() {
-    MemorySegment memory = arena.allocate(4 << 20, 4 << 20);
-    try (RegionCache cache = new RegionCache(domain, EnumSet.of(MemoryRegion.Access.REMOTE_READ), 4 << 20)) {
-      MemoryRegion first = cache.regionFor(memory.address() + 100, 1000, true);
-      MemoryRegion second = cache.regionFor(memory.address() + (1 << 20), 1 << 20, true);
-      assertThat(second).isSameAs(first);
-      assertThat(first.contains(memory.address(), 4 << 20)).isTrue();
-      assertThat(cache.misses()).isEqualTo(1);
-      assertThat(cache.hits()).isEqualTo(1);
-      cache.evict(memory.address(), 1);
-      assertThat(cache.regionFor(memory.address(), 8, true)).isNotSameAs(first);
-      assertThat(cache.misses()).isEqualTo(2);
-    }
-  }
-
-  @Test
   void aReadAfterDeregistrationFailsWithARemoteAccessError() {
     MemorySegment remote = arena.allocate(64 * 1024, 4096);
     MemorySegment local = arena.allocate(64 * 1024, 4096);
