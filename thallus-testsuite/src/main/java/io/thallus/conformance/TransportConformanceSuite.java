@@ -14,7 +14,6 @@ import io.thallus.QueryRequest;
 import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
-import io.thallus.ThallusServer;
 import io.thallus.ThallusStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,18 +37,22 @@ import org.junit.jupiter.api.Timeout;
 /**
  * What every transport must do, checked value by value against DuckDB run directly. Each transport runs it by
  * subclassing and naming itself; every test ends by closing its allocator, which fails on any leak.
+ *
+ * <p>Each test starts a server of its own in this JVM, unless {@code -Dthallus.conformance.server=HOST:PORT} and
+ * {@code -Dthallus.conformance.metrics=URL} name one running on another host ({@code thallus serve --metrics-port}):
+ * then every test talks to that one, and reads what it holds from its metrics ({@link ServerUnderTest}).
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 public abstract class TransportConformanceSuite {
   protected BufferAllocator allocator;
-  protected ThallusServer server;
+  private ServerUnderTest server;
   protected ThallusClient client;
 
   /** The transport under test, as named in {@code thallus+NAME://}. */
   protected abstract String transport();
 
   protected Location location() {
-    return server.getLocation().withTransport(transport());
+    return server.location().withTransport(transport());
   }
 
   protected ThallusClient connect(ClientOptions options) {
@@ -59,12 +62,12 @@ public abstract class TransportConformanceSuite {
   @BeforeEach
   void startServer() {
     allocator = new RootAllocator();
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start();
+    server = ServerUnderTest.start(allocator);
     client = connect(ClientOptions.defaults());
   }
 
   @AfterEach
-  void closeEverything() {
+  void closeEverything() throws InterruptedException {
     try {
       if (client != null) {
         client.close();
@@ -82,10 +85,24 @@ public abstract class TransportConformanceSuite {
 
   /**
    * What the server's connections hold for their streams. A transport's own pools (shm segments) are not counted:
-   * they stay with a connection until it closes, when the server's whole allocator must be back to zero.
+   * they stay with a connection until it closes, when the server's whole allocator must be back to zero. (A remote
+   * server's metrics give only the whole allocator: see {@link ServerUnderTest#connectionBytes()}.)
    */
   protected long connectionBytes() {
-    return server.memoryUse().connectionBytes();
+    return server.connectionBytes();
+  }
+
+  /**
+   * Drops the tables a test is about to create, if an earlier run left them: a remote server keeps its database from
+   * one run to the next (and its tests share it, so no two tests create the same name). Dropped rather than named
+   * anew for each run: the names stay those the test reads, and the server keeps at most one copy of each.
+   */
+  private void dropLeftoverTables(String... names) {
+    if (server instanceof ServerUnderTest.Remote) {
+      for (String name : names) {
+        client.query("DROP TABLE IF EXISTS " + name).close();
+      }
+    }
   }
 
   private Collected query(String sql, int batchRows) {
@@ -278,7 +295,10 @@ public abstract class TransportConformanceSuite {
       // Two credits: at most two batches wait at the client (each may be rounded up to a power of two by the
       // allocator), and the server has stopped producing: nowhere near the 400 MB of the whole result.
       assertThat(slow.allocatedBytes()).isLessThanOrEqualTo(2 * 2 * batchBytes + batchBytes);
-      assertThat(connectionBytes()).isLessThanOrEqualTo(4 * batchBytes);
+      // A remote server's figure is its whole allocator, which also counts the batches a transport has placed for
+      // the client to fetch (rdma): one per credit at most, each in a power-of-two buffer under twice its size.
+      long placed = server instanceof ServerUnderTest.Remote ? 2 * 2 * batchBytes : 0;
+      assertThat(connectionBytes()).isLessThanOrEqualTo(4 * batchBytes + placed);
       long before = slow.allocatedBytes();
       Thread.sleep(300);
       assertThat(slow.allocatedBytes()).isEqualTo(before);
@@ -288,15 +308,27 @@ public abstract class TransportConformanceSuite {
 
   @Test
   void aClientThatDisconnectsMidStreamLeavesNothingBehind() throws Exception {
+    String sql = "SELECT i, 'x' || i FROM range(20000000) t(i)";
     ThallusClient leaving = connect(ClientOptions.defaults());
-    ThallusStream stream = leaving.query(QueryRequest.builder("SELECT i, 'x' || i FROM range(20000000) t(i)")
-        .batchRows(65536).build());
+    ThallusStream stream = leaving.query(QueryRequest.builder(sql).batchRows(65536).build());
     try (VectorSchemaRoot first = stream.next()) {
       assertThat(first.getRowCount()).isPositive();
     }
     leaving.close(); // without closing the stream: the client closes it, the server sees the connection go
-    awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory after the client left");
+    awaitZero(server::serverBytes, "server memory after the client left");
     assertSameResult(query("SELECT 1 AS still_serving", 16), DuckDBReference.run("SELECT 1 AS still_serving", 16));
+    if (server instanceof ServerUnderTest.Remote remote) {
+      // Across hosts, a client that cannot close anything as well: its process SIGKILLed mid-read, and the server on
+      // the other host learns it from the network alone.
+      try (ReadingPeer peer = ReadingPeer.start(location(), sql, 65536)) {
+        peer.awaitReading(120);
+        assertThat(remote.openStreams()).as("streams open on the server while the peer reads").isPositive();
+        peer.kill();
+      }
+      awaitZero(remote::openStreams, "streams open after the reading peer was killed");
+      awaitZero(remote::serverBytes, "server memory after the reading peer was killed");
+      assertSameResult(query("SELECT 3 AS serving_on", 16), DuckDBReference.run("SELECT 3 AS serving_on", 16));
+    }
   }
 
   @Test
@@ -357,6 +389,7 @@ public abstract class TransportConformanceSuite {
   @Test
   void everyTypeIngestsAndReadsBackEqual() throws InterruptedException {
     String sql = TypeTable.sql(5000);
+    dropLeftoverTables("typed", "created");
     // Into a table of the type table's own types (appended): every value and type comes back as DuckDB has it.
     client.query("CREATE TABLE typed AS " + sql + " LIMIT 0").close();
     IngestResult written = withReferenceBatches(sql, 1024, allocator,
@@ -377,6 +410,7 @@ public abstract class TransportConformanceSuite {
   void appendAddsRowsAndReplaceReplacesTheTable() {
     String first = "SELECT i AS id, 'a' || i AS name, (i * 0.5)::DOUBLE AS score FROM range(100000) t(i)";
     String more = "SELECT i AS id, 'b' || i AS name, (i * 0.25)::DOUBLE AS score FROM range(100000, 250000) t(i)";
+    dropLeftoverTables("t");
     withReferenceBatches(first, 8192, allocator, r -> client.ingest(IngestRequest.of("t", IngestMode.CREATE), r));
     IngestResult appended = withReferenceBatches(more, 50000, allocator,
         r -> client.ingest(IngestRequest.of("main.t", IngestMode.APPEND), r));
@@ -394,6 +428,7 @@ public abstract class TransportConformanceSuite {
   void largeBatchesIngestWithTheSameChecksum() throws InterruptedException {
     String sql = "SELECT i AS a, i * 2 AS b, i * 3 AS c, i * 5 AS d, i * 7 AS e, i * 11 AS f, i * 13 AS g,"
         + " i * 17 AS h FROM range(2000000) t(i)";
+    dropLeftoverTables("wide");
     IngestResult written = withReferenceBatches(sql, 262144, allocator,
         r -> client.ingest(IngestRequest.of("wide", IngestMode.CREATE), r));
     assertThat(written.rows()).isEqualTo(2000000);
@@ -406,6 +441,7 @@ public abstract class TransportConformanceSuite {
 
   @Test
   void anIngestClosedBeforeFinishLeavesTheTableAsItWas() throws InterruptedException {
+    dropLeftoverTables("kept");
     client.query("CREATE TABLE kept AS SELECT i AS v FROM range(10) t(i)").close();
     String sql = "SELECT i AS v FROM range(300000) t(i)";
     withReferenceBatches(sql, 65536, allocator, reader -> {
