@@ -81,7 +81,7 @@ client_cmd="
     echo \"FAILED (ConsoleLauncher exited \$rc)\"; exit 1
   fi"
 set +e
-TWO_MTU=$mtu TWO_ICRC=$icrc TWO_MEM="${TWO_MEM:-4G}" TWO_TIMEOUT="${TWO_TIMEOUT:-2400}" \
+TWO_MTU=$mtu TWO_ICRC=$icrc TWO_TIMEOUT="${TWO_TIMEOUT:-2400}" \
   "$root/harness/rxe-2hosts.sh" "$server_cmd" "$client_cmd"
 status=$?
 echo "server log:"; sed "s/^/  /" "$meet/serve.log" 2>/dev/null | grep -v "^  WARNING" | tail -20

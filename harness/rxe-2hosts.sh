@@ -25,8 +25,10 @@ if [ "${TWO_INSIDE:-}" != 1 ]; then
   # The NIC-like kernel and the guest init, built or refreshed by rxe-vm.sh itself.
   RXE_VM_NIC=1 RXE_VM_TIMEOUT=120 "$HERE/rxe-vm.sh" true || die "the NIC-like guest does not start"
   export TWO_INSIDE=1
-  if [ "$(id -u)" = 0 ]; then exec unshare --net -- "$0" "$@"; fi
-  exec unshare --user --map-root-user --net -- "$0" "$@"
+  namespace=(unshare --net); [ "$(id -u)" = 0 ] || namespace=(unshare --user --map-root-user --net)
+  # Where namespaces are not allowed (some containers), that is a setup failure, not a failed run.
+  "${namespace[@]}" true 2>/dev/null || die "cannot make a private network namespace here (${namespace[*]})"
+  exec "${namespace[@]}" -- "$0" "$@"
 fi
 UML="$LAB/uml-nic/linux"
 [ -x "$UML" ] && [ -x "$LAB/uml/init" ] || die "no NIC-like kernel under $LAB"
