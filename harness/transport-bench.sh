@@ -30,6 +30,9 @@ exec "$root/harness/rxe-vm.sh" bash -c '
   root=$1; classpath=$2; mtu=$3; shift 3; flags=("$@")
   cd "$root"
   echo "link: netdev MTU $(cat /sys/class/net/rxenet0/mtu), rxe active MTU code $(ibv_devinfo -d rxe0 | awk "/active_mtu/{print \$2}"), ICRC $(cat /sys/module/rdma_rxe/parameters/icrc 2>/dev/null || echo "on (no switch)")"
+  # A first pull of each kind, untimed: a fresh guest pays for its first page faults and pins, which made the first
+  # point of a run up to a third slower than the same point later.
+  ./thallus demo --rows 10000000 --batch-rows 65536 --runs 1 --transports rdma,tcp >/dev/null 2>&1
   for batch in 65536 262144 1048576; do
     echo "== rdma, every batch copied into pre-registered memory (-Dthallus.rdma.inPlaceBytes=9223372036854775807)"
     JDK_JAVA_OPTIONS=-Dthallus.rdma.inPlaceBytes=9223372036854775807 \
