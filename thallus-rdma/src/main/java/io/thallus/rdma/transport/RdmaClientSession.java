@@ -208,6 +208,9 @@ final class RdmaClientSession implements ClientSession {
 
   private void post(BatchHeader header, Fetched done) {
     boolean packed = RdmaTransport.exposedInPlace(header);
+    if (packed) {
+      checkReadPerBuffer(header);
+    }
     BufferDescriptor extent = packed ? null : RdmaTransport.oneRead(header);
     long length = packed ? header.packedLength() : extent.length();
     Deadline deadline = Deadline.after(context.ioTimeout());
@@ -240,21 +243,38 @@ final class RdmaClientSession implements ClientSession {
     }
   }
 
-  /** One READ per buffer that has bytes, each into its place in a body packed in descriptor order. */
-  private void addReadPerBuffer(ReadChain chain, BatchHeader header, RegisteredBufferPool.Buffer buffer) {
+  /**
+   * Refuses, before anything is taken for it, a batch exposed in place that this client cannot read: more buffers
+   * than it said it reads per batch, or a buffer larger than one READ.
+   */
+  private void checkReadPerBuffer(BatchHeader header) {
+    int reads = 0;
+    for (io.thallus.spi.BatchPart part : header.parts()) {
+      for (BufferDescriptor d : part.buffers()) {
+        if (d.length() > Integer.MAX_VALUE) {
+          throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " of stream "
+              + header.streamId() + " has a buffer of " + d.length() + " bytes, larger than one read");
+        }
+        reads += d.length() > 0 ? 1 : 0;
+      }
+    }
+    if (reads > readsPerBatch) {
+      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " of stream "
+          + header.streamId() + " has " + reads + " buffers to read, more than the " + readsPerBatch
+          + " this client said it reads per batch");
+    }
+  }
+
+  /** One READ per buffer that has bytes, each into its place in a body packed in descriptor order (checked before). */
+  private static void addReadPerBuffer(ReadChain chain, BatchHeader header, RegisteredBufferPool.Buffer buffer) {
     long[] offsets = header.packedOffsets();
     int i = 0;
     for (io.thallus.spi.BatchPart part : header.parts()) {
       for (BufferDescriptor d : part.buffers()) {
         long offset = offsets[i++];
-        if (d.length() == 0) {
-          continue;
+        if (d.length() > 0) {
+          chain.add(buffer.address() + offset, buffer.localKey(), d.address(), d.key(), (int) d.length());
         }
-        if (chain.size() == chain.capacity()) {
-          throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "batch " + header.batchId() + " of stream "
-              + header.streamId() + " has more than the " + readsPerBatch + " buffers this client reads per batch");
-        }
-        chain.add(buffer.address() + offset, buffer.localKey(), d.address(), d.key(), Math.toIntExact(d.length()));
       }
     }
   }
