@@ -111,27 +111,21 @@ public final class RdmaTransport implements Transport {
 
   /** The MTU both ends support: the smaller of this side's and the peer's (a peer that does not say used 1024). */
   static int agreedMtu(int local, java.util.Map<String, String> peer) {
-    String theirs = peer.get(MTU);
-    int code;
-    try {
-      code = theirs == null ? 3 : QueuePair.Mtu.code(Integer.parseInt(theirs.strip()));
-    } catch (NumberFormatException e) {
-      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "the peer's " + MTU + " is not a number: " + theirs);
-    }
-    return Math.min(local, code);
+    return Math.min(local, QueuePair.Mtu.code(said(peer, MTU, 1024)));
   }
 
   /** The READs per batch a peer said it posts at most ({@value #READS_PER_BATCH}); 0 when it did not say. */
   static int readsPerBatch(java.util.Map<String, String> peer) {
-    String said = peer.get(READS_PER_BATCH);
-    if (said == null) {
-      return 0;
-    }
+    return Math.max(0, said(peer, READS_PER_BATCH, 0));
+  }
+
+  /** The number a peer said under {@code key} at the handshake, or {@code unsaid} when it did not say it. */
+  private static int said(java.util.Map<String, String> peer, String key, int unsaid) {
+    String value = peer.get(key);
     try {
-      return Math.max(0, Integer.parseInt(said.strip()));
+      return value == null ? unsaid : Integer.parseInt(value.strip());
     } catch (NumberFormatException e) {
-      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "the peer's " + READS_PER_BATCH + " is not a number: "
-          + said);
+      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "the peer's " + key + " is not a number: " + value);
     }
   }
 
