@@ -31,9 +31,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * connected with the server's from WELCOME. Each fetch is one RDMA READ of the packed body into a registered, pooled
  * receive buffer, or, for a batch the server exposed where it lies (one key per buffer), one chained READ per buffer
  * packing them into the receive buffer; posted from the control thread as the BATCH arrives (up to
- * {@value #IN_FLIGHT} batches at once). The control
- * thread looks for completions right after each post (on Soft-RoCE the post runs the read, so it is often in already,
- * which saves a thread hand-off); a completion thread waits event-driven for the rest. The receive buffer goes back to
+ * {@value #IN_FLIGHT} batches at once). The control thread looks for completions right after each post (on Soft-RoCE
+ * the post runs the read, so it is often in already, which saves a thread hand-off); a completion thread waits
+ * event-driven for the rest. The receive buffer goes back to
  * the pool when core releases the body; the server's copy may go as soon as the read is in.
  */
 final class RdmaClientSession implements ClientSession {
