@@ -14,7 +14,7 @@ import io.thallus.conformance.Collected;
 import io.thallus.conformance.DuckDBReference;
 import io.thallus.conformance.TypeTable;
 import io.thallus.conformance.Values;
-import io.thallus.rdma.testing.JvmFlags;
+import io.thallus.testing.JvmFlags;
 import io.thallus.testing.ChildJvm;
 import java.io.IOException;
 import java.io.UncheckedIOException;

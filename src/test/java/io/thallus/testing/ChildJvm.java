@@ -1,6 +1,5 @@
 package io.thallus.testing;
 
-import io.thallus.rdma.testing.JvmFlags;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -4,8 +4,8 @@ import io.thallus.Location;
 import io.thallus.QueryRequest;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusStream;
+import io.thallus.testing.JvmFlags;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,11 +52,7 @@ final class ReadingPeer implements AutoCloseable {
   static ReadingPeer start(Location location, String sql, int batchRows) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(ProcessHandle.current().info().command().orElse("java"));
-    // What Arrow and the native bindings need on JDK 25, as this JVM was given them.
-    ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-        .filter(flag -> flag.startsWith("--add-opens") || flag.startsWith("--enable-native-access")
-            || flag.startsWith("--sun-misc"))
-        .forEach(command::add);
+    command.addAll(JvmFlags.forChild());
     command.addAll(List.of("-Xmx512m", "-XX:-UsePerfData", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
         "-cp", System.getProperty("java.class.path"), ReadingPeer.class.getName(), location.toString(), sql,
         Integer.toString(batchRows)));

@@ -2,6 +2,7 @@ package io.thallus.rdma.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.thallus.testing.JvmFlags;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

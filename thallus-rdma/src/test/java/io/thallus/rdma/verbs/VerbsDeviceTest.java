@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.thallus.StatusCode;
-import io.thallus.rdma.testing.JvmFlags;
+import io.thallus.testing.JvmFlags;
 import io.thallus.ThallusException;
 import io.thallus.spi.Deadline;
 import java.io.BufferedReader;

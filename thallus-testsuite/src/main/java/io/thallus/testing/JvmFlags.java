@@ -1,4 +1,4 @@
-package io.thallus.rdma.testing;
+package io.thallus.testing;
 
 import java.lang.management.ManagementFactory;
 import java.util.List;
