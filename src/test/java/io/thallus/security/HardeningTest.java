@@ -147,8 +147,10 @@ class HardeningTest {
   @Test
   void strangersThatDoNotAuthenticateAreClosedAndDoNotCountAsClients() throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = server(allocator).maxConnections(2).maxPendingHandshakes(8)
-             .handshakeTimeout(Duration.ofMillis(1500)).build().start()) {
+         ThallusServer server = server(allocator).maxConnections(2)
+             .admission(io.thallus.Admission.builder().maxStrangers(8).handshakeTimeout(Duration.ofMillis(1500))
+                 .build())
+             .build().start()) {
       List<Socket> silent = new ArrayList<>();
       try {
         for (int i = 0; i < 20; i++) {

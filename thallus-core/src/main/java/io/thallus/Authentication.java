@@ -67,21 +67,35 @@ public final class Authentication {
 
   /** Whether {@code credentials} (as sent in HELLO) prove the client may connect. */
   public boolean accepts(Map<String, String> credentials) {
+    return credential(credentials).isPresent();
+  }
+
+  /**
+   * The credential that {@code credentials} (as sent in HELLO) prove, or empty when they prove nothing: {@code
+   * "token"} for the shared secret, whatever user name comes with it (everyone who holds it is one credential),
+   * else {@code "user <name>"} for a user's password. A server that checks nothing answers {@code "anyone"}.
+   * Quotas per credential count by this name.
+   */
+  public java.util.Optional<String> credential(Map<String, String> credentials) {
     if (!isRequired()) {
-      return true;
+      return java.util.Optional.of("anyone");
     }
-    boolean accepted = false;
+    boolean tokenMatches = false;
     String token = credentials.get(TOKEN);
     if (tokenDigest != null && token != null) {
-      accepted = MessageDigest.isEqual(tokenDigest, digest(token));
+      tokenMatches = MessageDigest.isEqual(tokenDigest, digest(token));
     }
+    boolean passwordMatches = false;
     String user = credentials.get(USER);
     String password = credentials.get(PASSWORD);
     if (!passwordDigests.isEmpty() && user != null && password != null) {
       byte[] expected = passwordDigests.getOrDefault(user, NOBODY);
-      accepted |= MessageDigest.isEqual(expected, digest(password)) && expected != NOBODY;
+      passwordMatches = MessageDigest.isEqual(expected, digest(password)) && expected != NOBODY;
     }
-    return accepted;
+    if (tokenMatches) {
+      return java.util.Optional.of("token");
+    }
+    return passwordMatches ? java.util.Optional.of("user " + user) : java.util.Optional.empty();
   }
 
   private static String requireSecret(String secret, String what) {

@@ -59,7 +59,7 @@ public final class ThallusServer implements AutoCloseable {
   private final BufferAllocator allocator;
   private final QueryEngine engine;
   private final boolean ownsEngine;
-  private final StreamRegistry registry = new StreamRegistry();
+  private final StreamRegistry registry;
   private final io.thallus.internal.server.ServerMetrics metrics;
   private EventLoopGroup acceptLoop;
   private EventLoopGroup ioLoop;
@@ -77,6 +77,8 @@ public final class ThallusServer implements AutoCloseable {
     this.allocator = settings.allocator.newChildAllocator("thallus-server", 0, settings.memoryLimit);
     this.ownsEngine = settings.engine == null;
     this.engine = ownsEngine ? ownEngine(settings) : settings.engine;
+    // The pool is made at start; no statement runs before then.
+    this.registry = new StreamRegistry(settings.admission, step -> engineThreads.execute(step));
     this.metrics = new io.thallus.internal.server.ServerMetrics(settings.meterRegistry, registry, allocator);
   }
 
@@ -118,8 +120,8 @@ public final class ThallusServer implements AutoCloseable {
       InetSocketAddress bindAddress = new InetSocketAddress(settings.location.host(), settings.location.port());
       ServerContext context = new ServerContext(settings.serverName, allocator, engine, dataRoot, transports,
           engineThreads, timers, settings.ioTimeout, settings.idleTimeout, settings.maxBatchRows, registry,
-          settings.authentication, new ServerContext.Limits(settings.maxConnections, settings.maxPendingHandshakes,
-              settings.handshakeTimeout, Protocol.HELLO_MAX_FRAME, settings.maxFrameBytes,
+          settings.authentication, new ServerContext.Limits(settings.maxConnections, settings.admission,
+              Protocol.HELLO_MAX_FRAME, settings.maxFrameBytes,
               settings.connectionIdleTimeout, settings.maxStreams, settings.maxStreamsPerConnection,
               settings.maxCreditsPerStream, settings.maxCreditsPerConnection, settings.engineThreadsPerConnection,
               settings.maxSqlBytes, settings.memoryPerClient), settings.tls != null, metrics);
@@ -158,7 +160,7 @@ public final class ThallusServer implements AutoCloseable {
       for (Transport transport : Transports.enabled(settings.transports)) {
         ServerTransport server = transport.startServer(
             new ServerTransport.Context(allocator, bound, settings.ioTimeout, settings.memoryPerClient,
-                settings.handshakeTimeout));
+                settings.admission.handshakeTimeout()));
         transports.add(new ServerContext.Started(transport, server));
       }
       accepting = true;
@@ -296,8 +298,7 @@ public final class ThallusServer implements AutoCloseable {
     private int maxConnections = 1024;
     private int maxStreamsPerConnection = 64;
     private int maxSqlBytes = 1 << 20;
-    private int maxPendingHandshakes = 1024;
-    private Duration handshakeTimeout = Duration.ofSeconds(5);
+    private Admission admission = Admission.defaults();
     private Duration connectionIdleTimeout = Duration.ofHours(1);
     private int maxStreams = 256;
     private int maxCreditsPerStream = 256;
@@ -420,17 +421,12 @@ public final class ThallusServer implements AutoCloseable {
     }
 
     /**
-     * Connections that have not authenticated yet (default 1024). One more closes the oldest that has sent nothing
-     * (else the oldest), so silent sockets cannot lock out a client that authenticates promptly.
+     * Who gets in and how much each may hold (default {@link Admission#defaults()}): the deadline and cap for
+     * connections that have not authenticated, and the per-credential and per-address quotas. Checked together with
+     * {@link #maxConnections}, atomically.
      */
-    public Builder maxPendingHandshakes(int count) {
-      this.maxPendingHandshakes = positive(count, "maxPendingHandshakes");
-      return this;
-    }
-
-    /** How long a new connection has to authenticate with HELLO (default 5 s); then it is closed. */
-    public Builder handshakeTimeout(Duration timeout) {
-      this.handshakeTimeout = positive(timeout, "handshakeTimeout");
+    public Builder admission(Admission policy) {
+      this.admission = Objects.requireNonNull(policy, "admission");
       return this;
     }
 

@@ -83,12 +83,29 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--max-clients", description = "Authenticated clients at once (default 1024).")
   Integer maxClients;
 
-  @Option(names = "--max-pending-handshakes", description = "Connections still authenticating (default 1024); one "
-      + "more closes the oldest.")
+  @Option(names = {"--max-strangers", "--max-pending-handshakes"}, description = "Connections still "
+      + "authenticating, per port (default 1024); one more closes the oldest silent one.")
   Integer maxPendingHandshakes;
 
-  @Option(names = "--handshake-timeout-ms", description = "Time a connection has to authenticate (default 5000).")
+  @Option(names = "--handshake-timeout-ms", description = "Time a connection has to authenticate, on either port "
+      + "(default 5000).")
   Long handshakeTimeoutMillis;
+
+  @Option(names = "--max-connections-per-credential", description = "Connections (Flight SQL sessions included) one "
+      + "credential may have open; the shared token is one credential (default 256).")
+  Integer maxConnectionsPerCredential;
+
+  @Option(names = "--max-connections-per-address", description = "Connections from one IP address, per port "
+      + "(default 256).")
+  Integer maxConnectionsPerAddress;
+
+  @Option(names = "--max-sessions-per-address", description = "Flight SQL sessions of the clients at one IP address "
+      + "(default 64).")
+  Integer maxSessionsPerAddress;
+
+  @Option(names = "--max-statements-per-credential", description = "Statements of one credential running at once "
+      + "over all its connections; more wait their turn (default 4).")
+  Integer maxStatementsPerCredential;
 
   @Option(names = "--max-streams", description = "Streams open on the whole server (default 256).")
   Integer maxStreams;
@@ -210,7 +227,7 @@ final class ServeCommand implements Callable<Integer> {
     Location loopback = Location.of(host.equals("0.0.0.0") || host.equals("::") ? "127.0.0.1" : host,
         server.getLocation().port());
     ThallusFlightSqlServer.Builder flightSql = ThallusFlightSqlServer.builder(allocator, loopback).host(host)
-        .port(flightSqlPort).lanes(lanes);
+        .port(flightSqlPort).lanes(lanes).admission(admission());
     if (batchMemory != null) {
       flightSql.memoryLimit(batchMemory);
     }
@@ -244,12 +261,7 @@ final class ServeCommand implements Callable<Integer> {
     if (maxClients != null) {
       server.maxConnections(maxClients);
     }
-    if (maxPendingHandshakes != null) {
-      server.maxPendingHandshakes(maxPendingHandshakes);
-    }
-    if (handshakeTimeoutMillis != null) {
-      server.handshakeTimeout(java.time.Duration.ofMillis(handshakeTimeoutMillis));
-    }
+    server.admission(admission());
     if (maxStreams != null) {
       server.maxStreams(maxStreams);
     }
@@ -284,5 +296,29 @@ final class ServeCommand implements Callable<Integer> {
       server.connectionIdleTimeout(java.time.Duration.ofMillis(connectionIdleTimeoutMillis));
     }
     return server;
+  }
+
+  /** The one admission policy both ports apply. */
+  private io.thallus.Admission admission() {
+    io.thallus.Admission.Builder admission = io.thallus.Admission.builder();
+    if (maxPendingHandshakes != null) {
+      admission.maxStrangers(maxPendingHandshakes);
+    }
+    if (handshakeTimeoutMillis != null) {
+      admission.handshakeTimeout(java.time.Duration.ofMillis(handshakeTimeoutMillis));
+    }
+    if (maxConnectionsPerCredential != null) {
+      admission.maxConnectionsPerCredential(maxConnectionsPerCredential);
+    }
+    if (maxConnectionsPerAddress != null) {
+      admission.maxConnectionsPerAddress(maxConnectionsPerAddress);
+    }
+    if (maxSessionsPerAddress != null) {
+      admission.maxSessionsPerAddress(maxSessionsPerAddress);
+    }
+    if (maxStatementsPerCredential != null) {
+      admission.maxStatementsPerCredential(maxStatementsPerCredential);
+    }
+    return admission.build();
   }
 }

@@ -16,14 +16,22 @@ final class FlightSession implements AutoCloseable {
   private final java.util.concurrent.atomic.AtomicInteger preparedCount = new java.util.concurrent.atomic.AtomicInteger();
   private final java.util.concurrent.atomic.AtomicInteger pendingCount = new java.util.concurrent.atomic.AtomicInteger();
 
-  FlightSession(String id, BufferAllocator allocator, ThallusClient client) {
+  /** The IP address of the client that opened it (null when unknown), whose quota it counts against. */
+  private final String address;
+
+  FlightSession(String id, BufferAllocator allocator, ThallusClient client, String address) {
     this.id = id;
+    this.address = address;
     this.allocator = allocator;
     this.client = client;
   }
 
   String id() {
     return id;
+  }
+
+  String address() {
+    return address;
   }
 
   ThallusClient client() {

@@ -26,13 +26,22 @@ final class SessionAuthenticator implements CallHeaderAuthenticator {
   private static final String AUTHORIZATION = "authorization";
 
   private final SessionRegistry sessions;
+  private final FlightAdmission admission;
 
-  SessionAuthenticator(SessionRegistry sessions) {
+  SessionAuthenticator(SessionRegistry sessions, FlightAdmission admission) {
     this.sessions = sessions;
+    this.admission = admission;
   }
 
   @Override
   public AuthResult authenticate(CallHeaders headers) {
+    AuthResult result = sessionOf(headers);
+    // Only a call that found or opened a session makes its connection no stranger.
+    admission.authenticated(headers.get(ConnectionAddresses.HEADER));
+    return result;
+  }
+
+  private AuthResult sessionOf(CallHeaders headers) {
     String authorization = headers.get(AUTHORIZATION);
     FlightSession known = null;
     if (authorization != null && authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
@@ -52,7 +61,7 @@ final class SessionAuthenticator implements CallHeaderAuthenticator {
       return result(known, false);
     }
     try {
-      FlightSession opened = open(authorization);
+      FlightSession opened = open(authorization, headers.get(ConnectionAddresses.HOST_HEADER));
       if (connection != null) {
         sessions.bindConnection(connection, opened);
       }
@@ -79,12 +88,13 @@ final class SessionAuthenticator implements CallHeaderAuthenticator {
     }
   }
 
-  private FlightSession open(String authorization) {
+  /** A new session for the client at {@code address} (its IP; null outside a gRPC call). */
+  private FlightSession open(String authorization, String address) {
     if (authorization == null) {
-      return sessions.open(Map.of(), "flight-sql");
+      return sessions.open(Map.of(), "flight-sql", address);
     }
     if (authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
-      return sessions.open(Map.of(Authentication.TOKEN, authorization.substring(7).strip()), "flight-sql");
+      return sessions.open(Map.of(Authentication.TOKEN, authorization.substring(7).strip()), "flight-sql", address);
     }
     if (authorization.regionMatches(true, 0, "Basic ", 0, 6)) {
       String decoded;
@@ -98,12 +108,12 @@ final class SessionAuthenticator implements CallHeaderAuthenticator {
       String password = colon < 0 ? "" : decoded.substring(colon + 1);
       try {
         return sessions.open(Map.of(Authentication.USER, user, Authentication.PASSWORD, password),
-            "flight-sql " + user);
+            "flight-sql " + user, address);
       } catch (ThallusException e) {
         if (e.code() != StatusCode.UNAUTHENTICATED || password.isEmpty()) {
           throw e;
         }
-        return sessions.open(Map.of(Authentication.TOKEN, password), "flight-sql " + user);
+        return sessions.open(Map.of(Authentication.TOKEN, password), "flight-sql " + user, address);
       }
     }
     throw ThallusException.of(StatusCode.UNAUTHENTICATED, "authentication failed: the authorization header is "

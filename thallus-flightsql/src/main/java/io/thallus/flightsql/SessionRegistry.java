@@ -33,6 +33,9 @@ final class SessionRegistry implements AutoCloseable {
   private final ClientOptions baseOptions;
   private final Duration idleTimeout;
   private final int maxSessions;
+  /** Sessions whose native connection is being made: they hold their places. Guarded by this. */
+  private int opening;
+  private final io.thallus.Admission.Quota<String> perAddress;
   private final Map<String, FlightSession> sessions = new ConcurrentHashMap<>();
   private final Map<String, Statements.Prepared> prepared = new ConcurrentHashMap<>();
   private final Map<String, Statements.Pending> pending = new ConcurrentHashMap<>();
@@ -46,7 +49,8 @@ final class SessionRegistry implements AutoCloseable {
   });
 
   SessionRegistry(BufferAllocator allocator, Location thallus, ClientOptions baseOptions, Duration idleTimeout,
-      int maxSessions) {
+      int maxSessions, io.thallus.Admission admission) {
+    this.perAddress = new io.thallus.Admission.Quota<>(admission.maxSessionsPerAddress());
     this.allocator = allocator;
     this.thallus = thallus;
     this.baseOptions = baseOptions;
@@ -64,21 +68,32 @@ final class SessionRegistry implements AutoCloseable {
 
   /**
    * A new session on a native connection opened with {@code credentials} (a user and password, a token, or none):
-   * the native server checks them, so a Flight SQL client gets in exactly when a native one would.
+   * the native server checks them, so a Flight SQL client gets in exactly when a native one would, and counts the
+   * connection against the credential's quota. {@code address} is the client's IP (null outside a gRPC call), whose
+   * sessions count against {@code maxSessionsPerAddress}. The places are taken before the connection is made, under
+   * one lock, so clients racing for the last place never pass a limit.
    */
-  FlightSession open(Map<String, String> credentials, String clientName) {
-    if (sessions.size() >= maxSessions) {
+  FlightSession open(Map<String, String> credentials, String clientName, String address) {
+    if (sessions.size() + opening >= maxSessions) {
       closeIdle();
-      if (sessions.size() >= maxSessions) {
+    }
+    synchronized (this) {
+      if (sessions.size() + opening >= maxSessions) {
         throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "the Flight SQL server has " + maxSessions
-            + " sessions open, its limit; a client that keeps the bearer token (or cookie) it was given reuses its"
-            + " session");
+            + " sessions open, its limit (maxSessions); a client that keeps the bearer token (or cookie) it was given"
+            + " reuses its session");
       }
+      if (address != null && !perAddress.tryTake(address)) {
+        throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "the clients at " + address + " have "
+            + perAddress.held(address) + " Flight SQL sessions open, their quota (maxSessionsPerAddress); a client "
+            + "that keeps the bearer token (or cookie) it was given reuses its session");
+      }
+      opening++;
     }
     String id = newId();
-    BufferAllocator child = allocator.newChildAllocator("flight-session-" + id.substring(0, 8), 0,
-        allocator.getLimit());
+    BufferAllocator child = null;
     try {
+      child = allocator.newChildAllocator("flight-session-" + id.substring(0, 8), 0, allocator.getLimit());
       ClientOptions.Builder options = baseOptions.toBuilder().clientName(clientName);
       String token = credentials.get(io.thallus.Authentication.TOKEN);
       String user = credentials.get(io.thallus.Authentication.USER);
@@ -88,11 +103,22 @@ final class SessionRegistry implements AutoCloseable {
         options.user(user, credentials.getOrDefault(io.thallus.Authentication.PASSWORD, ""));
       }
       ThallusClient client = ThallusClient.connect(child, thallus, options.build());
-      FlightSession session = new FlightSession(id, child, client);
-      sessions.put(id, session);
+      FlightSession session = new FlightSession(id, child, client, address);
+      synchronized (this) {
+        sessions.put(id, session);
+        opening--;
+      }
       return session;
     } catch (RuntimeException e) {
-      child.close();
+      synchronized (this) {
+        opening--;
+        if (address != null) {
+          perAddress.giveBack(address);
+        }
+      }
+      if (child != null) {
+        child.close();
+      }
       throw e;
     }
   }
@@ -246,8 +272,13 @@ final class SessionRegistry implements AutoCloseable {
   }
 
   private void close(FlightSession session) {
-    if (sessions.remove(session.id()) == null) {
-      return;
+    synchronized (this) {
+      if (sessions.remove(session.id()) == null) {
+        return;
+      }
+      if (session.address() != null) {
+        perAddress.giveBack(session.address());
+      }
     }
     prepared.entrySet().removeIf(entry -> {
       if (entry.getValue().sessionId().equals(session.id())) {

@@ -30,6 +30,7 @@ import org.apache.arrow.memory.BufferAllocator;
 public final class ThallusFlightSqlServer implements AutoCloseable {
   private final BufferAllocator allocator;
   private final SessionRegistry sessions;
+  private final FlightAdmission admission;
   private final FlightServer server;
   private final boolean tls;
   private final String host;
@@ -39,11 +40,14 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         Math.min(b.allocator.getLimit(), b.memoryLimit));
     this.host = b.host;
     this.tls = b.certificateChain != null;
-    this.sessions = new SessionRegistry(allocator, b.thallus, b.clientOptions, b.sessionIdleTimeout, b.maxSessions);
+    this.sessions = new SessionRegistry(allocator, b.thallus, b.clientOptions, b.sessionIdleTimeout, b.maxSessions,
+        b.admission);
+    this.admission = new FlightAdmission(b.admission);
     try {
       this.server = flightServer(b);
     } catch (RuntimeException e) {
       sessions.close();
+      admission.close();
       allocator.close();
       throw e;
     }
@@ -61,9 +65,12 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     ThallusSqlProducer producer = new ThallusSqlProducer(sessions, allocator, lanes, sqlInfo());
     Location location = tls ? Location.forGrpcTls(b.host, b.port) : Location.forGrpcInsecure(b.host, b.port);
     FlightServer.Builder builder = FlightServer.builder(allocator, location, producer)
-        .headerAuthenticator(new SessionAuthenticator(sessions))
+        .headerAuthenticator(new SessionAuthenticator(sessions, admission))
         .transportHint("grpc.builderConsumer", (java.util.function.Consumer<io.grpc.netty.NettyServerBuilder>)
-            netty -> netty.addStreamTracerFactory(new ConnectionAddresses()));
+            netty -> {
+              netty.addStreamTracerFactory(new ConnectionAddresses());
+              admission.configure(netty);
+            });
     if (tls) {
       try {
         builder.useTls(b.certificateChain.toFile(), b.privateKey.toFile());
@@ -128,6 +135,11 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     return sessions.sessionCount();
   }
 
+  /** Connections waiting to authenticate now (see {@link io.thallus.Admission}). */
+  public int strangerCount() {
+    return admission.strangerCount();
+  }
+
   @Override
   public void close() {
     try {
@@ -139,6 +151,7 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
       Thread.currentThread().interrupt();
     } finally {
       sessions.close();
+      admission.close();
       allocator.close();
     }
   }
@@ -155,6 +168,7 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     private List<io.thallus.Location> lanes = List.of();
     private Duration sessionIdleTimeout = Duration.ofMinutes(10);
     private int maxSessions = 256;
+    private io.thallus.Admission admission = io.thallus.Admission.defaults();
     private long memoryLimit = 2L << 30;
 
     private Builder(BufferAllocator allocator, io.thallus.Location thallus) {
@@ -214,6 +228,19 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         throw new IllegalArgumentException("maxSessions must be at least 1, not " + value);
       }
       this.maxSessions = value;
+      return this;
+    }
+
+    /**
+     * Who gets in and how much each may hold (default {@link io.thallus.Admission#defaults()}), as on the native
+     * port: a connection that sends no call with valid credentials within {@code handshakeTimeout} is closed, and
+     * past {@code maxStrangers} such connections the oldest silent one is; connections per address
+     * ({@code maxConnectionsPerAddress}) and sessions per address ({@code maxSessionsPerAddress}) are counted here,
+     * sessions per credential by the native server (each session is a native connection with the client's
+     * credentials).
+     */
+    public Builder admission(io.thallus.Admission policy) {
+      this.admission = Objects.requireNonNull(policy, "admission");
       return this;
     }
 

@@ -5,11 +5,13 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
- * One connection's way onto the server's engine threads: at most {@code width} of its steps run at once, the rest
- * wait here in order, holding no thread. So a client whose streams block (a full socket, a spent budget) occupies
- * {@code width} threads at most, and the others keep being served.
+ * A way onto the server's engine threads for one connection, or for all the connections of one credential: at most
+ * {@code width} of its steps run at once, the rest wait here in order, holding no thread. So a client whose streams
+ * block (a full socket, a spent budget) occupies {@code width} threads at most, and the others keep being served.
+ * Lanes nest: a connection's lane runs its steps through its credential's lane (an {@link Executor}), so a step
+ * runs only when both have room.
  */
-final class EngineLane {
+final class EngineLane implements Executor {
   private final Executor engineThreads;
   private final int width;
   private final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
@@ -31,9 +33,24 @@ final class EngineLane {
     dispatch(step);
   }
 
-  /** Whether a step of this lane is waiting for a thread: a running step should make way for it. */
-  synchronized boolean hasWaiting() {
-    return !waiting.isEmpty();
+  @Override
+  public void execute(Runnable step) {
+    submit(step);
+  }
+
+  /** Whether a step of this lane (or of the lane it runs through) waits for a thread: a running step makes way. */
+  boolean hasWaiting() {
+    synchronized (this) {
+      if (!waiting.isEmpty()) {
+        return true;
+      }
+    }
+    return engineThreads instanceof EngineLane outer && outer.hasWaiting();
+  }
+
+  /** Steps waiting here now. */
+  synchronized int waitingCount() {
+    return waiting.size();
   }
 
   private void dispatch(Runnable step) {

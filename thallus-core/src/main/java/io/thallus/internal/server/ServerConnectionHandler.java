@@ -142,16 +142,15 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     channel = ctx.channel();
     allocator = context.allocator().newChildAllocator(ALLOCATOR_PREFIX + id, 0, context.limits().memoryPerClient());
     lane = new EngineLane(context.engineThreads(), context.limits().engineThreadsPerConnection());
-    Optional<ServerConnectionHandler> crowdedOut = context.registry().addPending(this,
-        context.limits().maxPendingHandshakes());
+    Optional<ServerConnectionHandler> crowdedOut = context.registry().addPending(this);
     crowdedOut.ifPresent(oldest -> oldest.failConnection(Status.of(StatusCode.RESOURCE_EXHAUSTED,
-        "too many connections are waiting to authenticate (the most is " + context.limits().maxPendingHandshakes()
-            + "); this one waited longest")));
+        "too many connections are waiting to authenticate (the most is "
+            + context.limits().admission().maxStrangers() + ", maxStrangers); this one waited longest")));
     if (context.registry().isShuttingDown()) {
       failConnection(Status.of(StatusCode.UNAVAILABLE, "the server is shutting down"));
       return;
     }
-    long timeoutMillis = context.limits().handshakeTimeout().toMillis();
+    long timeoutMillis = context.limits().admission().handshakeTimeout().toMillis();
     handshakeTimer = ctx.executor().schedule(() -> {
       if (session == null) {
         failConnection(Status.of(StatusCode.DEADLINE_EXCEEDED,
@@ -201,19 +200,24 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
           + " is not supported; this server speaks version " + Protocol.VERSION));
       return;
     }
-    if (!context.authentication().accepts(hello.credentials())) {
+    Optional<String> credential = context.authentication().credential(hello.credentials());
+    if (credential.isEmpty()) {
       LOG.warn("connection {} from {} failed authentication", id, channel.remoteAddress());
       // Which part was wrong is not said: that would help a guesser.
       failConnection(Status.of(StatusCode.UNAUTHENTICATED,
           "authentication failed: this server needs a valid token, or a user name and password"));
       return;
     }
-    if (!context.registry().promote(this, context.limits().maxConnections())) {
-      failConnection(Status.of(StatusCode.RESOURCE_EXHAUSTED, "the server has its maximum of "
-          + context.limits().maxConnections() + " clients connected; try again later"));
+    InetSocketAddress remote = (InetSocketAddress) channel.remoteAddress();
+    // Without authentication every client is "anyone": only its address tells clients apart.
+    StreamRegistry.Promotion promotion = context.registry().promote(this, context.limits().maxConnections(),
+        context.authentication().isRequired() ? credential.get() : null, remote.getAddress().getHostAddress());
+    if (promotion.refusal().isPresent()) {
+      failConnection(Status.of(StatusCode.RESOURCE_EXHAUSTED, promotion.refusal().get()));
       return;
     }
-    InetSocketAddress remote = (InetSocketAddress) channel.remoteAddress();
+    // The connection's steps run through its credential's lane, shared with that credential's other connections.
+    lane = new EngineLane(promotion.lane(), context.limits().engineThreadsPerConnection());
     List<String> unavailable = new ArrayList<>();
     for (String name : hello.transports()) {
       Optional<ServerContext.Started> started = context.transport(name);

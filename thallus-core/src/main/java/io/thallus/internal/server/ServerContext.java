@@ -33,8 +33,8 @@ public record ServerContext(
    * What one server lets its clients use, and what a stranger can make it hold before authenticating.
    *
    * @param maxConnections authenticated clients connected at once
-   * @param maxPendingHandshakes connections that have not finished HELLO; one more closes the oldest of them
-   * @param handshakeTimeout how long a connection may take to authenticate
+   * @param admission the deadline and cap for connections that have not finished HELLO, and the quotas per
+   *     credential and per address
    * @param helloFrameBytes the largest frame read before authentication (HELLO is small)
    * @param maxFrameBytes the largest frame read from an authenticated client
    * @param connectionIdleTimeout how long an authenticated connection with no open stream may stay silent
@@ -47,7 +47,7 @@ public record ServerContext(
    * @param memoryPerClient each connection's Arrow memory (its child allocator: batches, inline bodies and ipc
    *     frames until written) and what a transport holds for it
    */
-  public record Limits(int maxConnections, int maxPendingHandshakes, Duration handshakeTimeout, int helloFrameBytes,
+  public record Limits(int maxConnections, io.thallus.Admission admission, int helloFrameBytes,
       int maxFrameBytes, Duration connectionIdleTimeout, int maxStreams, int maxStreamsPerConnection,
       int maxCreditsPerStream, int maxCreditsPerConnection, int engineThreadsPerConnection, int maxSqlBytes,
       long memoryPerClient) {}

@@ -36,6 +36,9 @@ public final class ServerMetrics implements AutoCloseable {
         .description("Authenticated clients connected").register(registry));
     keep(Gauge.builder(PREFIX + "handshakes.pending", streams, StreamRegistry::pendingCount)
         .description("Connections still authenticating").register(registry));
+    keep(Gauge.builder(PREFIX + "statements.waiting", streams, StreamRegistry::statementsWaiting)
+        .description("Statements waiting for their credential's turn on the engine threads (maxStatementsPerCredential)")
+        .register(registry));
     keep(Gauge.builder(PREFIX + "streams.open", streams, StreamRegistry::streamCount)
         .description("Result streams open").register(registry));
     keep(Gauge.builder(PREFIX + "batch.memory.held", batchMemory, BufferAllocator::getAllocatedMemory)

@@ -1,0 +1,157 @@
+package io.thallus.flightsql;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFactory;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.thallus.Admission;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Flight SQL port's stranger rules, the native port's: every TCP connection gRPC accepts is watched from its
+ * first moment, below TLS and HTTP/2, until one of its calls authenticates (the authenticator says so through
+ * {@link #authenticated}). One that does not within the admission's {@code handshakeTimeout} is closed, and past
+ * {@code maxStrangers} waiting the oldest silent one is closed first, so silent sockets, a TLS handshake never
+ * finished and an HTTP/2 connection that sends no call with valid credentials all go. Connections from one address
+ * count against {@code maxConnectionsPerAddress}, authenticated or not.
+ *
+ * <p>gRPC offers no hook per accepted connection, so the watcher goes in where Netty makes the connection: a server
+ * channel whose accepted children carry it at the head of their pipelines before gRPC adds its own handlers. The
+ * event loops that go with that channel type are this class's, closed with it.
+ */
+final class FlightAdmission implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(FlightAdmission.class);
+
+  private final Admission policy;
+  private final Admission.Strangers<Watcher> strangers;
+  private final Admission.Quota<String> perAddress;
+  /** Each connection's watcher, by its remote address as gRPC reports it to calls. */
+  private final Map<String, Watcher> byRemote = new ConcurrentHashMap<>();
+  private final EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1,
+      new DefaultThreadFactory("thallus-flightsql-accept", true), NioIoHandler.newFactory());
+  private final EventLoopGroup workers = new MultiThreadIoEventLoopGroup(0,
+      new DefaultThreadFactory("thallus-flightsql-io", true), NioIoHandler.newFactory());
+
+  FlightAdmission(Admission policy) {
+    this.policy = policy;
+    this.strangers = new Admission.Strangers<>(policy.maxStrangers(), Watcher::hasSpoken);
+    this.perAddress = new Admission.Quota<>(policy.maxConnectionsPerAddress());
+  }
+
+  /** Sets up gRPC's Netty server to accept through this watcher. */
+  void configure(io.grpc.netty.NettyServerBuilder netty) {
+    ChannelFactory<ServerChannel> channels = WatchingServerChannel::new;
+    netty.channelFactory(channels).bossEventLoopGroup(boss).workerEventLoopGroup(workers);
+  }
+
+  /** A call on the connection at {@code remote} has authenticated: that connection is no stranger any more. */
+  void authenticated(String remote) {
+    Watcher watcher = remote == null ? null : byRemote.get(remote);
+    if (watcher != null) {
+      watcher.admitted();
+    }
+  }
+
+  /** Connections waiting to authenticate now. */
+  int strangerCount() {
+    return strangers.count();
+  }
+
+  @Override
+  public void close() {
+    boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+  }
+
+  /** NIO's server channel, with a watcher first in every accepted connection's pipeline. */
+  private final class WatchingServerChannel extends NioServerSocketChannel {
+    @Override
+    protected int doReadMessages(List<Object> accepted) throws Exception {
+      int before = accepted.size();
+      int read = super.doReadMessages(accepted);
+      for (int i = before; i < accepted.size(); i++) {
+        if (accepted.get(i) instanceof Channel child) {
+          child.pipeline().addFirst("thallus-admission", new Watcher());
+        }
+      }
+      return read;
+    }
+  }
+
+  /** One accepted connection: a stranger until a call on it authenticates. */
+  private final class Watcher extends ChannelInboundHandlerAdapter {
+    private volatile Channel channel;
+    private volatile boolean spoken;
+    private String remote;
+    private String address;
+    private ScheduledFuture<?> deadline;
+
+    boolean hasSpoken() {
+      return spoken;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+      channel = ctx.channel();
+      InetSocketAddress peer = (InetSocketAddress) channel.remoteAddress();
+      String ip = peer.getAddress().getHostAddress();
+      if (!perAddress.tryTake(ip)) {
+        LOG.debug("closing a Flight SQL connection from {}: {} connections from there already "
+            + "(maxConnectionsPerAddress)", ip, perAddress.held(ip));
+        channel.close();
+        return;
+      }
+      address = ip;
+      remote = peer.toString();
+      byRemote.put(remote, this);
+      strangers.arrive(this).ifPresent(oldest -> oldest.channel.close());
+      long millis = policy.handshakeTimeout().toMillis();
+      deadline = ctx.executor().schedule(() -> {
+        if (strangers.leave(this)) {
+          LOG.debug("closing a Flight SQL connection from {}: no authenticated call within {} ms", remote, millis);
+          channel.close();
+        }
+      }, millis, TimeUnit.MILLISECONDS);
+      ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      spoken = true;
+      ctx.fireChannelRead(msg);
+    }
+
+    void admitted() {
+      strangers.leave(this);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      strangers.leave(this);
+      if (deadline != null) {
+        deadline.cancel(false);
+      }
+      if (remote != null) {
+        byRemote.remove(remote, this);
+      }
+      if (address != null) {
+        perAddress.giveBack(address);
+        address = null;
+      }
+      ctx.fireChannelInactive();
+    }
+  }
+}
