@@ -76,15 +76,20 @@ final class FlightAdmission implements AutoCloseable {
     workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
   }
 
-  /** NIO's server channel, with a watcher first in every accepted connection's pipeline. */
+  /**
+   * NIO's server channel, with a watcher first in every accepted connection's pipeline. Connections are counted
+   * here, on the one accepting thread, so the oldest stranger is the one accepted first (connections become active
+   * on several event loops, in no set order).
+   */
   private final class WatchingServerChannel extends NioServerSocketChannel {
     @Override
     protected int doReadMessages(List<Object> accepted) throws Exception {
       int before = accepted.size();
       int read = super.doReadMessages(accepted);
-      for (int i = before; i < accepted.size(); i++) {
-        if (accepted.get(i) instanceof Channel child) {
-          child.pipeline().addFirst("thallus-admission", new Watcher());
+      for (int i = accepted.size() - 1; i >= before; i--) {
+        if (accepted.get(i) instanceof Channel child && !new Watcher().arrive(child)) {
+          accepted.remove(i);
+          child.unsafe().closeForcibly();
         }
       }
       return read;
@@ -93,8 +98,11 @@ final class FlightAdmission implements AutoCloseable {
 
   /** One accepted connection: a stranger until a call on it authenticates. */
   private final class Watcher extends ChannelInboundHandlerAdapter {
+    private final long arrivedNanos = System.nanoTime();
     private volatile Channel channel;
     private volatile boolean spoken;
+    /** Let go before its event loop had it: closed as soon as it does. */
+    private volatile boolean evicted;
     private String remote;
     private String address;
     private ScheduledFuture<?> deadline;
@@ -103,28 +111,45 @@ final class FlightAdmission implements AutoCloseable {
       return spoken;
     }
 
-    @Override
-    public void channelActive(ChannelHandlerContext ctx) {
-      channel = ctx.channel();
-      InetSocketAddress peer = (InetSocketAddress) channel.remoteAddress();
+    /** Counts a connection just accepted; false when its address has no room left (then it is not counted). */
+    boolean arrive(Channel child) {
+      InetSocketAddress peer = (InetSocketAddress) child.remoteAddress();
       String ip = peer.getAddress().getHostAddress();
       if (!perAddress.tryTake(ip)) {
         LOG.debug("closing a Flight SQL connection from {}: {} connections from there already "
             + "(maxConnectionsPerAddress)", ip, perAddress.held(ip));
-        channel.close();
-        return;
+        return false;
       }
+      channel = child;
       address = ip;
       remote = peer.toString();
       byRemote.put(remote, this);
-      strangers.arrive(this).ifPresent(oldest -> oldest.channel.close());
+      child.pipeline().addFirst("thallus-admission", this);
+      strangers.arrive(this).ifPresent(Watcher::evict);
+      return true;
+    }
+
+    private void evict() {
+      evicted = true;
+      if (channel.isRegistered()) {
+        channel.close();
+      }
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+      if (evicted) {
+        ctx.close();
+        return;
+      }
       long millis = policy.handshakeTimeout().toMillis();
+      long left = Math.max(0, millis - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - arrivedNanos));
       deadline = ctx.executor().schedule(() -> {
         if (strangers.leave(this)) {
           LOG.debug("closing a Flight SQL connection from {}: no authenticated call within {} ms", remote, millis);
-          channel.close();
+          ctx.close();
         }
-      }, millis, TimeUnit.MILLISECONDS);
+      }, left, TimeUnit.MILLISECONDS);
       ctx.fireChannelActive();
     }
 
@@ -144,12 +169,14 @@ final class FlightAdmission implements AutoCloseable {
       if (deadline != null) {
         deadline.cancel(false);
       }
-      if (remote != null) {
-        byRemote.remove(remote, this);
-      }
-      if (address != null) {
-        perAddress.giveBack(address);
+      byRemote.remove(remote, this);
+      String counted;
+      synchronized (this) {
+        counted = address;
         address = null;
+      }
+      if (counted != null) {
+        perAddress.giveBack(counted);
       }
       ctx.fireChannelInactive();
     }

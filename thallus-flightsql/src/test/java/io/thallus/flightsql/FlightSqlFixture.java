@@ -33,9 +33,20 @@ final class FlightSqlFixture implements AutoCloseable {
 
   /** With {@code certificates}, both doors serve TLS with them, and the sessions trust them. */
   FlightSqlFixture(io.thallus.testing.TestCertificates certificates) throws java.io.IOException {
+    this(certificates, io.thallus.Admission.defaults(), 256);
+  }
+
+  /** Both doors admit by {@code admission}; the Flight SQL door holds at most {@code maxSessions}. */
+  FlightSqlFixture(io.thallus.Admission admission, int maxSessions) throws java.io.IOException {
+    this(null, admission, maxSessions);
+  }
+
+  private FlightSqlFixture(io.thallus.testing.TestCertificates certificates, io.thallus.Admission admission,
+      int maxSessions) throws java.io.IOException {
     dataRoot = Files.createTempDirectory("thallus-flightsql-test");
     ThallusServer.Builder nativeDoor = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(dataRoot)
-        .authentication(Authentication.users(Map.of(USER, PASSWORD)).or(Authentication.token(TOKEN)));
+        .authentication(Authentication.users(Map.of(USER, PASSWORD)).or(Authentication.token(TOKEN)))
+        .admission(admission);
     if (certificates != null) {
       nativeDoor.tls(Tls.server(certificates.certificate(), certificates.privateKey()));
     }
@@ -44,7 +55,8 @@ final class FlightSqlFixture implements AutoCloseable {
     for (String transport : server.transports()) {
       lanes.add(server.getLocation().withTransport(transport));
     }
-    ThallusFlightSqlServer.Builder door = ThallusFlightSqlServer.builder(allocator, server.getLocation()).lanes(lanes);
+    ThallusFlightSqlServer.Builder door = ThallusFlightSqlServer.builder(allocator, server.getLocation()).lanes(lanes)
+        .admission(admission).maxSessions(maxSessions);
     if (certificates != null) {
       door.tls(certificates.certificate(), certificates.privateKey()).clientOptions(ClientOptions.builder()
           .tls(Tls.client(certificates.certificate()).withoutHostnameVerification()).build());
