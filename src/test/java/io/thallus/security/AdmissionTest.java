@@ -1,0 +1,179 @@
+package io.thallus.security;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.thallus.Admission;
+import io.thallus.Authentication;
+import io.thallus.ClientOptions;
+import io.thallus.Location;
+import io.thallus.StatusCode;
+import io.thallus.ThallusClient;
+import io.thallus.ThallusException;
+import io.thallus.ThallusServer;
+import io.thallus.ThallusStream;
+import io.thallus.testing.Eventually;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The native port's quotas per credential and per address (issue 33, breaks 4 and 8): taken atomically however many
+ * race for the last place, and one credential's statements, over all its connections, hold at most their share of
+ * the engine's threads while another credential is still served.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class AdmissionTest {
+  private static final String TOKEN = "admission-token";
+  private static final Duration WAIT = Duration.ofSeconds(60);
+  /** Runs for many minutes unless stopped, holding little memory: a statement that occupies its engine thread. */
+  private static final String LONG_SQL = "SELECT sum(i) FROM range(1000000000000) t(i)";
+
+  private static ThallusServer.Builder server(BufferAllocator allocator, Admission admission) {
+    return ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).transports(List.of("ipc"))
+        .authentication(Authentication.token(TOKEN).or(Authentication.users(Map.of("alice", "wonderland"))))
+        .admission(admission);
+  }
+
+  @Test
+  void oneCredentialsConnectionsStopAtItsQuotaEvenWhenTheyRace() throws Exception {
+    int racers = 16;
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = server(allocator, Admission.builder().maxConnectionsPerCredential(5).build())
+             .build().start()) {
+      ConcurrentLinkedQueue<ThallusClient> connected = new ConcurrentLinkedQueue<>();
+      ConcurrentLinkedQueue<ThallusException> refused = new ConcurrentLinkedQueue<>();
+      CountDownLatch start = new CountDownLatch(1);
+      List<Thread> threads = new ArrayList<>();
+      try {
+        for (int i = 0; i < racers; i++) {
+          threads.add(Thread.ofPlatform().start(() -> {
+            try {
+              start.await();
+              connected.add(ThallusClient.connect(allocator, server.getLocation(),
+                  ClientOptions.builder().token(TOKEN).build()));
+            } catch (ThallusException e) {
+              refused.add(e);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }));
+        }
+        start.countDown();
+        for (Thread thread : threads) {
+          thread.join(WAIT.toMillis());
+        }
+        assertThat(connected).hasSize(5);
+        assertThat(refused).hasSize(racers - 5).allSatisfy(e -> {
+          assertThat(e.code()).isEqualTo(StatusCode.RESOURCE_EXHAUSTED);
+          assertThat(e.getMessage()).contains("this credential (token) already has 5 connections open, its quota "
+              + "(maxConnectionsPerCredential)");
+        });
+        // Another credential has its own quota.
+        assertAnswered(server, ClientOptions.builder().user("alice", "wonderland").build());
+        // A place given back is a place another connection of the credential takes.
+        connected.poll().close();
+        Eventually.await("the token's fifth place given back", WAIT, () -> {
+          try (ThallusClient again = ThallusClient.connect(allocator, server.getLocation(),
+              ClientOptions.builder().token(TOKEN).build())) {
+            return true;
+          } catch (ThallusException stillFull) {
+            return false;
+          }
+        });
+      } finally {
+        connected.forEach(ThallusClient::close);
+      }
+    }
+  }
+
+  @Test
+  void theConnectionsFromOneAddressStopAtItsQuota() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+             .transports(List.of("ipc")).admission(Admission.builder().maxConnectionsPerAddress(3).build())
+             .build().start()) {
+      List<ThallusClient> clients = new ArrayList<>();
+      try {
+        for (int i = 0; i < 3; i++) {
+          clients.add(ThallusClient.connect(allocator, server.getLocation()));
+        }
+        assertThatThrownBy(() -> ThallusClient.connect(allocator, server.getLocation()))
+            .isInstanceOfSatisfying(ThallusException.class, e -> {
+              assertThat(e.code()).isEqualTo(StatusCode.RESOURCE_EXHAUSTED);
+              assertThat(e.getMessage()).contains("address 127.0.0.1 already has 3 connections open, its quota "
+                  + "(maxConnectionsPerAddress)");
+            });
+      } finally {
+        clients.forEach(ThallusClient::close);
+      }
+    }
+  }
+
+  /**
+   * Break 8: four connections of one credential each start a statement; two run (its quota) and two wait their
+   * turn holding no thread, rather than being refused: a client's statements all finish, one hog cannot hold more.
+   * Another credential is answered meanwhile.
+   */
+  @Test
+  void oneCredentialsStatementsOverSeveralConnectionsRunAtMostItsQuotaAtOnce() throws Exception {
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = server(allocator, Admission.builder().maxStatementsPerCredential(2).build())
+             .meterRegistry(meters).shutdownTimeout(Duration.ofSeconds(30)).build().start()) {
+      List<ThallusClient> hog = new ArrayList<>();
+      List<Thread> statements = new ArrayList<>();
+      try {
+        for (int i = 0; i < 4; i++) {
+          ThallusClient client = ThallusClient.connect(allocator, server.getLocation(),
+              ClientOptions.builder().token(TOKEN).build());
+          hog.add(client);
+          statements.add(Thread.ofPlatform().start(() -> {
+            try (ThallusStream stream = client.query(LONG_SQL); VectorSchemaRoot ignored = stream.next()) {
+              // Stopped by the client's close below, long before it could finish.
+            } catch (ThallusException stopped) {
+              // Expected: the connection closed under it.
+            }
+          }));
+        }
+        Eventually.await("two of the token's four statements waiting for its turn", WAIT,
+            () -> waiting(meters) == 2);
+        assertAnswered(server, ClientOptions.builder().user("alice", "wonderland").build());
+        assertThat(waiting(meters)).as("still two waiting: the token's two running statements hold its turns")
+            .isEqualTo(2);
+      } finally {
+        hog.forEach(ThallusClient::close);
+        for (Thread statement : statements) {
+          statement.join(WAIT.toMillis());
+        }
+      }
+      Eventually.await("nothing waiting once the hog has gone", WAIT, () -> waiting(meters) == 0);
+    }
+  }
+
+  private static double waiting(SimpleMeterRegistry meters) {
+    Gauge gauge = meters.find("thallus.statements.waiting").gauge();
+    assertThat(gauge).as("the thallus.statements.waiting gauge").isNotNull();
+    return gauge.value();
+  }
+
+  private static void assertAnswered(ThallusServer server, ClientOptions options) {
+    try (BufferAllocator memory = new RootAllocator();
+         ThallusClient client = ThallusClient.connect(memory, server.getLocation(), options);
+         ThallusStream stream = client.query("SELECT 42 AS answer");
+         VectorSchemaRoot root = stream.next()) {
+      assertThat(root.getVector(0).getObject(0)).isEqualTo(42);
+    }
+  }
+}
