@@ -83,9 +83,9 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--max-clients", description = "Authenticated clients at once (default 1024).")
   Integer maxClients;
 
-  @Option(names = {"--max-strangers", "--max-pending-handshakes"}, description = "Connections still "
+  @Option(names = "--max-strangers", description = "Connections still "
       + "authenticating, per port (default 1024); one more closes the oldest silent one.")
-  Integer maxPendingHandshakes;
+  Integer maxStrangers;
 
   @Option(names = "--handshake-timeout-ms", description = "Time a connection has to authenticate, on either port "
       + "(default 5000).")
@@ -301,8 +301,8 @@ final class ServeCommand implements Callable<Integer> {
   /** The one admission policy both ports apply. */
   private io.thallus.Admission admission() {
     io.thallus.Admission.Builder admission = io.thallus.Admission.builder();
-    if (maxPendingHandshakes != null) {
-      admission.maxStrangers(maxPendingHandshakes);
+    if (maxStrangers != null) {
+      admission.maxStrangers(maxStrangers);
     }
     if (handshakeTimeoutMillis != null) {
       admission.handshakeTimeout(java.time.Duration.ofMillis(handshakeTimeoutMillis));
