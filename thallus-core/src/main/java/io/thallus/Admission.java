@@ -164,7 +164,8 @@ public final class Admission {
     /**
      * Statements of one credential that run on engine threads at once, over all its connections (default 4); the
      * others wait their turn holding no thread, so one credential cannot take the engine's threads, or the memory
-     * its plans need, from everyone else.
+     * its plans need, from everyone else. Four is enough to keep the machine busy: DuckDB runs each statement on
+     * all its worker threads.
      */
     public Builder maxStatementsPerCredential(int count) {
       this.maxStatementsPerCredential = positive(count, "maxStatementsPerCredential");
