@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 
@@ -33,13 +34,25 @@ final class FlightSqlFixture implements AutoCloseable {
 
   /** With {@code certificates}, both doors serve TLS with them, and the sessions trust them. */
   FlightSqlFixture(io.thallus.testing.TestCertificates certificates) throws java.io.IOException {
+    this(certificates, UnaryOperator.identity(), UnaryOperator.identity());
+  }
+
+  /** With settings of either door changed from the defaults (small limits for a test). */
+  FlightSqlFixture(UnaryOperator<ThallusServer.Builder> nativeSettings,
+      UnaryOperator<ThallusFlightSqlServer.Builder> flightSettings) throws java.io.IOException {
+    this(null, nativeSettings, flightSettings);
+  }
+
+  private FlightSqlFixture(io.thallus.testing.TestCertificates certificates,
+      UnaryOperator<ThallusServer.Builder> nativeSettings,
+      UnaryOperator<ThallusFlightSqlServer.Builder> flightSettings) throws java.io.IOException {
     dataRoot = Files.createTempDirectory("thallus-flightsql-test");
     ThallusServer.Builder nativeDoor = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(dataRoot)
         .authentication(Authentication.users(Map.of(USER, PASSWORD)).or(Authentication.token(TOKEN)));
     if (certificates != null) {
       nativeDoor.tls(Tls.server(certificates.certificate(), certificates.privateKey()));
     }
-    server = nativeDoor.build().start();
+    server = nativeSettings.apply(nativeDoor).build().start();
     List<Location> lanes = new ArrayList<>();
     for (String transport : server.transports()) {
       lanes.add(server.getLocation().withTransport(transport));
@@ -49,7 +62,7 @@ final class FlightSqlFixture implements AutoCloseable {
       door.tls(certificates.certificate(), certificates.privateKey()).clientOptions(ClientOptions.builder()
           .tls(Tls.client(certificates.certificate()).withoutHostnameVerification()).build());
     }
-    flightSql = door.build().start();
+    flightSql = flightSettings.apply(door).build().start();
   }
 
   @Override
