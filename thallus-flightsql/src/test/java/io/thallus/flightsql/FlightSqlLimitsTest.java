@@ -45,13 +45,22 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class FlightSqlLimitsTest {
   private static final int FRAME_LIMIT = 64 << 10;
+  private static final int COMMAND_LIMIT = 256 << 10;
+  private static final int DATA_LIMIT = 4 << 20;
+  private static final int STATEMENTS_PER_SESSION = 4;
+  private static final long STATEMENT_BYTES_PER_SESSION = 64 << 10;
 
   private static FlightSqlFixture fixture;
   private static BufferAllocator clientMemory;
 
   @BeforeAll
   static void start() throws Exception {
-    fixture = new FlightSqlFixture(server -> server.maxFrameBytes(FRAME_LIMIT), door -> door);
+    fixture = new FlightSqlFixture(server -> server.maxFrameBytes(FRAME_LIMIT), door -> door
+        .maxCommandMessageBytes(COMMAND_LIMIT).maxDataMessageBytes(DATA_LIMIT)
+        .maxStatementsPerSession(STATEMENTS_PER_SESSION, STATEMENT_BYTES_PER_SESSION)
+        .memoryLimit(256 << 20).memoryPerClient(32 << 20)
+        // Small native batches (128 KiB of two BIGINTs), so a result is many batches at test scale.
+        .clientOptions(ClientOptions.builder().batchRows(8192).build()));
     clientMemory = new RootAllocator();
   }
 
@@ -147,6 +156,184 @@ class FlightSqlLimitsTest {
             null, null, Map.of()), client.auth)).isEqualTo(1);
       }
       assertThat(client.rows("SELECT * FROM narrow_flight")).containsExactly(List.of(0, 1, 2));
+    }
+  }
+
+  /** Waits for {@code condition} until a generous deadline (the machine may be loaded), then fails naming it. */
+  private static void await(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      Thread.sleep(20);
+    }
+  }
+
+  @Test
+  void aCommandMessageOverTheCommandLimitIsRefusedNamingItAndTheSessionGoesOn() throws Exception {
+    try (Client client = new Client()) {
+      String huge = "SELECT '" + "x".repeat(COMMAND_LIMIT + 1024) + "' AS padding";
+      assertThatThrownBy(() -> client.sql.execute(huge, client.auth))
+          .isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
+            assertThat(e.status().code()).isEqualTo(FlightStatusCode.RESOURCE_EXHAUSTED);
+            assertThat(e.getMessage()).contains("command message limit of " + COMMAND_LIMIT + " bytes");
+          });
+      assertThat(client.rows("SELECT 42 AS answer")).containsExactly(List.of(42));
+    }
+  }
+
+  @Test
+  void dataMessagesLargerThanACommandAreTakenUpToTheDataLimit() throws Exception {
+    var create = FlightSql.CommandStatementIngest.TableDefinitionOptions.newBuilder()
+        .setIfNotExist(FlightSql.CommandStatementIngest.TableDefinitionOptions.TableNotExistOption
+            .TABLE_NOT_EXIST_OPTION_CREATE)
+        .setIfExists(FlightSql.CommandStatementIngest.TableDefinitionOptions.TableExistsOption
+            .TABLE_EXISTS_OPTION_REPLACE).build();
+    try (Client client = new Client();
+         VectorSchemaRoot rows = VectorSchemaRoot.create(intColumns(1), clientMemory)) {
+      // 2 MiB in one DoPut message: eight times the command limit, half the data limit.
+      int count = (2 << 20) / 4;
+      IntVector values = (IntVector) rows.getVector(0);
+      values.allocateNew(count);
+      for (int i = 0; i < count; i++) {
+        values.set(i, i);
+      }
+      rows.setRowCount(count);
+      assertThat(client.sql.executeIngest(rows, new FlightSqlClient.ExecuteIngestOptions("big_batch", create, null,
+          null, Map.of()), client.auth)).isEqualTo(count);
+      assertThat(client.rows("SELECT count(*), sum(column_0) FROM big_batch"))
+          .containsExactly(List.of((long) count, java.math.BigInteger.valueOf((long) count * (count - 1) / 2)));
+      // Over the data limit: refused by gRPC before the message's body is read.
+      int over = (DATA_LIMIT + (1 << 20)) / 4;
+      values.allocateNew(over);
+      for (int i = 0; i < over; i++) {
+        values.set(i, i);
+      }
+      rows.setRowCount(over);
+      assertThatThrownBy(() -> client.sql.executeIngest(rows, new FlightSqlClient.ExecuteIngestOptions("big_batch",
+          create, null, null, Map.of()), client.auth)).isInstanceOfSatisfying(FlightRuntimeException.class,
+              e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.RESOURCE_EXHAUSTED));
+      assertThat(client.rows("SELECT count(*) FROM big_batch")).containsExactly(List.of((long) count));
+    }
+  }
+
+  @Test
+  void theLeastRecentlyUsedStatementHandleIsEvictedAndAnswersNotFoundNamingIt() throws Exception {
+    try (Client client = new Client()) {
+      List<FlightSqlClient.PreparedStatement> prepared = new ArrayList<>();
+      for (int i = 0; i < STATEMENTS_PER_SESSION + 2; i++) {
+        prepared.add(client.sql.prepare("SELECT " + i + " AS n", client.auth));
+      }
+      // The newest keep working; the two oldest were closed to make room, and say so by their handles.
+      for (int i = 2; i < prepared.size(); i++) {
+        assertThat(client.read(prepared.get(i).execute(client.auth))).containsExactly(List.of(i));
+      }
+      for (int i = 0; i < 2; i++) {
+        String handle = prepared.get(i).getPreparedStatementHandle() == null ? ""
+            : prepared.get(i).getPreparedStatementHandle().toStringUtf8();
+        FlightSqlClient.PreparedStatement evicted = prepared.get(i);
+        assertThatThrownBy(() -> evicted.execute(client.auth)).isInstanceOfSatisfying(FlightRuntimeException.class,
+            e -> {
+              assertThat(e.status().code()).isEqualTo(FlightStatusCode.NOT_FOUND);
+              assertThat(e.getMessage()).contains("prepared statement " + handle + " was closed to make room");
+            });
+      }
+      // By bytes too: statements of 40 KB of SQL, against 64 KiB a session, keep one at a time.
+      String padding = "-- " + "p".repeat(20_000) + "\n";
+      FlightInfo first = client.sql.execute(padding + "SELECT 1 AS one", client.auth);
+      FlightInfo second = client.sql.execute(padding + "SELECT 2 AS two", client.auth);
+      assertThat(client.read(second)).containsExactly(List.of(2));
+      assertThatThrownBy(() -> client.read(first)).isInstanceOfSatisfying(FlightRuntimeException.class,
+          e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.NOT_FOUND));
+      assertThat(fixture.flightSql.statementCount()).isLessThanOrEqualTo(STATEMENTS_PER_SESSION);
+      for (FlightSqlClient.PreparedStatement statement : prepared) {
+        statement.close(client.auth);
+      }
+    }
+  }
+
+  @Test
+  void unreadDoGetsHoldNoThreadAndANewClientIsStillServed() throws Exception {
+    int clients = 10;
+    int perClient = 4;
+    String query = "SELECT i, i + 1 AS j FROM range(3000000) t(i)";
+    List<Client> readers = new ArrayList<>();
+    List<FlightStream> unread = new ArrayList<>();
+    try {
+      for (int c = 0; c < clients; c++) {
+        readers.add(new Client());
+      }
+      // Every session made and used once before counting threads.
+      for (Client reader : readers) {
+        assertThat(reader.rows("SELECT 1 AS one")).containsExactly(List.of(1));
+      }
+      long memoryBefore = fixture.flightSql.memoryInUse();
+      var threads = java.lang.management.ManagementFactory.getThreadMXBean();
+      int threadsBefore = threads.getThreadCount();
+      for (Client reader : readers) {
+        for (int i = 0; i < perClient; i++) {
+          FlightInfo info = reader.sql.execute(query, reader.auth);
+          unread.add(reader.sql.getStream(info.getEndpoints().getFirst().getTicket(), reader.auth));
+        }
+      }
+      int results = clients * perClient;
+      await(results + " results in flight", () -> fixture.flightSql.resultsInFlight() == results);
+      int threadsHeld = threads.getThreadCount() - threadsBefore;
+      long memoryHeld = fixture.flightSql.memoryInUse() - memoryBefore;
+      System.out.printf("%d unread DoGets: %d more threads, %d KiB more Arrow memory in the Flight SQL server%n",
+          results, threadsHeld, memoryHeld >> 10);
+      // The old scheme held one blocked thread per unread result.
+      assertThat(threadsHeld).isLessThan(results / 2);
+      try (Client newcomer = new Client()) {
+        assertThat(newcomer.rows("SELECT 42 AS answer")).containsExactly(List.of(42));
+      }
+      for (FlightStream stream : unread) {
+        stream.cancel("done", null);
+      }
+      await("every result ended", () -> fixture.flightSql.resultsInFlight() == 0);
+      await("the results' memory returned", () -> fixture.flightSql.memoryInUse() <= memoryBefore);
+      assertThat(fixture.flightSql.statementCount()).isZero();
+    } finally {
+      for (FlightStream stream : unread) {
+        try {
+          stream.close();
+        } catch (Exception e) {
+          // Cancelled above: closing drains what remains.
+        }
+      }
+      for (Client reader : readers) {
+        reader.close();
+      }
+    }
+  }
+
+  @Test
+  void aSessionWhoseNativeConnectionWasLostIsClosedAndItsClientLogsInAgain() throws Exception {
+    try (FlightSqlFixture idle = new FlightSqlFixture(
+             server -> server.connectionIdleTimeout(java.time.Duration.ofMillis(500)), door -> door);
+         FlightClient flight = FlightClient.builder(clientMemory,
+             Location.forGrpcInsecure("127.0.0.1", idle.flightSql.port())).build();
+         FlightSqlClient sql = new FlightSqlClient(flight)) {
+      CallOption auth = flight.authenticateBasicToken(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD).orElseThrow();
+      sql.prepare("SELECT 1 AS one", auth);
+      assertThat(idle.flightSql.sessionCount()).isEqualTo(1);
+      assertThat(idle.flightSql.statementCount()).isEqualTo(1);
+      // The native server closes the idle connection; the door closes the session and its statements.
+      await("the session closed", () -> idle.flightSql.sessionCount() == 0);
+      assertThat(idle.flightSql.statementCount()).isZero();
+      assertThatThrownBy(() -> sql.execute("SELECT 1", auth)).isInstanceOfSatisfying(FlightRuntimeException.class,
+          e -> {
+            assertThat(e.status().code()).isEqualTo(FlightStatusCode.UNAUTHENTICATED);
+            assertThat(e.getMessage()).contains("connection to the Thallus server was lost");
+          });
+      CallOption again = flight.authenticateBasicToken(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD)
+          .orElseThrow();
+      FlightInfo info = sql.execute("SELECT 42 AS answer", again);
+      try (FlightStream stream = sql.getStream(info.getEndpoints().getFirst().getTicket(), again)) {
+        assertThat(stream.next()).isTrue();
+        assertThat(stream.getRoot().getVector(0).getObject(0)).isEqualTo(42);
+      }
     }
   }
 }

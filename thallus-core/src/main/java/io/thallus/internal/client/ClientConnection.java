@@ -343,6 +343,11 @@ public final class ClientConnection implements AutoCloseable {
     ingests.remove(state.id(), state);
   }
 
+  /** Whether the connection failed or was closed: every call on it fails from then on. */
+  public boolean isBroken() {
+    return broken != null;
+  }
+
   /** The largest frame the server takes (0 before the handshake, or from a server that does not say). */
   public int serverMaxFrameBytes() {
     return serverMaxFrameBytes;
