@@ -182,6 +182,14 @@ public final class ThallusClient implements AutoCloseable {
     return limit > 0 ? limit : 4 << 20;
   }
 
+  /**
+   * Whether this client can still make calls: false once it is closed or its connection was lost (the server went
+   * away, or closed the connection), after which every call fails and only a new client reaches the server.
+   */
+  public synchronized boolean isConnected() {
+    return !closed && !connection.isBroken();
+  }
+
   /** The memory this client's batches hold right now. */
   public long allocatedBytes() {
     return allocator.getAllocatedMemory();

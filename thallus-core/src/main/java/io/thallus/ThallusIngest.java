@@ -69,12 +69,20 @@ public final class ThallusIngest implements AutoCloseable {
     BatchContents contents = contents(root);
     boolean fits;
     try {
-      fits = state.placesBodies() || state.inlineFrameBytes(contents) <= state.maxFrameBodyBytes();
+      long frame = state.frameBytes(contents);
+      // A little room for the frame's type and lengths besides the header and body counted.
+      fits = frame + 64 <= state.maxFrameBytes();
+      if (!fits && (root.getRowCount() == 1 || state.placesBodies())) {
+        // Fewer rows would not make it fit: a frame over the server's limit would cost the whole connection.
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a batch of " + root.getRowCount() + " row(s) and "
+            + root.getFieldVectors().size() + " column(s) needs a frame of " + frame + " bytes, over the server's "
+            + "frame limit of " + state.maxFrameBytes() + " bytes");
+      }
     } catch (RuntimeException e) {
       contents.close();
       throw e;
     }
-    if (fits || root.getRowCount() == 1) {
+    if (fits) {
       batches++;
       bytes += contents.bufferBytes();
       state.send(contents);

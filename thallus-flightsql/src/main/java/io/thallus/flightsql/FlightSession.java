@@ -13,8 +13,8 @@ final class FlightSession implements AutoCloseable {
   private final BufferAllocator allocator;
   private final ThallusClient client;
   private final AtomicLong lastUsedNanos = new AtomicLong(System.nanoTime());
-  private final java.util.concurrent.atomic.AtomicInteger preparedCount = new java.util.concurrent.atomic.AtomicInteger();
-  private final java.util.concurrent.atomic.AtomicInteger pendingCount = new java.util.concurrent.atomic.AtomicInteger();
+  /** The results being sent from this session's memory: ended before the memory is closed. */
+  private final java.util.Set<ResultSender> results = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   /** The IP address of the client that opened it (null when unknown), whose quota it counts against. */
   private final String address;
@@ -39,16 +39,13 @@ final class FlightSession implements AutoCloseable {
     return client;
   }
 
+  /** Whether its native connection still works (it fails for good once lost: the server closed it, or went away). */
+  boolean connected() {
+    return client.isConnected();
+  }
+
   BufferAllocator allocator() {
     return allocator;
-  }
-
-  java.util.concurrent.atomic.AtomicInteger preparedCount() {
-    return preparedCount;
-  }
-
-  java.util.concurrent.atomic.AtomicInteger pendingCount() {
-    return pendingCount;
   }
 
   void touch() {
@@ -59,8 +56,19 @@ final class FlightSession implements AutoCloseable {
     return System.nanoTime() - lastUsedNanos.get();
   }
 
+  void sending(ResultSender result) {
+    results.add(result);
+  }
+
+  void sent(ResultSender result) {
+    results.remove(result);
+  }
+
   @Override
   public void close() {
+    for (ResultSender result : java.util.List.copyOf(results)) {
+      result.close();
+    }
     try {
       client.close();
     } finally {

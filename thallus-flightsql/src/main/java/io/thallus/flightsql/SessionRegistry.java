@@ -25,8 +25,6 @@ import org.apache.arrow.memory.BufferAllocator;
  */
 final class SessionRegistry implements AutoCloseable {
   private static final SecureRandom RANDOM = new SecureRandom();
-  /** Prepared statements, and results planned but not read, one session may hold at once. */
-  static final int MAX_PER_SESSION = 1024;
 
   private final BufferAllocator allocator;
   private final Location thallus;
@@ -37,11 +35,20 @@ final class SessionRegistry implements AutoCloseable {
   private int opening;
   private final io.thallus.Admission.Quota<String> perAddress;
   private final Map<String, FlightSession> sessions = new ConcurrentHashMap<>();
-  private final Map<String, Statements.Prepared> prepared = new ConcurrentHashMap<>();
-  private final Map<String, Statements.Pending> pending = new ConcurrentHashMap<>();
+  /** The Arrow memory one session may hold: its native stream's batches and its results on their way out. */
+  private final long memoryPerClient;
+  /** Prepared statements and results planned but not read, of every session. */
+  private final Statements.Table statements;
   private final Map<String, FlightSession> transactions = new ConcurrentHashMap<>();
   /** Connection (remote address and credential digest) to the session it opened. */
   private final Map<String, FlightSession> connections = new ConcurrentHashMap<>();
+  /** Ids of the last sessions closed because their native connection was lost, for a clear answer to their token. */
+  private final Map<String, Boolean> lost = new java.util.LinkedHashMap<>() {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+      return size() > 4096;
+    }
+  };
   private final ScheduledExecutorService reaper = Executors.newSingleThreadScheduledExecutor(runnable -> {
     Thread thread = new Thread(runnable, "thallus-flightsql-reaper");
     thread.setDaemon(true);
@@ -49,14 +56,17 @@ final class SessionRegistry implements AutoCloseable {
   });
 
   SessionRegistry(BufferAllocator allocator, Location thallus, ClientOptions baseOptions, Duration idleTimeout,
-      int maxSessions, io.thallus.Admission admission) {
+      int maxSessions, io.thallus.Admission admission, long memoryPerClient, Statements.Limits statementLimits) {
     this.perAddress = new io.thallus.Admission.Quota<>(admission.maxSessionsPerAddress());
+    this.memoryPerClient = memoryPerClient;
+    this.statements = new Statements.Table(statementLimits);
     this.allocator = allocator;
     this.thallus = thallus;
     this.baseOptions = baseOptions;
     this.idleTimeout = idleTimeout;
     this.maxSessions = maxSessions;
-    long period = Math.max(1, Math.min(idleTimeout.toMillis() / 4, 30_000));
+    // Often enough to close a session whose native connection was lost soon after (releasing its statements).
+    long period = Math.max(1, Math.min(idleTimeout.toMillis() / 4, 1_000));
     reaper.scheduleWithFixedDelay(this::closeIdle, period, period, TimeUnit.MILLISECONDS);
   }
 
@@ -74,6 +84,7 @@ final class SessionRegistry implements AutoCloseable {
    * one lock, so clients racing for the last place never pass a limit.
    */
   FlightSession open(Map<String, String> credentials, String clientName, String address) {
+    refuseLost(credentials.get(io.thallus.Authentication.TOKEN));
     if (sessions.size() + opening >= maxSessions) {
       closeIdle();
     }
@@ -93,7 +104,8 @@ final class SessionRegistry implements AutoCloseable {
     String id = newId();
     BufferAllocator child = null;
     try {
-      child = allocator.newChildAllocator("flight-session-" + id.substring(0, 8), 0, allocator.getLimit());
+      child = allocator.newChildAllocator("flight-session-" + id.substring(0, 8), 0,
+          Math.min(memoryPerClient, allocator.getLimit()));
       ClientOptions.Builder options = baseOptions.toBuilder().clientName(clientName);
       String token = credentials.get(io.thallus.Authentication.TOKEN);
       String user = credentials.get(io.thallus.Authentication.USER);
@@ -123,12 +135,44 @@ final class SessionRegistry implements AutoCloseable {
     }
   }
 
+  /**
+   * The open session named by {@code id}, or null. A session whose native connection was lost is closed here, with
+   * its statements: each of its calls would fail the same way, so its client logs in again (or, on a connection
+   * that sent its credentials, gets a new session with its next call).
+   */
   FlightSession session(String id) {
     FlightSession session = id == null ? null : sessions.get(id);
+    if (session != null && !session.connected()) {
+      closeLost(session);
+      return null;
+    }
     if (session != null) {
       session.touch();
     }
     return session;
+  }
+
+  private void closeLost(FlightSession session) {
+    remember(session);
+    close(session);
+  }
+
+  private void remember(FlightSession lostSession) {
+    synchronized (lost) {
+      lost.put(lostSession.id(), Boolean.TRUE);
+    }
+  }
+
+  /** UNAUTHENTICATED saying why, for a bearer token that named a session whose native connection was lost. */
+  private void refuseLost(String token) {
+    boolean known;
+    synchronized (lost) {
+      known = token != null && lost.containsKey(token);
+    }
+    if (known) {
+      throw ThallusException.of(StatusCode.UNAUTHENTICATED, "Flight SQL session " + token + " ended: its connection "
+          + "to the Thallus server was lost; log in again for a new session");
+    }
   }
 
   /** The session named by {@code id}, or NOT_FOUND naming what the id stood for. */
@@ -149,68 +193,48 @@ final class SessionRegistry implements AutoCloseable {
     connections.put(key, session);
   }
 
+  /** Keeps a prepared statement under a new handle (evicting the least recently used past the bounds). */
   String addPrepared(Statements.Prepared statement) {
-    FlightSession session = require(statement.sessionId(), "session");
-    if (session.preparedCount().incrementAndGet() > MAX_PER_SESSION) {
-      session.preparedCount().decrementAndGet();
-      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "this session has " + MAX_PER_SESSION
-          + " prepared statements open, its limit; close some first");
-    }
-    String id = newId();
-    prepared.put(id, statement);
-    return id;
+    require(statement.sessionId(), "session");
+    return statements.add(statement);
   }
 
   Statements.Prepared prepared(String id) {
-    Statements.Prepared statement = id == null ? null : prepared.get(id);
-    if (statement == null || session(statement.sessionId()) == null) {
-      throw ThallusException.of(StatusCode.NOT_FOUND, "no such prepared statement (closed, its session ended, or "
-          + "never prepared here)");
-    }
+    Statements.Prepared statement = statements.get(id, Statements.Prepared.class, "prepared statement");
+    require(statement.sessionId(), "session of prepared statement " + id);
     return statement;
   }
 
   void closePrepared(String id) {
-    Statements.Prepared statement = prepared.remove(id);
+    Statements.Prepared statement = statements.remove(id, Statements.Prepared.class);
     if (statement != null) {
       statement.close();
-      FlightSession session = sessions.get(statement.sessionId());
-      if (session != null) {
-        session.preparedCount().decrementAndGet();
-      }
     }
   }
 
+  /** Keeps a planned statement under a new handle until its DoGet (evicting as {@link #addPrepared} does). */
   String addPending(Statements.Pending statement) {
-    FlightSession session = require(statement.sessionId(), "session");
-    if (session.pendingCount().incrementAndGet() > MAX_PER_SESSION) {
-      session.pendingCount().decrementAndGet();
-      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "this session has " + MAX_PER_SESSION
-          + " results planned and not read, its limit; read (DoGet) or cancel them first");
-    }
-    String id = newId();
-    pending.put(id, statement);
-    return id;
+    require(statement.sessionId(), "session");
+    return statements.add(statement);
   }
 
   Statements.Pending pending(String id) {
-    Statements.Pending statement = id == null ? null : pending.get(id);
-    if (statement == null || session(statement.sessionId()) == null) {
-      throw ThallusException.of(StatusCode.NOT_FOUND, "no such statement (its session ended, or it was never "
-          + "planned here)");
-    }
+    Statements.Pending statement = statements.get(id, Statements.Pending.class, "statement");
+    require(statement.sessionId(), "session of statement " + id);
     return statement;
   }
 
   Statements.Pending removePending(String id) {
-    Statements.Pending statement = id == null ? null : pending.remove(id);
-    if (statement != null) {
-      FlightSession session = sessions.get(statement.sessionId());
-      if (session != null) {
-        session.pendingCount().decrementAndGet();
-      }
-    }
-    return statement;
+    return statements.remove(id, Statements.Pending.class);
+  }
+
+  /** The statement handles the server holds now, and their bytes (for tests and metrics). */
+  int statementCount() {
+    return statements.size();
+  }
+
+  long statementBytes() {
+    return statements.bytes();
   }
 
   String beginTransaction(FlightSession session) {
@@ -254,21 +278,29 @@ final class SessionRegistry implements AutoCloseable {
   private void closeIdle() {
     long limit = idleTimeout.toNanos();
     List<FlightSession> idle = new ArrayList<>();
+    List<FlightSession> lost = new ArrayList<>();
     for (FlightSession session : sessions.values()) {
-      if (session.idleNanos() > limit && !busy(session)) {
+      if (!session.connected()) {
+        lost.add(session);
+      } else if (session.idleNanos() > limit && !busy(session)) {
         idle.add(session);
       }
     }
-    idle.forEach(this::close);
+    lost.forEach(this::remember);
+    idle.addAll(lost);
+    for (FlightSession session : idle) {
+      try {
+        close(session);
+      } catch (RuntimeException e) {
+        // A session that fails to close must not stop the reaper, which closes the others.
+        System.getLogger(SessionRegistry.class.getName()).log(System.Logger.Level.WARNING,
+            "closing Flight SQL session " + session.id() + " failed", e);
+      }
+    }
   }
 
   private boolean busy(FlightSession session) {
-    for (Statements.Pending statement : pending.values()) {
-      if (statement.sessionId().equals(session.id()) && statement.running()) {
-        return true;
-      }
-    }
-    return false;
+    return statements.any(session.id(), handle -> handle instanceof Statements.Pending running && running.running());
   }
 
   private void close(FlightSession session) {
@@ -280,14 +312,7 @@ final class SessionRegistry implements AutoCloseable {
         perAddress.giveBack(session.address());
       }
     }
-    prepared.entrySet().removeIf(entry -> {
-      if (entry.getValue().sessionId().equals(session.id())) {
-        entry.getValue().close();
-        return true;
-      }
-      return false;
-    });
-    pending.values().removeIf(statement -> statement.sessionId().equals(session.id()));
+    statements.removeSession(session.id());
     transactions.values().removeIf(open -> open == session);
     connections.values().removeIf(bound -> bound == session);
     session.close();
@@ -299,5 +324,6 @@ final class SessionRegistry implements AutoCloseable {
     for (FlightSession session : List.copyOf(sessions.values())) {
       close(session);
     }
+    statements.close();
   }
 }

@@ -32,6 +32,7 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
   private final SessionRegistry sessions;
   private final FlightAdmission admission;
   private final FlightServer server;
+  private ThallusSqlProducer producer;
   private final boolean tls;
   private final String host;
 
@@ -41,11 +42,15 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     this.host = b.host;
     this.tls = b.certificateChain != null;
     this.sessions = new SessionRegistry(allocator, b.thallus, b.clientOptions, b.sessionIdleTimeout, b.maxSessions,
-        b.admission);
+        b.admission, b.memoryPerClient, new Statements.Limits(b.maxStatementsPerSession,
+            b.maxStatementBytesPerSession, b.maxStatements, b.maxStatementBytes));
     this.admission = new FlightAdmission(b.admission);
     try {
       this.server = flightServer(b);
     } catch (RuntimeException e) {
+      if (producer != null) {
+        producer.close();
+      }
       sessions.close();
       admission.close();
       allocator.close();
@@ -62,13 +67,17 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         throw new IllegalArgumentException("not a location: " + lane, e);
       }
     }
-    ThallusSqlProducer producer = new ThallusSqlProducer(sessions, allocator, lanes, sqlInfo());
+    producer = new ThallusSqlProducer(sessions, allocator, lanes, sqlInfo());
     Location location = tls ? Location.forGrpcTls(b.host, b.port) : Location.forGrpcInsecure(b.host, b.port);
     FlightServer.Builder builder = FlightServer.builder(allocator, location, producer)
         .headerAuthenticator(new SessionAuthenticator(sessions, admission))
+        // Data messages (DoPut batches) up to their limit, checked by gRPC before a body is read; commands are
+        // bounded lower as they are read (InboundMessageLimits).
+        .maxInboundMessageSize(Math.max(b.maxDataMessageBytes, b.maxCommandMessageBytes))
         .transportHint("grpc.builderConsumer", (java.util.function.Consumer<io.grpc.netty.NettyServerBuilder>)
             netty -> {
-              netty.addStreamTracerFactory(new ConnectionAddresses());
+              netty.addStreamTracerFactory(new ConnectionAddresses())
+                  .addStreamTracerFactory(new InboundMessageLimits(b.maxCommandMessageBytes));
               admission.configure(netty);
             });
     if (tls) {
@@ -130,6 +139,21 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     return (tls ? "grpc+tls://" : "grpc+tcp://") + host + ":" + port();
   }
 
+  /** Arrow memory the Flight SQL server holds now (every session's included). */
+  long memoryInUse() {
+    return allocator.getAllocatedMemory();
+  }
+
+  /** DoGets being answered now, whether their clients read or not. */
+  int resultsInFlight() {
+    return producer.resultsInFlight();
+  }
+
+  /** Prepared and planned statements held now, over all sessions. */
+  int statementCount() {
+    return sessions.statementCount();
+  }
+
   /** Sessions open now (each one native connection). */
   public int sessionCount() {
     return sessions.sessionCount();
@@ -150,6 +174,7 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
+      producer.close();
       sessions.close();
       admission.close();
       allocator.close();
@@ -170,6 +195,13 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     private int maxSessions = 256;
     private io.thallus.Admission admission = io.thallus.Admission.defaults();
     private long memoryLimit = 2L << 30;
+    private long memoryPerClient = 1L << 30;
+    private int maxCommandMessageBytes = 4 << 20;
+    private int maxDataMessageBytes = 32 << 20;
+    private int maxStatementsPerSession = Statements.Limits.DEFAULT.perSession();
+    private long maxStatementBytesPerSession = Statements.Limits.DEFAULT.bytesPerSession();
+    private int maxStatements = Statements.Limits.DEFAULT.perServer();
+    private long maxStatementBytes = Statements.Limits.DEFAULT.bytesPerServer();
 
     private Builder(BufferAllocator allocator, io.thallus.Location thallus) {
       this.allocator = Objects.requireNonNull(allocator);
@@ -254,6 +286,59 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
       }
       this.memoryLimit = bytes;
       return this;
+    }
+
+    /**
+     * Arrow memory one session may hold at once, in bytes (default 1 GiB, at most {@link #memoryLimit}): its native
+     * stream's batches read ahead, its results on their way out, its bound parameters. Past it a call of that
+     * session fails RESOURCE_EXHAUSTED; other sessions go on.
+     */
+    public Builder memoryPerClient(long bytes) {
+      this.memoryPerClient = positive(bytes, "memoryPerClient");
+      return this;
+    }
+
+    /**
+     * The largest command message taken (default 4 MiB, the native frame limit): GetFlightInfo, GetSchema, DoGet,
+     * DoAction and Handshake. A larger one fails RESOURCE_EXHAUSTED naming the limit, before it is parsed.
+     */
+    public Builder maxCommandMessageBytes(int bytes) {
+      this.maxCommandMessageBytes = Math.toIntExact(positive(bytes, "maxCommandMessageBytes"));
+      return this;
+    }
+
+    /**
+     * The largest data message taken (default 32 MiB; ADBC sends batches of up to 16 MiB): each message of a DoPut
+     * (bulk ingest, parameters). A larger one fails RESOURCE_EXHAUSTED before its body is read.
+     */
+    public Builder maxDataMessageBytes(int bytes) {
+      this.maxDataMessageBytes = Math.toIntExact(positive(bytes, "maxDataMessageBytes"));
+      return this;
+    }
+
+    /**
+     * The most statement handles (prepared, or planned and not yet read) one session keeps, and the bytes of their
+     * SQL (defaults 1,024 and 64 MiB). Past either, the session's least recently used handle is closed, and answers
+     * NOT_FOUND saying so: a new statement is never refused for want of room.
+     */
+    public Builder maxStatementsPerSession(int count, long sqlBytes) {
+      this.maxStatementsPerSession = Math.toIntExact(positive(count, "maxStatementsPerSession"));
+      this.maxStatementBytesPerSession = positive(sqlBytes, "the statement bytes per session");
+      return this;
+    }
+
+    /** As {@link #maxStatementsPerSession} over all sessions (defaults 16,384 and 512 MiB). */
+    public Builder maxStatements(int count, long sqlBytes) {
+      this.maxStatements = Math.toIntExact(positive(count, "maxStatements"));
+      this.maxStatementBytes = positive(sqlBytes, "the statement bytes of the server");
+      return this;
+    }
+
+    private static long positive(long value, String what) {
+      if (value < 1) {
+        throw new IllegalArgumentException(what + " must be positive, not " + value);
+      }
+      return value;
     }
 
     public ThallusFlightSqlServer build() {

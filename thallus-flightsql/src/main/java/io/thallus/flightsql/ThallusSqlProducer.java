@@ -14,7 +14,10 @@ import io.thallus.spi.QuerySpec;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.CancelFlightInfoRequest;
@@ -38,10 +41,7 @@ import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.VectorUnloader;
-import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -50,8 +50,8 @@ import org.apache.arrow.vector.util.VectorSchemaRootAppender;
 
 /**
  * Flight SQL's commands on a Thallus server: every statement runs in the caller's session on the native protocol
- * (see {@link SessionRegistry}); results go out as they arrive from the server, batch by batch, under gRPC's flow
- * control.
+ * (see {@link SessionRegistry}); results go out as the client reads them, batch by batch, on gRPC's callbacks
+ * ({@link ResultSender}).
  */
 final class ThallusSqlProducer implements FlightSqlProducer {
   /** Statements whose answer is rows: their schema is planned without running them. */
@@ -65,6 +65,13 @@ final class ThallusSqlProducer implements FlightSqlProducer {
   private final BufferAllocator allocator;
   private final List<Location> lanes;
   private final SqlInfoBuilder sqlInfo;
+  /** Checks results whose client stopped reading (see {@link ResultSender}). */
+  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(runnable -> {
+    Thread thread = new Thread(runnable, "thallus-flightsql-results");
+    thread.setDaemon(true);
+    return thread;
+  });
+  private final AtomicInteger sending = new AtomicInteger();
 
   ThallusSqlProducer(SessionRegistry sessions, BufferAllocator allocator, List<Location> lanes,
       SqlInfoBuilder sqlInfo) {
@@ -236,17 +243,15 @@ final class ThallusSqlProducer implements FlightSqlProducer {
       FlightSession session = pending.transactionId() != null ? sessions.transaction(pending.transactionId())
           : sessions.require(pending.sessionId(), "session");
       QueryRequest request = QueryRequest.builder(pending.sql()).parameters(pending.parameters()).build();
-      try (ThallusStream stream = session.client().query(request)) {
-        if (!pending.started(stream)) {
-          throw CallStatus.CANCELLED.withDescription("the statement was cancelled").toRuntimeException();
-        }
-        try {
-          send(stream, session.allocator(), listener);
-        } finally {
-          pending.finished();
-          sessions.removePending(id);
-        }
+      ThallusStream stream = session.client().query(request);
+      if (!pending.started(stream)) {
+        stream.close();
+        throw CallStatus.CANCELLED.withDescription("the statement was cancelled").toRuntimeException();
       }
+      send(stream, session, listener, () -> {
+        pending.finished();
+        sessions.removePending(id);
+      });
     } catch (RuntimeException e) {
       listener.error(FlightErrors.of(e));
     }
@@ -258,84 +263,25 @@ final class ThallusSqlProducer implements FlightSqlProducer {
     try {
       Statements.Prepared prepared = sessions.prepared(command.getPreparedStatementHandle().toStringUtf8());
       FlightSession session = preparedSession(prepared);
-      try (ThallusStream stream = session.client().query(QueryRequest.builder(prepared.sql())
-          .parameters(singleRow(prepared)).build())) {
-        send(stream, session.allocator(), listener);
-      }
+      send(session.client().query(QueryRequest.builder(prepared.sql()).parameters(singleRow(prepared)).build()),
+          session, listener, () -> {});
     } catch (RuntimeException e) {
       listener.error(FlightErrors.of(e));
     }
   }
 
-  /**
-   * Sends a stream's batches as they arrive: each is loaded into the one root gRPC sends from, without a copy.
-   * Dictionary-encoded columns (DuckDB's ENUMs) go out decoded, as their values: Flight SQL's JDBC driver reads a
-   * dictionary column as its indices.
-   */
-  private static void send(ThallusStream stream, BufferAllocator allocator, ServerStreamListener listener) {
-    Object readiness = new Object();
-    listener.setOnReadyHandler(() -> {
-      synchronized (readiness) {
-        readiness.notifyAll();
-      }
-    });
-    listener.setOnCancelHandler(stream::cancel);
-    boolean encoded = stream.getSchema().getFields().stream().anyMatch(field -> field.getDictionary() != null);
-    VectorSchemaRoot out = null;
-    try {
-      VectorLoader loader = null;
-      if (!encoded) {
-        out = VectorSchemaRoot.create(stream.getSchema(), allocator);
-        listener.start(out);
-        loader = new VectorLoader(out);
-      }
-      while (stream.hasNext()) {
-        try (VectorSchemaRoot batch = stream.next();
-             DecodedBatch decoded = DecodedBatch.of(batch, stream);
-             ArrowRecordBatch records = new VectorUnloader(decoded.root()).getRecordBatch()) {
-          if (out == null) {
-            out = VectorSchemaRoot.create(decoded.root().getSchema(), allocator);
-            listener.start(out);
-            loader = new VectorLoader(out);
-          }
-          loader.load(records);
-        }
-        if (!awaitReady(listener, readiness)) {
-          stream.cancel();
-          listener.error(CallStatus.CANCELLED.withDescription(listener.isCancelled() ? "the client cancelled"
-              : "the client read nothing for " + STALL_MILLIS / 1000 + " s").toRuntimeException());
-          return;
-        }
-        listener.putNext();
-      }
-      if (out == null) {
-        out = VectorSchemaRoot.create(DecodedBatch.schema(stream.getSchema()), allocator);
-        listener.start(out);
-      }
-      listener.completed();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      stream.cancel();
-      listener.error(CallStatus.CANCELLED.withDescription("interrupted").toRuntimeException());
-    } finally {
-      if (out != null) {
-        out.close();
-      }
-    }
+  /** Sends a stream's batches as the client reads them, on gRPC's callbacks ({@link ResultSender}). */
+  private void send(ThallusStream stream, FlightSession session, ServerStreamListener listener, Runnable onEnd) {
+    sending.incrementAndGet();
+    new ResultSender(stream, session, listener, STALL_MILLIS, () -> {
+      sending.decrementAndGet();
+      onEnd.run();
+    }).start(timer);
   }
 
-  /** Waits until gRPC takes another message, re-checking every millisecond besides the on-ready wake-up. */
-  private static boolean awaitReady(ServerStreamListener listener, Object readiness) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STALL_MILLIS);
-    synchronized (readiness) {
-      while (!listener.isReady()) {
-        if (listener.isCancelled() || System.nanoTime() > deadline) {
-          return false;
-        }
-        readiness.wait(1);
-      }
-    }
-    return !listener.isCancelled();
+  /** Results being sent now (each a DoGet, whether its client reads or not). */
+  int resultsInFlight() {
+    return sending.get();
   }
 
   private static long updateCount(ThallusStream stream) {
@@ -829,5 +775,6 @@ final class ThallusSqlProducer implements FlightSqlProducer {
   @Override
   public void close() {
     // The sessions belong to the server, which closes them.
+    timer.shutdownNow();
   }
 }

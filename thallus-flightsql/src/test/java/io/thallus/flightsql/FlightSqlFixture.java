@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 
@@ -33,35 +34,40 @@ final class FlightSqlFixture implements AutoCloseable {
 
   /** With {@code certificates}, both doors serve TLS with them, and the sessions trust them. */
   FlightSqlFixture(io.thallus.testing.TestCertificates certificates) throws java.io.IOException {
-    this(certificates, io.thallus.Admission.defaults(), 256);
+    this(certificates, UnaryOperator.identity(), UnaryOperator.identity());
   }
 
   /** Both doors admit by {@code admission}; the Flight SQL door holds at most {@code maxSessions}. */
   FlightSqlFixture(io.thallus.Admission admission, int maxSessions) throws java.io.IOException {
-    this(null, admission, maxSessions);
+    this(null, door -> door.admission(admission), door -> door.admission(admission).maxSessions(maxSessions));
   }
 
-  private FlightSqlFixture(io.thallus.testing.TestCertificates certificates, io.thallus.Admission admission,
-      int maxSessions) throws java.io.IOException {
+  /** With settings of either door changed from the defaults (small limits for a test). */
+  FlightSqlFixture(UnaryOperator<ThallusServer.Builder> nativeSettings,
+      UnaryOperator<ThallusFlightSqlServer.Builder> flightSettings) throws java.io.IOException {
+    this(null, nativeSettings, flightSettings);
+  }
+
+  private FlightSqlFixture(io.thallus.testing.TestCertificates certificates,
+      UnaryOperator<ThallusServer.Builder> nativeSettings,
+      UnaryOperator<ThallusFlightSqlServer.Builder> flightSettings) throws java.io.IOException {
     dataRoot = Files.createTempDirectory("thallus-flightsql-test");
     ThallusServer.Builder nativeDoor = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(dataRoot)
-        .authentication(Authentication.users(Map.of(USER, PASSWORD)).or(Authentication.token(TOKEN)))
-        .admission(admission);
+        .authentication(Authentication.users(Map.of(USER, PASSWORD)).or(Authentication.token(TOKEN)));
     if (certificates != null) {
       nativeDoor.tls(Tls.server(certificates.certificate(), certificates.privateKey()));
     }
-    server = nativeDoor.build().start();
+    server = nativeSettings.apply(nativeDoor).build().start();
     List<Location> lanes = new ArrayList<>();
     for (String transport : server.transports()) {
       lanes.add(server.getLocation().withTransport(transport));
     }
-    ThallusFlightSqlServer.Builder door = ThallusFlightSqlServer.builder(allocator, server.getLocation()).lanes(lanes)
-        .admission(admission).maxSessions(maxSessions);
+    ThallusFlightSqlServer.Builder door = ThallusFlightSqlServer.builder(allocator, server.getLocation()).lanes(lanes);
     if (certificates != null) {
       door.tls(certificates.certificate(), certificates.privateKey()).clientOptions(ClientOptions.builder()
           .tls(Tls.client(certificates.certificate()).withoutHostnameVerification()).build());
     }
-    flightSql = door.build().start();
+    flightSql = flightSettings.apply(door).build().start();
   }
 
   @Override

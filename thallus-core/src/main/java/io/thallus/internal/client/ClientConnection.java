@@ -236,17 +236,28 @@ public final class ClientConnection implements AutoCloseable {
     if (serverMaxFrameBytes > 0 && (!request.parameters().isEmpty()
         || sqlBytes + request.dataset().length() > serverMaxFrameBytes / 2)) {
       // Parameters, or text large enough to matter: measure the real frame before sending it.
-      io.netty.buffer.ByteBuf frame = io.netty.buffer.Unpooled.buffer();
-      try {
-        MessageCodec.Encoder.encode(request, frame);
-        long length = frame.readableBytes() - (long) FrameDecoder.HEADER_BYTES;
-        if (length > serverMaxFrameBytes) {
-          throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the request is " + length
-              + " bytes, over the server's frame limit of " + serverMaxFrameBytes + " bytes");
-        }
-      } finally {
-        frame.release();
+      checkFrameLength(request, "the request");
+    }
+  }
+
+  /**
+   * Refuses a message whose frame is over the server's maximum, before sending it: the server would cut the
+   * connection off mid-frame, and every later call on this connection would fail with the lost connection.
+   */
+  private void checkFrameLength(Message message, String what) {
+    if (serverMaxFrameBytes <= 0) {
+      return;
+    }
+    io.netty.buffer.ByteBuf frame = io.netty.buffer.Unpooled.buffer();
+    try {
+      MessageCodec.Encoder.encode(message, frame);
+      long length = frame.readableBytes() - (long) FrameDecoder.HEADER_BYTES;
+      if (length > serverMaxFrameBytes) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, what + " is " + length
+            + " bytes, over the server's frame limit of " + serverMaxFrameBytes + " bytes");
       }
+    } finally {
+      frame.release();
     }
   }
 
@@ -292,6 +303,8 @@ public final class ClientConnection implements AutoCloseable {
     if (failure != null) {
       throw failure;
     }
+    // The schema travels in the INGEST frame: a very wide one (100,000 columns) can be over the server's limit.
+    checkFrameLength(request, "the ingest request (its schema of " + request.schema().length + " bytes)");
     BatchSender sender = ingestSender();
     int id = nextStreamId.getAndIncrement();
     IngestState state = new IngestState(this, id, settings.timeout());
@@ -328,6 +341,11 @@ public final class ClientConnection implements AutoCloseable {
 
   void forget(IngestState state) {
     ingests.remove(state.id(), state);
+  }
+
+  /** Whether the connection failed or was closed: every call on it fails from then on. */
+  public boolean isBroken() {
+    return broken != null;
   }
 
   /** The largest frame the server takes (0 before the handshake, or from a server that does not say). */

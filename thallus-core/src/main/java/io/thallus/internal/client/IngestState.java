@@ -6,6 +6,7 @@ import io.thallus.internal.protocol.Message;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.Deadline;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -73,10 +74,10 @@ public final class IngestState implements AutoCloseable {
     }
   }
 
-  /** The batch bytes one frame may carry to this server (its frame limit less room for the header). */
-  public long maxFrameBodyBytes() {
+  /** The largest frame this server takes (its default when it did not say). */
+  public long maxFrameBytes() {
     int limit = connection.serverMaxFrameBytes();
-    return (limit > 0 ? limit : 4 << 20) - 64 * 1024;
+    return limit > 0 ? limit : 4 << 20;
   }
 
   /** Whether batches too large for a frame leave it on this connection (a transport with a write direction). */
@@ -84,9 +85,19 @@ public final class IngestState implements AutoCloseable {
     return connection.ingestSender().placesBodies();
   }
 
-  /** The frame bytes a batch takes when it travels inside its frame. */
-  public long inlineFrameBytes(BatchContents contents) {
-    return connection.ingestSender().inlineFrameBytes(contents);
+  /**
+   * The bytes of the BATCH frame that would carry {@code contents}: its header (a node per column, a descriptor per
+   * buffer, so it grows with the schema's width) and, unless the body leaves the frame, the body.
+   */
+  public long frameBytes(BatchContents contents) {
+    long header = 14;
+    List<org.apache.arrow.vector.ipc.message.ArrowRecordBatch> parts = new java.util.ArrayList<>();
+    contents.dictionaries().forEach(dictionary -> parts.add(dictionary.getDictionary()));
+    parts.add(contents.records());
+    for (org.apache.arrow.vector.ipc.message.ArrowRecordBatch part : parts) {
+      header += 25 + 16L * part.getNodes().size() + 20L * part.getBuffers().size();
+    }
+    return header + (placesBodies() ? 0 : connection.ingestSender().inlineFrameBytes(contents));
   }
 
   private void checkWritable() {
