@@ -77,7 +77,8 @@ final class ServeCommand implements Callable<Integer> {
       + "(default: a quarter of the machine's memory).")
   Long batchMemory;
 
-  @Option(names = "--memory-per-client", description = "Arrow memory one client may hold, in bytes (default 1 GiB).")
+  @Option(names = "--memory-per-client", description = "Arrow memory one client (or Flight SQL session) may hold, in "
+      + "bytes (default 1 GiB).")
   Long memoryPerClient;
 
   @Option(names = "--max-clients", description = "Authenticated clients at once (default 1024).")
@@ -230,6 +231,10 @@ final class ServeCommand implements Callable<Integer> {
         .port(flightSqlPort).lanes(lanes).admission(admission());
     if (batchMemory != null) {
       flightSql.memoryLimit(batchMemory);
+    }
+    if (memoryPerClient != null) {
+      // A Flight SQL session is a client too: the same budget on both doors.
+      flightSql.memoryPerClient(memoryPerClient);
     }
     if (tlsCertificate != null) {
       flightSql.tls(tlsCertificate, tlsKey)
