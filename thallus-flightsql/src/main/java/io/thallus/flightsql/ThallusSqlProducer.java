@@ -401,6 +401,29 @@ final class ThallusSqlProducer implements FlightSqlProducer {
     }
   }
 
+  /**
+   * A batch gRPC received into the door's memory, moved (not copied) into the session's, so that every DoPut batch
+   * counts against the session's {@code memoryPerClient} as it arrives; one that takes the session past it is
+   * refused with {@code RESOURCE_EXHAUSTED}.
+   */
+  private static VectorSchemaRoot intoSessionMemory(VectorSchemaRoot batch, BufferAllocator session) {
+    List<FieldVector> vectors = new ArrayList<>();
+    for (FieldVector vector : batch.getFieldVectors()) {
+      TransferPair transfer = vector.getTransferPair(session);
+      // A transfer never fails for the target's limit (Arrow forces the accounting), so the limit is checked below.
+      transfer.transfer();
+      vectors.add((FieldVector) transfer.getTo());
+    }
+    VectorSchemaRoot moved = new VectorSchemaRoot(batch.getSchema(), vectors, batch.getRowCount());
+    long held = session.getAllocatedMemory();
+    if (held > session.getLimit()) {
+      moved.close();
+      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "a DoPut batch took this session's Arrow memory to "
+          + held + " bytes, over its budget of " + session.getLimit() + " bytes (memoryPerClient)");
+    }
+    return moved;
+  }
+
   /** The parameter batches of a DoPut, in one root of the session's memory (null for none). */
   private static VectorSchemaRoot readParameters(FlightStream flightStream, BufferAllocator allocator) {
     VectorSchemaRoot rows = null;
@@ -408,13 +431,7 @@ final class ThallusSqlProducer implements FlightSqlProducer {
       while (flightStream.next()) {
         VectorSchemaRoot batch = flightStream.getRoot();
         if (rows == null) {
-          List<FieldVector> vectors = new ArrayList<>();
-          for (FieldVector vector : batch.getFieldVectors()) {
-            TransferPair transfer = vector.getTransferPair(allocator);
-            transfer.transfer();
-            vectors.add((FieldVector) transfer.getTo());
-          }
-          rows = new VectorSchemaRoot(batch.getSchema(), vectors, batch.getRowCount());
+          rows = intoSessionMemory(batch, allocator);
         } else {
           VectorSchemaRootAppender.append(rows, batch);
         }
@@ -491,7 +508,9 @@ final class ThallusSqlProducer implements FlightSqlProducer {
             .autoCommit(txn(command.getTransactionId()) == null).build();
         try (ThallusIngest ingest = session.client().ingest(request, flightStream.getSchema())) {
           while (flightStream.next()) {
-            ingest.write(flightStream.getRoot());
+            try (VectorSchemaRoot batch = intoSessionMemory(flightStream.getRoot(), session.allocator())) {
+              ingest.write(batch);
+            }
           }
           result = ingest.finish();
         }

@@ -222,6 +222,51 @@ class FlightSqlLimitsTest {
   }
 
   @Test
+  void aDoPutBatchCountsAgainstTheSessionsMemoryAsItArrives() throws Exception {
+    var create = FlightSql.CommandStatementIngest.TableDefinitionOptions.newBuilder()
+        .setIfNotExist(FlightSql.CommandStatementIngest.TableDefinitionOptions.TableNotExistOption
+            .TABLE_NOT_EXIST_OPTION_CREATE)
+        .setIfExists(FlightSql.CommandStatementIngest.TableDefinitionOptions.TableExistsOption
+            .TABLE_EXISTS_OPTION_APPEND).build();
+    // A session budget of 1 MiB under a data limit of 4 MiB: a 2 MiB message gets through gRPC, not the session.
+    try (FlightSqlFixture small = new FlightSqlFixture(server -> server, door -> door.maxDataMessageBytes(DATA_LIMIT)
+             .memoryPerClient(1 << 20));
+         FlightClient flight = FlightClient.builder(clientMemory,
+             Location.forGrpcInsecure("127.0.0.1", small.flightSql.port())).build();
+         FlightSqlClient sql = new FlightSqlClient(flight);
+         VectorSchemaRoot rows = VectorSchemaRoot.create(intColumns(1), clientMemory)) {
+      CallOption auth = flight.authenticateBasicToken(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD).orElseThrow();
+      IntVector values = (IntVector) rows.getVector(0);
+      for (int count : new int[] {(2 << 20) / 4, (256 << 10) / 4}) {
+        values.allocateNew(count);
+        for (int i = 0; i < count; i++) {
+          values.set(i, i);
+        }
+        rows.setRowCount(count);
+        if (count > (1 << 20) / 4) {
+          assertThatThrownBy(() -> sql.executeIngest(rows, new FlightSqlClient.ExecuteIngestOptions("budgeted",
+              create, null, null, Map.of()), auth)).isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
+                assertThat(e.status().code()).isEqualTo(FlightStatusCode.RESOURCE_EXHAUSTED);
+                assertThat(e.getMessage()).contains("memoryPerClient");
+              });
+        } else {
+          // The same session goes on, and a batch inside its budget goes in whole.
+          assertThat(sql.executeIngest(rows, new FlightSqlClient.ExecuteIngestOptions("budgeted", create, null,
+              null, Map.of()), auth)).isEqualTo(count);
+        }
+      }
+      try (FlightStream stream = sql.getStream(sql.execute("SELECT count(*), max(column_0) FROM budgeted", auth)
+          .getEndpoints().getFirst().getTicket(), auth)) {
+        List<List<Object>> got = new ArrayList<>();
+        while (stream.next()) {
+          io.thallus.conformance.Values.appendRows(stream.getRoot(), stream.getDictionaryProvider(), got);
+        }
+        assertThat(got).containsExactly(List.of((long) (256 << 10) / 4, (256 << 10) / 4 - 1));
+      }
+    }
+  }
+
+  @Test
   void theLeastRecentlyUsedStatementHandleIsEvictedAndAnswersNotFoundNamingIt() throws Exception {
     try (Client client = new Client()) {
       List<FlightSqlClient.PreparedStatement> prepared = new ArrayList<>();
