@@ -203,7 +203,8 @@ final class MetricsEndpoint implements AutoCloseable {
     private static void answer(ChannelHandlerContext ctx, FullHttpRequest request, HttpResponseStatus status,
         String body, String type) {
       byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-      ByteBuf content = HttpMethod.HEAD.equals(request.method()) ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(bytes);
+      ByteBuf content = HttpMethod.HEAD.equals(request.method()) ? Unpooled.EMPTY_BUFFER
+          : Unpooled.wrappedBuffer(bytes);
       FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
       response.headers().set(HttpHeaderNames.CONTENT_TYPE, type)
           .setInt(HttpHeaderNames.CONTENT_LENGTH, bytes.length)

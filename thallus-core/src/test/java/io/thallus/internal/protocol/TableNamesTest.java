@@ -22,7 +22,8 @@ class TableNamesTest {
       assertThatThrownBy(() -> IngestRequest.of(name, IngestMode.CREATE))
           .isInstanceOfSatisfying(ThallusException.class,
               e -> assertThat(e.code()).isEqualTo(StatusCode.INVALID_ARGUMENT))
-          .hasMessage("INVALID_ARGUMENT: a table name of " + name.length() + " characters is over the maximum of 1024 characters");
+          .hasMessage("INVALID_ARGUMENT: a table name of " + name.length()
+              + " characters is over the maximum of 1024 characters");
     }
   }
 
