@@ -134,16 +134,19 @@ final class MetricsEndpoint implements AutoCloseable {
     ChannelInboundHandlerAdapter admit(Channel connection) {
       open.add(connection);
       silent.add(connection);
-      var deadline = connection.eventLoop().schedule(() -> {
-        connection.close();
-      }, settings.deadline().toNanos(), TimeUnit.NANOSECONDS);
+      var deadline = connection.eventLoop().schedule(() -> connection.close(), settings.deadline().toNanos(),
+          TimeUnit.NANOSECONDS);
       connection.closeFuture().addListener(closed -> {
         deadline.cancel(false);
         open.remove(connection);
         silent.remove(connection);
       });
       if (open.size() > settings.maxConnections()) {
-        crowdedOut(connection).close();
+        // Out of the count at once, so the next newcomer picks another even before this close completes.
+        Channel crowdedOut = crowdedOut(connection);
+        open.remove(crowdedOut);
+        silent.remove(crowdedOut);
+        crowdedOut.close();
       }
       return new ChannelInboundHandlerAdapter() {
         @Override
