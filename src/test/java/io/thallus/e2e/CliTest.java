@@ -190,7 +190,8 @@ class CliTest {
   @Test
   void serveExposesMetricsThatMoveWithAQueryAndAHealthCheck() throws Exception {
     try (ChildJvm serve = ChildJvm.start(ThallusCli.class, "serve", "--data-root", temp.toString(), "--port", "0",
-        "--metrics-port", "0", "--transports", "tcp");
+        "--metrics-port", "0", "--metrics-timeout-ms", "5000", "--metrics-max-connections", "8",
+        "--transports", "tcp");
          BufferAllocator allocator = new RootAllocator()) {
       String serving = serve.awaitLine("thallus serving", 60);
       Location location = Location.parse(serving.substring(serving.indexOf("thallus://"), serving.indexOf(" over ")));

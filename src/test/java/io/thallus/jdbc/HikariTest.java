@@ -12,6 +12,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -107,7 +108,11 @@ class HikariTest {
               }
               String state = e.getSQLState();
               errorStates.add(String.valueOf(state));
-              if (state == null || !state.startsWith("08")) {
+              // The pool's borrow timeout (15 s, which a restart on a loaded machine may take) is the pool's own
+              // connection error: a SQLTransientConnectionException whose SQLState is that of the last failure the
+              // pool saw, often none.
+              boolean borrowTimedOut = step.equals("borrow") && e instanceof SQLTransientConnectionException;
+              if (!borrowTimedOut && (state == null || !state.startsWith("08"))) {
                 unexpected.add("while " + phase.get() + ", at " + step + " after "
                     + (System.nanoTime() - began) / 1_000_000 + " ms: " + state + ": " + e);
               }
@@ -117,9 +122,12 @@ class HikariTest {
           return null;
         }));
       }
-      while (committed.size() < 200) {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+      while (committed.size() < 200 && System.nanoTime() < deadline) {
         Thread.sleep(20);
       }
+      assertThat(committed).as("transactions committed before the kill; errors: %s", unexpected)
+          .hasSizeGreaterThanOrEqualTo(200);
       phase.set("killing");
       serve.kill();
       phase.set("down");

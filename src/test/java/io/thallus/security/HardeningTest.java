@@ -133,9 +133,11 @@ class HardeningTest {
         int batchRows = transport.equals("ipc") ? 65536 : 1;
         greedy.send(open(3, "SELECT * FROM range(10000000000)", batchRows, 256));
         greedy.send(open(5, "SELECT i, 'row ' || i FROM range(10000000000) t(i)", batchRows, 256));
-        Thread.sleep(3_000);
-        long held = server.memoryUse().allocatedBytes()
-            + PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory() - nettyBefore;
+        // Once the credits are used the server stops producing: what it holds settles below the client's budget.
+        // Without the bound it would grow past it (or never settle).
+        long held = Memory.awaitSteady(() -> server.memoryUse().allocatedBytes()
+            + PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory() - nettyBefore, Duration.ofMillis(500),
+            "server memory for a client that reads nothing");
         assertThat(held).as("server memory for a client that reads nothing").isLessThan(perClient);
         assertHonestClientServed(server, transport);
       }
@@ -238,8 +240,7 @@ class HardeningTest {
             assertThat(raw.receive()).isInstanceOf(Message.Opened.class);
           }
         }
-        Thread.sleep(300);
-        assertThat(serverStreamThreads()).as("engine threads busy with unread streams").isZero();
+        awaitNoStreamThreads("engine threads busy with unread streams");
         // No batch memory: only each open result's Arrow stream handle (64 bytes).
         assertThat(server.memoryUse().allocatedBytes()).as("memory of 64 unread streams")
             .isLessThanOrEqualTo(64L * 64);
@@ -261,6 +262,18 @@ class HardeningTest {
   }
 
   /** Threads of the server's engine pool that are running a step now (parked streams hold none). */
+  /**
+   * Waits up to 20 s for every engine thread to be idle, then asserts they are: a thread that a stream keeps (one
+   * waiting for credits, or scanning for a client that left) never comes back to the pool.
+   */
+  private static void awaitNoStreamThreads(String what) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (serverStreamThreads() > 0 && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertThat(serverStreamThreads()).as(what).isZero();
+  }
+
   private static long serverStreamThreads() {
     return Thread.getAllStackTraces().entrySet().stream()
         .filter(e -> e.getKey().getName().startsWith("thallus-server-stream-"))
@@ -368,11 +381,7 @@ class HardeningTest {
         }
         leaving.close();
       }
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (serverStreamThreads() > 0 && System.nanoTime() < deadline) {
-        Thread.sleep(20);
-      }
-      assertThat(serverStreamThreads()).as("engine threads still at work for a client that left").isZero();
+      awaitNoStreamThreads("engine threads still at work for a client that left");
       Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "server memory after the client left");
       assertHonestClientServed(server, "tcp");
     }

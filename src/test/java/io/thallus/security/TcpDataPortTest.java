@@ -80,7 +80,7 @@ class TcpDataPortTest {
       silent.add(openSilent(port));
     }
 
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (closedByServer(silent).size() < FLOOD - PENDING_BOUND && System.nanoTime() < deadline) {
       Thread.sleep(20);
     }
@@ -108,13 +108,15 @@ class TcpDataPortTest {
     int port = dataPort(server.getLocation());
     long opened = System.nanoTime();
     silent.add(openSilent(port));
-    long deadline = opened + HANDSHAKE_TIMEOUT.plusSeconds(3).toNanos();
+    long deadline = opened + HANDSHAKE_TIMEOUT.plusSeconds(15).toNanos();
     while (closedByServer(silent).isEmpty() && System.nanoTime() < deadline) {
       Thread.sleep(20);
     }
     Duration waited = Duration.ofNanos(System.nanoTime() - opened);
     assertThat(closedByServer(silent)).as("closed by the server within %d ms", waited.toMillis()).containsExactly(0);
-    assertThat(waited).isBetween(HANDSHAKE_TIMEOUT.minusMillis(500), HANDSHAKE_TIMEOUT.plusMillis(1500));
+    // Not before the timeout (less the acceptor's timer slack); how long after it depends on the machine's load,
+    // which the wait above bounds generously.
+    assertThat(waited).isGreaterThanOrEqualTo(HANDSHAKE_TIMEOUT.minusMillis(500));
   }
 
   /**
@@ -173,16 +175,21 @@ class TcpDataPortTest {
       }
       child.takeLines();
 
+      // Rates over a window of about 3 s: the bounds follow the window as measured, which a loaded machine stretches.
       ProcessHandle process = ProcessHandle.of(child.pid()).orElseThrow();
       Duration cpuBefore = process.info().totalCpuDuration().orElseThrow();
+      long windowStart = System.nanoTime();
       Thread.sleep(3_000);
       Duration cpu = process.info().totalCpuDuration().orElseThrow().minus(cpuBefore);
       List<String> logged = child.takeLines().stream().filter(line -> line.contains("tcp data")).toList();
+      Duration window = Duration.ofNanos(System.nanoTime() - windowStart);
       SoftAssertions.assertSoftly(softly -> {
-        softly.assertThat(logged.size()).as("tcp data port lines logged in 3 s: %s", logged.stream().limit(3).toList())
-            .isLessThanOrEqualTo(4);
-        softly.assertThat(cpu).as("CPU time the server used in 3 s of failing accepts")
-            .isLessThan(Duration.ofSeconds(1));
+        // At most one line a second, and one more for the second the window began in.
+        softly.assertThat(logged.size()).as("tcp data port lines logged in %d ms: %s", window.toMillis(),
+            logged.stream().limit(3).toList()).isLessThanOrEqualTo((int) Math.ceil(window.toMillis() / 1000.0) + 1);
+        // A spinning accept loop uses a whole core; backing off, a small fraction of one.
+        softly.assertThat(cpu).as("CPU time the server used in %d ms of failing accepts", window.toMillis())
+            .isLessThan(window.dividedBy(3));
       });
     } finally {
       closeAll(flood);

@@ -4,6 +4,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -14,10 +15,12 @@ import java.util.concurrent.TimeUnit;
 public final class ChildJvm implements AutoCloseable {
   private final Process process;
   private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+  /** Reads the child's output into {@link #lines} until its end. */
+  private final Thread output;
 
   private ChildJvm(Process process) {
     this.process = process;
-    Thread.ofPlatform().daemon().name("child-jvm-output").start(() -> {
+    this.output = Thread.ofPlatform().daemon().name("child-jvm-output").start(() -> {
       try (BufferedReader reader = new BufferedReader(
           new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
         String line;
@@ -100,19 +103,9 @@ public final class ChildJvm implements AutoCloseable {
       throw new AssertionError("the child did not exit within " + seconds + " s; it printed:\n"
           + String.join("\n", lines));
     }
-    // The output thread may still be draining the pipe after exit.
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (process.getInputStream() != null && System.nanoTime() < deadline) {
-      try {
-        if (process.getInputStream().available() == 0) {
-          break;
-        }
-      } catch (IOException e) {
-        break;
-      }
-      Thread.sleep(20);
-    }
-    Thread.sleep(100);
+    // The output thread may still be draining the pipe after exit: it ends at the pipe's end (unless something the
+    // child started still holds the pipe, hence the deadline).
+    output.join(Duration.ofSeconds(10));
     List<String> all = new ArrayList<>();
     all.add(Integer.toString(process.exitValue()));
     lines.drainTo(all);

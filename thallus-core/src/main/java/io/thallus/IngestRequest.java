@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.regex.Pattern;
 
 /**
  * One ingest: Arrow batches into a table of the server's database, all of them or none (one transaction). The table
@@ -14,9 +13,6 @@ import java.util.regex.Pattern;
  * double-quoted.
  */
 public final class IngestRequest {
-  private static final String PART = "(?:[A-Za-z_][A-Za-z0-9_$]*|\"(?:[^\"]|\"\")+\")";
-  private static final Pattern TABLE = Pattern.compile(PART + "(?:\\." + PART + "){0,2}");
-
   private final String table;
   private final IngestMode mode;
   private final Integer credits;
@@ -55,9 +51,12 @@ public final class IngestRequest {
         });
   }
 
-  /** Whether {@code table} is a table name this client sends (1 to 3 dotted parts, plain or double-quoted). */
+  /**
+   * Whether {@code table} is a table name this client sends: 1 to 3 dotted parts, plain or double-quoted, at most
+   * 1,024 characters in all.
+   */
   public static boolean isTableName(String table) {
-    return table != null && TABLE.matcher(table).matches();
+    return io.thallus.internal.protocol.TableNames.isValid(table);
   }
 
   public String table() {
@@ -91,10 +90,7 @@ public final class IngestRequest {
 
     private Builder(String table) {
       Objects.requireNonNull(table, "table");
-      if (!isTableName(table)) {
-        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "\"" + table + "\" is not a table name: use t, "
-            + "schema.t or catalog.schema.t, each part a plain identifier or double-quoted");
-      }
+      io.thallus.internal.protocol.TableNames.check(table);
       this.table = table;
     }
 

@@ -1,68 +1,224 @@
 package io.thallus.cli;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.io.IOException;
-import java.io.OutputStream;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
  * The server's metrics in Prometheus' text format at {@code /metrics}, and {@code /health} (200 while the server
- * accepts queries, 503 once it is shutting down), on the JDK's own HTTP server with one thread: scrapes are rare
- * and cheap, and a slow scraper must not take threads from the server.
+ * accepts queries, 503 once it is shutting down), served by Netty on one thread of its own: scrapes are rare and
+ * cheap, and a slow scraper must not take threads from the server.
+ *
+ * <p>Every connection is a stranger, held to the native port's stranger rules: it has {@link Settings#deadline} from
+ * its accept to send its request and read the answer, and then it is closed whatever it was doing; an answer closes
+ * the connection ({@code Connection: close}), so no connection outlives its deadline. At most
+ * {@link Settings#maxConnections} are open: one more closes the oldest other connection that has sent nothing, else
+ * the oldest other one, so neither silent sockets nor half-sent requests keep a health check out.
  */
 final class MetricsEndpoint implements AutoCloseable {
-  private final HttpServer http;
-  private final ExecutorService thread;
+  /** The longest request line and the most header bytes a request may have; a scrape needs far less. */
+  private static final int MAX_LINE_BYTES = 4096;
+  private static final int MAX_HEADER_BYTES = 8192;
+  /** The most body bytes a request may carry (a scrape carries none). */
+  private static final int MAX_BODY_BYTES = 8192;
 
-  private MetricsEndpoint(HttpServer http, ExecutorService thread) {
-    this.http = http;
-    this.thread = thread;
-  }
+  /**
+   * How long a connection may stay and how many may be open at once.
+   *
+   * @param deadline from the accept to the answer; then the connection is closed (default 5 s, as the native port's
+   *     handshake timeout)
+   * @param maxConnections connections open at once; one more closes the oldest that has sent nothing, else the
+   *     oldest (default 16)
+   */
+  record Settings(Duration deadline, int maxConnections) {
+    static final Settings DEFAULTS = new Settings(Duration.ofSeconds(5), 16);
 
-  static MetricsEndpoint start(String host, int port, PrometheusMeterRegistry registry, BooleanSupplier accepting)
-      throws IOException {
-    HttpServer http = HttpServer.create(new InetSocketAddress(host, port), 16);
-    http.createContext("/metrics", exchange -> answer(exchange, 200, registry.scrape(),
-        "text/plain; version=0.0.4; charset=utf-8"));
-    http.createContext("/health", exchange -> {
-      boolean up = accepting.getAsBoolean();
-      answer(exchange, up ? 200 : 503, up ? "accepting queries\n" : "shutting down\n", "text/plain; charset=utf-8");
-    });
-    ExecutorService thread = Executors.newSingleThreadExecutor(
-        Thread.ofPlatform().name("thallus-metrics").daemon().factory());
-    http.setExecutor(thread);
-    http.start();
-    return new MetricsEndpoint(http, thread);
-  }
-
-  private static void answer(HttpExchange exchange, int status, String body, String type) throws IOException {
-    try (exchange) {
-      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-      exchange.getResponseHeaders().set("Content-Type", type);
-      if ("HEAD".equals(exchange.getRequestMethod())) {
-        exchange.sendResponseHeaders(status, -1);
-        return;
+    Settings {
+      if (deadline.isNegative() || deadline.isZero()) {
+        throw new IllegalArgumentException("the metrics deadline must be positive, got " + deadline);
       }
-      exchange.sendResponseHeaders(status, bytes.length);
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(bytes);
+      if (maxConnections < 1) {
+        throw new IllegalArgumentException("the metrics endpoint needs at least 1 connection, got " + maxConnections);
       }
     }
   }
 
+  private final EventLoopGroup loop;
+  private final Channel listener;
+
+  private MetricsEndpoint(EventLoopGroup loop, Channel listener) {
+    this.loop = loop;
+    this.listener = listener;
+  }
+
+  static MetricsEndpoint start(String host, int port, PrometheusMeterRegistry registry, BooleanSupplier accepting,
+      Settings settings) {
+    EventLoopGroup loop = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("thallus-metrics", true),
+        NioIoHandler.newFactory());
+    try {
+      Strangers strangers = new Strangers(settings);
+      Channel listener = new ServerBootstrap().group(loop).channel(NioServerSocketChannel.class)
+          .option(ChannelOption.SO_BACKLOG, 64)
+          .childHandler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel connection) {
+              connection.pipeline().addLast(strangers.admit(connection),
+                  new HttpServerCodec(MAX_LINE_BYTES, MAX_HEADER_BYTES, MAX_BODY_BYTES),
+                  new HttpObjectAggregator(MAX_BODY_BYTES), new Answer(registry, accepting));
+            }
+          })
+          .bind(host, port).syncUninterruptibly().channel();
+      return new MetricsEndpoint(loop, listener);
+    } catch (RuntimeException e) {
+      loop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+      throw e;
+    }
+  }
+
   int port() {
-    return http.getAddress().getPort();
+    return ((InetSocketAddress) listener.localAddress()).getPort();
   }
 
   @Override
   public void close() {
-    http.stop(0);
-    thread.shutdownNow();
+    listener.close().syncUninterruptibly();
+    loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+  }
+
+  /**
+   * The open connections in arrival order, and those that have not sent a byte. Touched only on the endpoint's one
+   * event loop thread (accepts, reads and closes all run there), so it needs no lock.
+   */
+  private static final class Strangers {
+    private final Settings settings;
+    private final Set<Channel> open = new LinkedHashSet<>();
+    private final Set<Channel> silent = new LinkedHashSet<>();
+
+    Strangers(Settings settings) {
+      this.settings = settings;
+    }
+
+    /** Counts a new connection in, closes one if there are too many, and returns what notices its first byte. */
+    ChannelInboundHandlerAdapter admit(Channel connection) {
+      open.add(connection);
+      silent.add(connection);
+      var deadline = connection.eventLoop().schedule(() -> connection.close(), settings.deadline().toNanos(),
+          TimeUnit.NANOSECONDS);
+      connection.closeFuture().addListener(closed -> {
+        deadline.cancel(false);
+        open.remove(connection);
+        silent.remove(connection);
+      });
+      if (open.size() > settings.maxConnections()) {
+        // Out of the count at once, so the next newcomer picks another even before this close completes.
+        Channel crowdedOut = crowdedOut(connection);
+        open.remove(crowdedOut);
+        silent.remove(crowdedOut);
+        crowdedOut.close();
+      }
+      return new ChannelInboundHandlerAdapter() {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+          silent.remove(connection);
+          ctx.pipeline().remove(this);
+          ctx.fireChannelRead(msg);
+        }
+      };
+    }
+
+    /** The oldest connection but {@code newcomer} that has sent nothing, else the oldest but {@code newcomer}. */
+    private Channel crowdedOut(Channel newcomer) {
+      for (Channel candidate : silent) {
+        if (candidate != newcomer) {
+          return candidate;
+        }
+      }
+      return open.iterator().next();
+    }
+  }
+
+  /** Answers one request and closes the connection. */
+  private static final class Answer extends SimpleChannelInboundHandler<FullHttpRequest> {
+    private final PrometheusMeterRegistry registry;
+    private final BooleanSupplier accepting;
+    private boolean answered;
+
+    Answer(PrometheusMeterRegistry registry, BooleanSupplier accepting) {
+      this.registry = registry;
+      this.accepting = accepting;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+      if (answered) {
+        return;
+      }
+      answered = true;
+      if (request.decoderResult().isFailure()) {
+        answer(ctx, request, HttpResponseStatus.BAD_REQUEST, "bad request\n", "text/plain; charset=utf-8");
+        return;
+      }
+      switch (new QueryStringDecoder(request.uri()).path()) {
+        case "/metrics" -> answer(ctx, request, HttpResponseStatus.OK, registry.scrape(),
+            "text/plain; version=0.0.4; charset=utf-8");
+        case "/health" -> {
+          boolean up = accepting.getAsBoolean();
+          answer(ctx, request, up ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
+              up ? "accepting queries\n" : "shutting down\n", "text/plain; charset=utf-8");
+        }
+        default -> answer(ctx, request, HttpResponseStatus.NOT_FOUND, "not found: /metrics or /health\n",
+            "text/plain; charset=utf-8");
+      }
+    }
+
+    private static void answer(ChannelHandlerContext ctx, FullHttpRequest request, HttpResponseStatus status,
+        String body, String type) {
+      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+      ByteBuf content = HttpMethod.HEAD.equals(request.method()) ? Unpooled.EMPTY_BUFFER
+          : Unpooled.wrappedBuffer(bytes);
+      FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
+      response.headers().set(HttpHeaderNames.CONTENT_TYPE, type)
+          .setInt(HttpHeaderNames.CONTENT_LENGTH, bytes.length)
+          .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+      ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      // A reset by the peer or a malformed request: the connection is of no further use, and nothing else is hurt.
+      ctx.close();
+    }
   }
 }

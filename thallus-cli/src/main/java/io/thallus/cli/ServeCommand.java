@@ -151,6 +151,14 @@ final class ServeCommand implements Callable<Integer> {
       + "readiness at /health (0 for any port; default: no metrics endpoint).")
   Integer metricsPort;
 
+  @Option(names = "--metrics-timeout-ms", description = "Time a metrics connection has to send its request and read "
+      + "the answer; then it is closed (default 5000).")
+  Long metricsTimeoutMillis;
+
+  @Option(names = "--metrics-max-connections", description = "Metrics connections open at once (default 16); one "
+      + "more closes the oldest that has sent nothing, else the oldest.")
+  Integer metricsMaxConnections;
+
   @Override
   public Integer call() throws InterruptedException, java.io.IOException {
     if (dataRoot == null) {
@@ -183,7 +191,7 @@ final class ServeCommand implements Callable<Integer> {
            ThallusServer server = security(ThallusServer.builder(allocator, Location.of(host, port)))
                .dataRoot(dataRoot).engine(duckdb).transports(transports).meterRegistry(metrics).build().start();
            MetricsEndpoint endpoint = metricsPort == null ? null
-               : MetricsEndpoint.start(host, metricsPort, metrics, server::isAccepting);
+               : MetricsEndpoint.start(host, metricsPort, metrics, server::isAccepting, metricsSettings());
            ThallusFlightSqlServer flightSql = flightSqlPort == null ? null : flightSql(allocator, server)) {
         // Every file of the server's own is open or absolute by now: relative paths in SQL mean the data root.
         WorkingDirectory.change(dataRoot.toAbsolutePath());
@@ -241,6 +249,13 @@ final class ServeCommand implements Callable<Integer> {
           .clientOptions(ClientOptions.builder().tls(Tls.client(tlsCertificate).withoutHostnameVerification()).build());
     }
     return flightSql.build().start();
+  }
+
+  private MetricsEndpoint.Settings metricsSettings() {
+    MetricsEndpoint.Settings defaults = MetricsEndpoint.Settings.DEFAULTS;
+    return new MetricsEndpoint.Settings(
+        metricsTimeoutMillis == null ? defaults.deadline() : java.time.Duration.ofMillis(metricsTimeoutMillis),
+        metricsMaxConnections == null ? defaults.maxConnections() : metricsMaxConnections);
   }
 
   private ThallusServer.Builder security(ThallusServer.Builder server) throws java.io.IOException {

@@ -239,6 +239,33 @@ class FlightSqlClientTest {
   }
 
   @Test
+  void anIngestIntoATableOfAVeryLongNameIsRefusedNamingTheLimit() throws Exception {
+    Schema schema = new Schema(List.of(org.apache.arrow.vector.types.pojo.Field.nullable("k",
+        new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true))));
+    var create = FlightSql.CommandStatementIngest.TableDefinitionOptions.newBuilder()
+        .setIfNotExist(FlightSql.CommandStatementIngest.TableDefinitionOptions.TableNotExistOption
+            .TABLE_NOT_EXIST_OPTION_CREATE)
+        .setIfExists(FlightSql.CommandStatementIngest.TableDefinitionOptions.TableExistsOption
+            .TABLE_EXISTS_OPTION_FAIL).build();
+    try (VectorSchemaRoot batch = VectorSchemaRoot.create(schema, clientMemory)) {
+      batch.allocateNew();
+      ((BigIntVector) batch.getVector(0)).setSafe(0, 1);
+      batch.setRowCount(1);
+      for (int length : new int[] {3_000, 100_000}) {
+        String table = "x".repeat(length);
+        assertThatThrownBy(() -> sql.executeIngest(batch, new FlightSqlClient.ExecuteIngestOptions(table, create,
+            null, null, Map.of()), auth)).isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
+              assertThat(e.status().code()).isEqualTo(FlightStatusCode.INVALID_ARGUMENT);
+              assertThat(e.status().description()).isEqualTo("INVALID_ARGUMENT: a table name of " + (length + 2)
+                  + " characters is over the maximum of 1024 characters");
+            });
+      }
+      assertThat(rows("SELECT count(*) FROM duckdb_tables() WHERE length(table_name) > 1000"))
+          .containsExactly(List.of(0L));
+    }
+  }
+
+  @Test
   void catalogCommandsListWhatDuckDBKnows() throws Exception {
     sql.executeUpdate("CREATE SCHEMA IF NOT EXISTS sales", auth);
     sql.executeUpdate("CREATE TABLE sales.orders (id BIGINT, customer VARCHAR, PRIMARY KEY (id, customer))", auth);

@@ -256,6 +256,27 @@ class CatalogWriteTest {
     spark.sql("DROP TABLE thallus.main.kept");
   }
 
+  /**
+   * Waits up to 60 s for a task of a job in {@code group} to run, then asserts one does: a cancel sent before the job
+   * starts would cancel nothing, and the write would simply succeed.
+   */
+  private static void awaitRunningTask(String group) throws InterruptedException {
+    org.apache.spark.SparkStatusTracker status = spark.sparkContext().statusTracker();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    boolean running = false;
+    while (!running && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+      for (int id : status.getJobIdsForGroup(group)) {
+        scala.Option<org.apache.spark.SparkJobInfo> job = status.getJobInfo(id);
+        for (int stage : job.isDefined() ? job.get().stageIds() : new int[0]) {
+          scala.Option<org.apache.spark.SparkStageInfo> info = status.getStageInfo(stage);
+          running |= info.isDefined() && info.get().numActiveTasks() > 0;
+        }
+      }
+    }
+    assertThat(running).as("a task of %s runs", group).isTrue();
+  }
+
   @Test
   void aCancelledJobLeavesTheTableAsItWas() throws Exception {
     spark.range(0, 10).writeTo("thallus.main.cancelled").create();
@@ -270,7 +291,7 @@ class CatalogWriteTest {
         throw new IllegalStateException(e);
       }
     });
-    Thread.sleep(1_000);
+    awaitRunningTask("slow-write");
     spark.sparkContext().cancelJobGroup("slow-write");
     assertThatThrownBy(() -> write.get(60, TimeUnit.SECONDS)).hasMessageContaining("cancel");
     spark.sparkContext().clearJobGroup();

@@ -1,6 +1,7 @@
 package io.thallus.conformance;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.thallus.testing.Memory.awaitSteady;
 import static io.thallus.testing.Memory.awaitZero;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -291,17 +292,16 @@ public abstract class TransportConformanceSuite {
       try (VectorSchemaRoot first = stream.next()) {
         assertThat(first.getRowCount()).isEqualTo(65536);
       }
-      Thread.sleep(500);
       // Two credits: at most two batches wait at the client (each may be rounded up to a power of two by the
-      // allocator), and the server has stopped producing: nowhere near the 400 MB of the whole result.
-      assertThat(slow.allocatedBytes()).isLessThanOrEqualTo(2 * 2 * batchBytes + batchBytes);
+      // allocator), and the server has stopped producing, so what the client holds stops growing nowhere near the
+      // 400 MB of the whole result. Without the credits' hold it would grow past the bound (or never settle).
+      assertThat(awaitSteady(slow::allocatedBytes, Duration.ofMillis(300), "the slow client's memory"))
+          .isLessThanOrEqualTo(2 * 2 * batchBytes + batchBytes);
       // A remote server's figure is its whole allocator, which also counts the batches a transport has placed for
       // the client to fetch (rdma): one per credit at most, each in a power-of-two buffer under twice its size.
       long placed = server instanceof ServerUnderTest.Remote ? 2 * 2 * batchBytes : 0;
-      assertThat(connectionBytes()).isLessThanOrEqualTo(4 * batchBytes + placed);
-      long before = slow.allocatedBytes();
-      Thread.sleep(300);
-      assertThat(slow.allocatedBytes()).isEqualTo(before);
+      assertThat(awaitSteady(this::connectionBytes, Duration.ofMillis(300), "the server's memory for the client"))
+          .isLessThanOrEqualTo(4 * batchBytes + placed);
     }
     awaitZero(this::connectionBytes, "server memory after the stream closed");
   }

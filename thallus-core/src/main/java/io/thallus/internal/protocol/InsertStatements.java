@@ -10,10 +10,14 @@ import java.util.regex.Pattern;
  * same way by the client (to send such rows on the write path) and by the server (to run them).
  */
 public final class InsertStatements {
-  /** Groups: the target table (maybe qualified or quoted), its column list, the placeholders. */
+  /**
+   * Groups: the target table (maybe qualified or quoted), its column list, the placeholders. The repeats are
+   * possessive: Java runs a greedy repeat of an alternation or of a variable-length group by recursing once per
+   * repetition, which overflowed the stack on a quoted name of a few thousand characters or as many placeholders.
+   */
   private static final Pattern INSERT_VALUES = Pattern.compile("(?is)\\s*INSERT\\s+INTO\\s+("
-      + "(?:\"(?:[^\"]|\"\")*\"|[\\w$]+)(?:\\s*\\.\\s*(?:\"(?:[^\"]|\"\")*\"|[\\w$]+)){0,2})"
-      + "\\s*(\\([^()]*\\))?\\s*VALUES\\s*(\\(\\s*\\?(?:\\s*,\\s*\\?)*\\s*\\))\\s*;?\\s*");
+      + "(?:\"(?:[^\"]++|\"\")*+\"|[\\w$]++)(?:\\s*\\.\\s*(?:\"(?:[^\"]++|\"\")*+\"|[\\w$]++)){0,2})"
+      + "\\s*(\\([^()]*+\\))?\\s*VALUES\\s*(\\(\\s*\\?(?:\\s*,\\s*\\?)*+\\s*\\))\\s*;?\\s*");
 
   /** A recognized statement: its target, its column list (null for none) and how many placeholders it has. */
   public record Insert(String target, String columns, int placeholders) {

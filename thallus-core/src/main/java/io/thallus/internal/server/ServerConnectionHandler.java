@@ -337,10 +337,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
         throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "ingest mode " + request.mode()
             + " is unknown: 0 create, 1 append, 2 replace");
       }
-      if (!io.thallus.IngestRequest.isTableName(request.table())) {
-        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "\"" + request.table() + "\" is not a table name: "
-            + "use t, schema.t or catalog.schema.t, each part a plain identifier or double-quoted");
-      }
+      io.thallus.internal.protocol.TableNames.check(request.table());
       if (request.credits() < 1) {
         throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "an ingest needs at least 1 credit, got "
             + request.credits());

@@ -64,6 +64,36 @@ class HeldBatchesTest {
     }
   }
 
+  /**
+   * Places on a thread of its own and returns once that placement waits for a release (within 20 s), asserting it
+   * does: a placement that ended instead (placed or failed) fails the assertion.
+   */
+  private CompletableFuture<PlacedBody> placeAndAwaitItsWait(long batchId, Duration wait) throws InterruptedException {
+    CompletableFuture<PlacedBody> placed = new CompletableFuture<>();
+    Thread placing = Thread.ofPlatform().name("placing-" + batchId).daemon(true).start(() -> {
+      try {
+        placed.complete(place(batchId, wait));
+      } catch (Throwable failure) {
+        placed.completeExceptionally(failure);
+      }
+    });
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!waitsForRelease(placing) && !placed.isDone() && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertThat(waitsForRelease(placing)).as("placement %d waits for a release (done: %s)", batchId, placed).isTrue();
+    return placed;
+  }
+
+  private static boolean waitsForRelease(Thread thread) {
+    for (StackTraceElement frame : thread.getStackTrace()) {
+      if (frame.getClassName().equals(HeldBatches.class.getName()) && frame.getMethodName().equals("awaitRelease")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private BatchContents batch() {
     try (BigIntVector values = new BigIntVector("v", allocator)) {
       values.allocateNew(ROWS);
@@ -98,8 +128,7 @@ class HeldBatchesTest {
     assertThat(fitted).isBetween(3, 5);
     assertThat(allocator.getAllocatedMemory()).as("segments, within the budget").isBetween(1L, BUDGET);
 
-    CompletableFuture<PlacedBody> waiting = CompletableFuture.supplyAsync(() -> place(99, Duration.ofSeconds(10)));
-    Thread.sleep(300);
+    CompletableFuture<PlacedBody> waiting = placeAndAwaitItsWait(99, Duration.ofSeconds(10));
     assertThat(waiting).as("no room until a release").isNotDone();
     // The oldest batch, as a consumer releases them: its segment empties and takes the next body.
     held.release(1, 0);
@@ -113,8 +142,7 @@ class HeldBatchesTest {
   @Test
   void theConnectionsEndFreesEveryPlaceAndFailsAWaitingPlacement() throws Exception {
     fill();
-    CompletableFuture<PlacedBody> waiting = CompletableFuture.supplyAsync(() -> place(99, Duration.ofSeconds(30)));
-    Thread.sleep(300);
+    CompletableFuture<PlacedBody> waiting = placeAndAwaitItsWait(99, Duration.ofSeconds(30));
     held.close();
     assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS))
         .hasCauseInstanceOf(ThallusException.class)
