@@ -205,15 +205,17 @@ public final class Admission {
     }
 
     /**
-     * A new connection. When more than the maximum now wait, one of them is returned for the caller to close: the
-     * oldest that has not sent a byte, else the oldest.
+     * A new connection. When more than the maximum now wait, one of the others is returned for the caller to close:
+     * the oldest that has not sent a byte, else the oldest. Never the newcomer: strangers that have all sent half a
+     * request must not keep the next client (or a health probe) out until their deadline.
      */
     public synchronized Optional<C> arrive(C connection) {
       waiting.add(connection);
       if (waiting.size() <= max) {
         return Optional.empty();
       }
-      C victim = waiting.stream().filter(c -> !hasSpoken.test(c)).findFirst()
+      // At least two wait here (max is positive), so the oldest is never the newcomer.
+      C victim = waiting.stream().filter(c -> c != connection && !hasSpoken.test(c)).findFirst()
           .orElseGet(() -> waiting.iterator().next());
       waiting.remove(victim);
       return Optional.of(victim);

@@ -1,6 +1,7 @@
 package io.thallus.cli;
 
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.thallus.Admission;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -31,7 +32,7 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.LinkedHashSet;
+import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -118,54 +119,39 @@ final class MetricsEndpoint implements AutoCloseable {
   }
 
   /**
-   * The open connections in arrival order, and those that have not sent a byte. Touched only on the endpoint's one
-   * event loop thread (accepts, reads and closes all run there), so it needs no lock.
+   * The open connections, held to the same rule as every door's strangers ({@link Admission.Strangers}); each also
+   * has its deadline. A connection stays a stranger until it closes: an answer closes it.
    */
   private static final class Strangers {
     private final Settings settings;
-    private final Set<Channel> open = new LinkedHashSet<>();
-    private final Set<Channel> silent = new LinkedHashSet<>();
+    /** Touched only on the endpoint's one event loop thread (reads and closes run there). */
+    private final Set<Channel> spoken = new HashSet<>();
+    private final Admission.Strangers<Channel> open;
 
     Strangers(Settings settings) {
       this.settings = settings;
+      this.open = new Admission.Strangers<>(settings.maxConnections(), spoken::contains);
     }
 
     /** Counts a new connection in, closes one if there are too many, and returns what notices its first byte. */
     ChannelInboundHandlerAdapter admit(Channel connection) {
-      open.add(connection);
-      silent.add(connection);
       var deadline = connection.eventLoop().schedule(() -> connection.close(), settings.deadline().toNanos(),
           TimeUnit.NANOSECONDS);
       connection.closeFuture().addListener(closed -> {
         deadline.cancel(false);
-        open.remove(connection);
-        silent.remove(connection);
+        open.leave(connection);
+        spoken.remove(connection);
       });
-      if (open.size() > settings.maxConnections()) {
-        // Out of the count at once, so the next newcomer picks another even before this close completes.
-        Channel crowdedOut = crowdedOut(connection);
-        open.remove(crowdedOut);
-        silent.remove(crowdedOut);
-        crowdedOut.close();
-      }
+      // Out of the count at once, so the next newcomer picks another even before this close completes.
+      open.arrive(connection).ifPresent(Channel::close);
       return new ChannelInboundHandlerAdapter() {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
-          silent.remove(connection);
+          spoken.add(connection);
           ctx.pipeline().remove(this);
           ctx.fireChannelRead(msg);
         }
       };
-    }
-
-    /** The oldest connection but {@code newcomer} that has sent nothing, else the oldest but {@code newcomer}. */
-    private Channel crowdedOut(Channel newcomer) {
-      for (Channel candidate : silent) {
-        if (candidate != newcomer) {
-          return candidate;
-        }
-      }
-      return open.iterator().next();
     }
   }
 

@@ -228,22 +228,23 @@ class FlightSqlLimitsTest {
             .TABLE_NOT_EXIST_OPTION_CREATE)
         .setIfExists(FlightSql.CommandStatementIngest.TableDefinitionOptions.TableExistsOption
             .TABLE_EXISTS_OPTION_APPEND).build();
-    // A session budget of 1 MiB under a data limit of 4 MiB: a 2 MiB message gets through gRPC, not the session.
+    // A session budget of 3 MiB (its native connection's shared memory included) under a data limit of 4 MiB: a
+    // 3.5 MiB message gets through gRPC, not into the session.
     try (FlightSqlFixture small = new FlightSqlFixture(server -> server, door -> door.maxDataMessageBytes(DATA_LIMIT)
-             .memoryPerClient(1 << 20));
+             .memoryPerClient(3 << 20));
          FlightClient flight = FlightClient.builder(clientMemory,
              Location.forGrpcInsecure("127.0.0.1", small.flightSql.port())).build();
          FlightSqlClient sql = new FlightSqlClient(flight);
          VectorSchemaRoot rows = VectorSchemaRoot.create(intColumns(1), clientMemory)) {
       CallOption auth = flight.authenticateBasicToken(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD).orElseThrow();
       IntVector values = (IntVector) rows.getVector(0);
-      for (int count : new int[] {(2 << 20) / 4, (256 << 10) / 4}) {
+      for (int count : new int[] {(7 << 19) / 4, (256 << 10) / 4}) {
         values.allocateNew(count);
         for (int i = 0; i < count; i++) {
           values.set(i, i);
         }
         rows.setRowCount(count);
-        if (count > (1 << 20) / 4) {
+        if (count > (3 << 20) / 4) {
           assertThatThrownBy(() -> sql.executeIngest(rows, new FlightSqlClient.ExecuteIngestOptions("budgeted",
               create, null, null, Map.of()), auth)).isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
                 assertThat(e.status().code()).isEqualTo(FlightStatusCode.RESOURCE_EXHAUSTED);
