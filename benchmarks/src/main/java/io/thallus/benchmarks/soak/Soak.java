@@ -220,7 +220,9 @@ public final class Soak {
     List<String> leaked = left.stream().filter(target -> !target.equals("anon_inode:[eventpoll]")).toList();
     boolean fdsOk = leaked.isEmpty();
     if (!left.isEmpty()) {
-      System.out.println("descriptors open at the end that were not at the start: " + left);
+      Map<String, Long> byTarget = new java.util.TreeMap<>();
+      left.forEach(target -> byTarget.merge(target, 1L, Long::sum));
+      System.out.println("descriptors open at the end that were not at the start (target: count): " + byTarget);
     }
     boolean logOk = logWatch.maxRepeatsPerSecond <= MAX_LOG_REPEATS_PER_SECOND;
     System.out.printf("honest queries: %d correct, %d failed%s%n", honestOk.get(), honestFailed.get(),
@@ -317,6 +319,7 @@ public final class Soak {
             key.cancel();
             closeQuietly(channel);
             strangersClosed.incrementAndGet();
+            tally.count("strangers closed by the server on port " + target);
             open--;
           }
         }
