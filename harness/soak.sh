@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# The hardening soak (not part of the test command): a `thallus serve` with a token, attacked on loopback for a
-# bounded time by idle strangers on the control port, strangers on the tcp data port, greedy clients (the most
-# credits allowed, never reading) and checked by honest clients on every transport. It passes when every honest
-# query was right, the server's RSS stayed under the bound, its descriptors came back and no log line repeated more
-# than 5 times a second. Everything runs on 127.0.0.1 and stops by itself.
+# The hardening soak (not part of the test command): a `thallus serve` with a token, a users file, a --database, a
+# Flight SQL port and a metrics port, attacked on loopback for a bounded time by idle strangers on the control port,
+# strangers on the tcp data port and the Flight port, greedy clients (the most credits allowed, never reading),
+# native and Flight session hoarders, corrupt batches on every transport and over Flight DoPut, unread DoGets, huge
+# messages and a metrics-port slowloris (all holding the token), and checked by honest clients logged in as a user
+# of their own: queries on every transport and over Flight SQL, a /health probe and a writer committing one row at
+# a time to the database. It passes when every honest call was right, the server's RSS stayed under the bound, its
+# descriptors came back, no log line repeated more than 5 times a second, and after a kill -9 and a restart every
+# row the server acknowledged is there. Everything runs on 127.0.0.1 and stops by itself.
 # Usage: harness/soak.sh [seconds=300] [rss bound MB=2560] [idle=1000] [data=1000] [greedy=4] [honest=4]
 # SOAK_SERVER_JAR runs another build's CLI jar as the server (say an older commit's, for a before/after), with
-# SOAK_SERVER_LIMITS in place of this build's limit flags.
+# SOAK_SERVER_LIMITS in place of this build's limit flags; SOAK_CORRUPT=0 sends no corrupt batches (to see what else a
+# server that dies of the first one would do).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -20,21 +25,51 @@ flags="$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' pom.xml
 ulimit -n "$(ulimit -Hn)"
 work="$(mktemp -d)"
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
-mkdir "$work/data"
+mkdir "$work/data" "$work/db"
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"
-# shellcheck disable=SC2086
-"$jdk/bin/java" $flags -Xmx1g -XX:-UsePerfData -Dorg.slf4j.simpleLogger.defaultLogLevel=info \
-  -jar "${SOAK_SERVER_JAR:-thallus-cli/target/thallus.jar}" serve --data-root "$work/data" --port 0 \
-  --token-file "$work/token" --memory-limit 1GB ${SOAK_SERVER_LIMITS---batch-memory 1073741824} \
-  > "$work/server.log" 2>&1 &
-server=$!
-for _ in $(seq 1 100); do
-  port="$(sed -n 's/^thallus serving .*:\([0-9][0-9]*\) over .*/\1/p' "$work/server.log" | head -1)"
-  [[ -n "$port" ]] && break
-  sleep 0.2
-done
-[[ -n "${port:-}" ]] || { echo "soak: the server did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
+printf 'honest:%s\n' "$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$work/users"
+chmod 600 "$work/token" "$work/users"
+jar="${SOAK_SERVER_JAR:-thallus-cli/target/thallus.jar}"
+# An older build (SOAK_SERVER_JAR) may know no users file: then the honest actors hold the token too.
+users=()
+if "$jdk/bin/java" $flags -jar "$jar" serve --help 2>&1 | grep -q -- --users-file; then
+  users=(--users-file "$work/users")
+fi
+start_server() {
+  # shellcheck disable=SC2086
+  "$jdk/bin/java" $flags -Xmx1g -XX:-UsePerfData -Dorg.slf4j.simpleLogger.defaultLogLevel=info \
+    -jar "$jar" serve --data-root "$work/data" --port "$1" --token-file "$work/token" "${users[@]}" \
+    --database "$work/db/soak.duckdb" --flight-sql-port 0 --metrics-port 0 \
+    --memory-limit 1GB ${SOAK_SERVER_LIMITS---batch-memory 1073741824} > "$work/server.log" 2>&1 &
+  server=$!
+  port=""
+  for _ in $(seq 1 150); do
+    port="$(sed -n 's/^thallus serving .*:\([0-9][0-9]*\) over .*/\1/p' "$work/server.log" | head -1)"
+    flight="$(sed -n 's/^flight sql at .*:\([0-9][0-9]*\)$/\1/p' "$work/server.log" | head -1)"
+    metrics="$(sed -n 's/^metrics at http:.*:\([0-9][0-9]*\)\/metrics$/\1/p' "$work/server.log" | head -1)"
+    [[ -n "$port" && -n "$flight" && -n "$metrics" ]] && break
+    sleep 0.2
+  done
+  [[ -n "$port" ]] || { echo "soak: the server did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
+}
+start_server 0
+named=(flight="$flight" metrics="$metrics" ledger="$work/ledger")
+[[ ${#users[@]} -gt 0 ]] && named+=(users="$work/users")
+[[ "${SOAK_CORRUPT:-1}" == 0 ]] && named+=(corrupt=false)
+status=0
 # shellcheck disable=SC2086
 "$jdk/bin/java" $flags -Xmx2g -XX:-UsePerfData -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
   -cp benchmarks/target/benchmarks.jar io.thallus.benchmarks.soak.Soak 127.0.0.1 "$port" "$work/token" "$server" \
-  "$work/server.log" "$seconds" "$bound" "${3:-1000}" "${4:-1000}" "${5:-4}" "${6:-4}"
+  "$work/server.log" "$seconds" "$bound" "${3:-1000}" "${4:-1000}" "${5:-4}" "${6:-4}" "${named[@]}" || status=1
+# Durability: kill -9 the server (if it still lives), start it again on the same database, count the ledger.
+kill -9 "$server" 2>/dev/null || true
+wait "$server" 2>/dev/null || true
+if [[ -s "$work/ledger" ]]; then
+  start_server 0
+  # shellcheck disable=SC2086
+  "$jdk/bin/java" $flags -XX:-UsePerfData -cp benchmarks/target/benchmarks.jar \
+    io.thallus.benchmarks.soak.LedgerCheck 127.0.0.1 "$port" "$work/token" "$work/ledger" || status=1
+else
+  echo "soak: no ledger figure (the soak did not finish)"; status=1
+fi
+exit "$status"

@@ -62,6 +62,9 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--token-file", description = "Require clients to send the secret in this file (its first line).")
   Path tokenFile;
 
+  @Option(names = "--users-file", description = "Also (or instead) let in these users: one user:password a line.")
+  Path usersFile;
+
   @Option(names = "--tls-cert", description = "TLS certificate chain (PEM); needs --tls-key.")
   Path tlsCertificate;
 
@@ -259,8 +262,16 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   private ThallusServer.Builder security(ThallusServer.Builder server) throws java.io.IOException {
+    Authentication authentication = Authentication.none();
     if (tokenFile != null) {
-      server.authentication(Authentication.token(CliSecrets.firstLine(tokenFile)));
+      authentication = Authentication.token(CliSecrets.firstLine(tokenFile));
+    }
+    if (usersFile != null) {
+      Authentication users = Authentication.users(CliSecrets.users(usersFile));
+      authentication = tokenFile == null ? users : authentication.or(users);
+    }
+    if (authentication.isRequired()) {
+      server.authentication(authentication);
     }
     if ((tlsCertificate == null) != (tlsKey == null)) {
       throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "--tls-cert and --tls-key go together");

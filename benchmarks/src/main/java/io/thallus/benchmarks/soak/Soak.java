@@ -65,32 +65,79 @@ public final class Soak {
   private final AtomicReference<String> firstFailure = new AtomicReference<>();
   private final AtomicLong strangersClosed = new AtomicLong();
   private final AtomicLong greedyRounds = new AtomicLong();
+  private final Doors doors;
+  /** Set when the server process dies: every actor stops, and the soak has failed. */
+  private volatile boolean serverGone;
+  private final ClientOptions honestOptions;
+  private final Tally tally = new Tally();
+  private final DoorActors actors;
+  private final AtomicLong ledgerAcknowledged = new AtomicLong(-1);
 
-  private Soak(String host, int port, String token, Duration length) {
+  private Soak(String host, int port, String token, Duration length, Doors doors) {
     this.host = host;
     this.port = port;
     this.token = token;
     this.deadlineNanos = System.nanoTime() + length.toNanos();
+    this.doors = doors;
+    this.honestOptions = doors.honestUser() == null ? ClientOptions.builder().token(token).build()
+        : ClientOptions.builder().user(doors.honestUser(), doors.honestPassword()).build();
+    this.actors = new DoorActors(host, port, token, honestOptions,
+        doors.honestUser() == null ? DoorActors.bearer(token)
+            : DoorActors.basic(doors.honestUser(), doors.honestPassword()), this::running, tally);
   }
 
   public static void main(String[] args) throws Exception {
-    String host = args[0];
-    int port = Integer.parseInt(args[1]);
-    String token = Files.readAllLines(Path.of(args[2])).getFirst().strip();
-    long pid = Long.parseLong(args[3]);
-    Path log = Path.of(args[4]);
-    Duration length = Duration.ofSeconds(Long.parseLong(args[5]));
-    long rssBoundBytes = Long.parseLong(args[6]) << 20;
-    int idle = args.length > 7 ? Integer.parseInt(args[7]) : 1000;
-    int data = args.length > 8 ? Integer.parseInt(args[8]) : 1000;
-    int greedy = args.length > 9 ? Integer.parseInt(args[9]) : 4;
-    int honest = args.length > 10 ? Integer.parseInt(args[10]) : 4;
-    System.exit(new Soak(host, port, token, length).run(new ProcessProbe(pid), log, rssBoundBytes, idle, data,
-        greedy, honest) ? 0 : 1);
+    List<String> positional = new ArrayList<>();
+    Map<String, String> named = new HashMap<>();
+    for (String arg : args) {
+      int equals = arg.indexOf('=');
+      if (equals > 0) {
+        named.put(arg.substring(0, equals), arg.substring(equals + 1));
+      } else {
+        positional.add(arg);
+      }
+    }
+    String host = positional.get(0);
+    int port = Integer.parseInt(positional.get(1));
+    String token = Files.readAllLines(Path.of(positional.get(2))).getFirst().strip();
+    long pid = Long.parseLong(positional.get(3));
+    Path log = Path.of(positional.get(4));
+    Duration length = Duration.ofSeconds(Long.parseLong(positional.get(5)));
+    long rssBoundBytes = Long.parseLong(positional.get(6)) << 20;
+    int idle = positional.size() > 7 ? Integer.parseInt(positional.get(7)) : 1000;
+    int data = positional.size() > 8 ? Integer.parseInt(positional.get(8)) : 1000;
+    int greedy = positional.size() > 9 ? Integer.parseInt(positional.get(9)) : 4;
+    int honest = positional.size() > 10 ? Integer.parseInt(positional.get(10)) : 4;
+    Soak soak = new Soak(host, port, token, length, Doors.of(named));
+    System.exit(soak.run(new ProcessProbe(pid), log, rssBoundBytes, idle, data, greedy, honest) ? 0 : 1);
+  }
+
+  /**
+   * The doors beyond the native port, and the honest actors' own login: {@code flight=PORT} (Flight SQL),
+   * {@code metrics=PORT}, {@code users=FILE} (its first {@code user:password} line is the honest actors' login, so
+   * per-credential quotas can tell them from the attackers, who hold the token), {@code ledger=FILE} (where the
+   * ledger writer's last acknowledged id is written), {@code corrupt=false} (no corrupt batches: to see what else
+   * a server that dies of the first one would do).
+   */
+  record Doors(int flightPort, int metricsPort, String honestUser, String honestPassword, Path ledger,
+      boolean corrupt) {
+    static Doors of(Map<String, String> named) throws IOException {
+      String user = null;
+      String password = null;
+      if (named.containsKey("users")) {
+        String line = Files.readAllLines(Path.of(named.get("users"))).getFirst().strip();
+        user = line.substring(0, line.indexOf(':'));
+        password = line.substring(line.indexOf(':') + 1);
+      }
+      return new Doors(Integer.parseInt(named.getOrDefault("flight", "0")),
+          Integer.parseInt(named.getOrDefault("metrics", "0")), user, password,
+          named.containsKey("ledger") ? Path.of(named.get("ledger")) : null,
+          Boolean.parseBoolean(named.getOrDefault("corrupt", "true")));
+    }
   }
 
   private boolean running() {
-    return System.nanoTime() < deadlineNanos;
+    return !serverGone && System.nanoTime() < deadlineNanos;
   }
 
   private boolean run(ProcessProbe server, Path log, long rssBound, int idle, int data, int greedy, int honest)
@@ -114,25 +161,49 @@ public final class Soak {
       String transport = transports[i % transports.length];
       threads.add(Thread.ofPlatform().name("honest-" + transport).start(() -> honest(transport)));
     }
+    threads.addAll(startDoorActors(transports));
     long maxRss = 0;
     int maxThreads = 0;
     long maxFds = 0;
     long second = 0;
     while (running()) {
       Thread.sleep(1000);
-      maxRss = Math.max(maxRss, server.rss());
-      maxThreads = Math.max(maxThreads, server.threads());
-      maxFds = Math.max(maxFds, server.fds());
+      try {
+        maxRss = Math.max(maxRss, server.rss());
+        maxThreads = Math.max(maxThreads, server.threads());
+        maxFds = Math.max(maxFds, server.fds());
+      } catch (IOException gone) {
+        // Checked just below.
+      }
       logWatch.poll();
+      if (!server.alive()) {
+        System.out.println(second + " s: the server process is gone");
+        serverGone = true;
+        break;
+      }
       if (++second % 30 == 0) {
         System.out.printf("%4d s: RSS %d MB (max %d), %d threads (max %d), %d fds (max %d); honest %d ok %d failed;"
-                + " strangers closed by the server %d; greedy rounds %d%n", second, server.rss() >> 20, maxRss >> 20,
+                + " strangers closed by the server %d; greedy rounds %d; other doors honest %d ok %d failed%n", second,
+            server.rss() >> 20, maxRss >> 20,
             server.threads(), maxThreads, server.fds(), maxFds, honestOk.get(), honestFailed.get(),
-            strangersClosed.get(), greedyRounds.get());
+            strangersClosed.get(), greedyRounds.get(), tally.honestOk(), tally.honestFailed());
       }
     }
     for (Thread thread : threads) {
       thread.join(30_000);
+    }
+    if (doors.ledger() != null) {
+      Files.writeString(doors.ledger(), ledgerAcknowledged.get() + "\n");
+      System.out.println("ledger: the server acknowledged ids 1.." + ledgerAcknowledged.get());
+    }
+    if (serverGone) {
+      System.out.printf("honest queries: %d correct, %d failed; server RSS max %d MB (bound %d MB)%n", honestOk.get(),
+          honestFailed.get(), maxRss >> 20, rssBound >> 20);
+      System.out.print("at the other doors:\n" + tally.report());
+      System.out.println("SOAK FAILED: the server died (its log's last lines follow)");
+      List<String> lines = Files.readAllLines(log);
+      lines.subList(Math.max(0, lines.size() - 15), lines.size()).forEach(line -> System.out.println("  " + line));
+      return false;
     }
     long fdsAtEnd = server.fds();
     for (int i = 0; i < 30 && fdsAtEnd > fdsAtStart; i++) {
@@ -140,16 +211,20 @@ public final class Soak {
       fdsAtEnd = server.fds();
     }
     logWatch.poll();
-    boolean honestAllOk = honestFailed.get() == 0 && honestOk.get() > 0;
+    boolean honestAllOk = honestFailed.get() == 0 && honestOk.get() > 0 && tally.honestFailed() == 0;
     boolean rssOk = maxRss <= rssBound;
     List<String> left = new ArrayList<>(server.fdTargets());
     fdTargetsAtStart.forEach(left::remove);
     // The JDK starts its virtual-thread pollers (one epoll instance each, a fixed number per carrier thread) the
     // first time a virtual thread waits on a socket on that carrier: they stay for the JVM's life, not a leak.
-    List<String> leaked = left.stream().filter(target -> !target.equals("anon_inode:[eventpoll]")).toList();
+    // DuckDB opens its write-ahead log at the first commit and closes it at a checkpoint: the ledger's, not a leak.
+    List<String> leaked = left.stream().filter(target -> !target.equals("anon_inode:[eventpoll]")
+        && !target.endsWith(".duckdb.wal")).toList();
     boolean fdsOk = leaked.isEmpty();
     if (!left.isEmpty()) {
-      System.out.println("descriptors open at the end that were not at the start: " + left);
+      Map<String, Long> byTarget = new java.util.TreeMap<>();
+      left.forEach(target -> byTarget.merge(target, 1L, Long::sum));
+      System.out.println("descriptors open at the end that were not at the start (target: count): " + byTarget);
     }
     boolean logOk = logWatch.maxRepeatsPerSecond <= MAX_LOG_REPEATS_PER_SECOND;
     System.out.printf("honest queries: %d correct, %d failed%s%n", honestOk.get(), honestFailed.get(),
@@ -159,10 +234,46 @@ public final class Soak {
     System.out.printf("strangers closed by the server: %d; greedy rounds: %d; log lines: %d, most repeats of one "
         + "line in one second: %d (%s)%n", strangersClosed.get(), greedyRounds.get(), logWatch.lines,
         logWatch.maxRepeatsPerSecond, logWatch.mostRepeated);
+    System.out.print("at the other doors:\n" + tally.report());
+    if (tally.firstFailure() != null) {
+      System.out.println("first honest failure at the other doors: " + tally.firstFailure());
+    }
     boolean pass = honestAllOk && rssOk && fdsOk && logOk;
     System.out.println(pass ? "SOAK PASSED" : "SOAK FAILED: honest " + honestAllOk + ", rss " + rssOk + ", fds "
         + fdsOk + ", log " + logOk);
     return pass;
+  }
+
+  /** The actors at the doors other than the native port's control connection, as {@link Doors} names them. */
+  private List<Thread> startDoorActors(String[] transports) {
+    List<Thread> threads = new ArrayList<>();
+    for (int i = 0; doors.corrupt() && i < transports.length; i++) {
+      String transport = transports[i];
+      threads.add(Thread.ofPlatform().name("corrupt-" + transport).start(() -> actors.corruptIngests(transport)));
+    }
+    threads.add(Thread.ofPlatform().name("native-hoarder").start(actors::nativeSessionHoarder));
+    if (doors.ledger() != null) {
+      threads.add(Thread.ofPlatform().name("ledger").start(() -> ledgerAcknowledged.set(actors.ledgerWriter())));
+    }
+    int flight = doors.flightPort();
+    if (flight > 0) {
+      threads.add(Thread.ofPlatform().name("flight-strangers").start(() -> strangers(flight, 500)));
+      for (int i = 0; i < 2; i++) {
+        threads.add(Thread.ofPlatform().name("honest-flight-" + i).start(() -> actors.honestFlight(flight)));
+      }
+      threads.add(Thread.ofPlatform().name("flight-hoarder").start(() -> actors.flightSessionHoarder(flight)));
+      threads.add(Thread.ofPlatform().name("unread-doget").start(() -> actors.unreadDoGets(flight, 32)));
+      threads.add(Thread.ofPlatform().name("huge-flight").start(() -> actors.hugeFlightMessages(flight)));
+      if (doors.corrupt()) {
+        threads.add(Thread.ofPlatform().name("corrupt-doput").start(() -> actors.corruptDoPuts(flight)));
+      }
+    }
+    int metrics = doors.metricsPort();
+    if (metrics > 0) {
+      threads.add(Thread.ofPlatform().name("slowloris").start(() -> actors.metricsSlowloris(metrics, 100)));
+      threads.add(Thread.ofPlatform().name("health-probe").start(() -> actors.healthProbe(metrics)));
+    }
+    return threads;
   }
 
   /** The tcp transport's data port, from an authenticated handshake's WELCOME. */
@@ -210,6 +321,7 @@ public final class Soak {
             key.cancel();
             closeQuietly(channel);
             strangersClosed.incrementAndGet();
+            tally.count("strangers closed by the server on port " + target);
             open--;
           }
         }
@@ -255,7 +367,7 @@ public final class Soak {
     try (BufferAllocator memory = new RootAllocator()) {
       while (running()) {
         try (ThallusClient client = ThallusClient.connect(memory, Location.of(host, port).withTransport(transport),
-            ClientOptions.builder().token(token).build())) {
+            honestOptions)) {
           while (running()) {
             long sum = sum(client, sql);
             if (sum != expected) {
@@ -320,6 +432,10 @@ public final class Soak {
 
   /** The server process as /proc shows it. */
   private record ProcessProbe(long pid) {
+    boolean alive() {
+      return Files.exists(Path.of("/proc", Long.toString(pid), "status"));
+    }
+
     long rss() throws IOException {
       return status("VmRSS:") << 10;
     }
@@ -396,7 +512,7 @@ public final class Soak {
   }
 
   /** A blocking socket speaking the control protocol, as a client that reads only when it chooses to. */
-  private static final class RawConnection implements AutoCloseable {
+  static final class RawConnection implements AutoCloseable {
     private final Socket socket;
     private final DataInputStream in;
     private final OutputStream out;
@@ -406,6 +522,12 @@ public final class Soak {
       socket.setSoTimeout(10_000);
       in = new DataInputStream(socket.getInputStream());
       out = socket.getOutputStream();
+    }
+
+    /** Says HELLO with the token; whether the server answered WELCOME. */
+    boolean hello(String name, String token) throws IOException {
+      send(new Message.Hello(Protocol.VERSION, name, List.of("ipc"), Map.of(), Map.of(Authentication.TOKEN, token)));
+      return receive() instanceof Message.Welcome;
     }
 
     void send(Message message) throws IOException {
