@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The hardening soak (not part of the test command): a `thallus serve` with a token, a users file, a --database, a
 # Flight SQL port and a metrics port, attacked on loopback for a bounded time by idle strangers on the control port,
-# strangers on the tcp data port and the Flight port, greedy clients (the most credits allowed, never reading),
-# native and Flight session hoarders, corrupt batches on every transport and over Flight DoPut, unread DoGets, huge
-# messages and a metrics-port slowloris (all holding the token), and checked by honest clients logged in as a user
-# of their own: queries on every transport and over Flight SQL, a /health probe and a writer committing one row at
-# a time to the database. It passes when every honest call was right, the server's RSS stayed under the bound, its
-# descriptors came back, no log line repeated more than 5 times a second, and after a kill -9 and a restart every
-# row the server acknowledged is there. Everything runs on 127.0.0.1 and stops by itself.
+# the tcp data port and the Flight port, greedy clients (the most credits allowed, never reading), native and Flight
+# session hoarders, corrupt batches on every transport and over Flight DoPut, unread DoGets, huge messages and a
+# metrics-port slowloris, and checked by honest clients: queries on every transport and over Flight SQL, a /health
+# probe and a writer committing one row at a time to the database. Attackers hold the token (the native hoarder a
+# login of its own) and come from loopback addresses of their own; honest clients log in as a user of their own from
+# 127.0.0.1, so per-credential and per-address quotas see what a server on a network would. It passes when every
+# honest call was right, the server's RSS stayed under the bound, its descriptors came back, no log line repeated
+# more than 5 times a second, and after a kill -9 and a restart every row the server acknowledged is there.
+# Everything runs on 127.0.0.0/8 and stops by itself.
 # Usage: harness/soak.sh [seconds=300] [rss bound MB=2560] [idle=1000] [data=1000] [greedy=4] [honest=4]
 # SOAK_SERVER_JAR runs another build's CLI jar as the server (say an older commit's, for a before/after), with
 # SOAK_SERVER_LIMITS in place of this build's limit flags; SOAK_CORRUPT=0 sends no corrupt batches (to see what else a
@@ -27,7 +29,9 @@ work="$(mktemp -d)"
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir "$work/data" "$work/db"
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"
-printf 'honest:%s\n' "$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$work/users"
+# Honest clients log in as "honest"; the native session hoarder as "hoarder" (every other attacker holds the token).
+secret() { head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+printf 'honest:%s\nhoarder:%s\n' "$(secret)" "$(secret)" > "$work/users"
 chmod 600 "$work/token" "$work/users"
 jar="${SOAK_SERVER_JAR:-thallus-cli/target/thallus.jar}"
 # An older build (SOAK_SERVER_JAR) may know no users file: then the honest actors hold the token too.

@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.apache.arrow.flight.CallOption;
 import org.apache.arrow.flight.FlightClient;
@@ -81,6 +82,20 @@ final class DoorActors {
     return FlightClient.builder(memory, org.apache.arrow.flight.Location.forGrpcInsecure(host, flightPort)).build();
   }
 
+  /** A Flight client whose connection comes from {@code local}, an attacker's own loopback address. */
+  private FlightClient flightFrom(BufferAllocator memory, int flightPort, String local) {
+    java.net.InetSocketAddress from = new java.net.InetSocketAddress(local, 0);
+    io.grpc.ManagedChannel channel = io.grpc.netty.NettyChannelBuilder.forAddress(host, flightPort).usePlaintext()
+        .maxInboundMessageSize(Integer.MAX_VALUE)
+        .localSocketPicker(new io.grpc.netty.NettyChannelBuilder.LocalSocketPicker() {
+          @Override
+          public java.net.SocketAddress createSocketAddress(java.net.SocketAddress remote, io.grpc.Attributes attrs) {
+            return from;
+          }
+        }).build();
+    return org.apache.arrow.flight.FlightGrpcUtils.createFlightClient(memory, channel);
+  }
+
   /** Runs the honest query over Flight SQL ({@code GetFlightInfo}, then {@code DoGet}) in a loop, checking each sum. */
   void honestFlight(int flightPort) {
     try (BufferAllocator memory = new RootAllocator()) {
@@ -120,7 +135,8 @@ final class DoorActors {
     try (BufferAllocator memory = new RootAllocator()) {
       int user = 0;
       while (running.getAsBoolean()) {
-        try (FlightClient client = flight(memory, flightPort); FlightSqlClient sql = new FlightSqlClient(client)) {
+        try (FlightClient client = flightFrom(memory, flightPort, Attackers.FLIGHT_HOARDER);
+             FlightSqlClient sql = new FlightSqlClient(client)) {
           for (int i = 0; i < 400 && running.getAsBoolean(); i++) {
             try {
               sql.getCatalogs(basic("hoarder" + user++, token)).getEndpoints();
@@ -138,15 +154,18 @@ final class DoorActors {
     }
   }
 
-  /** A token holder opening native connections until refused, holding them 20 s; again. */
-  void nativeSessionHoarder() {
+  /**
+   * A client opening native connections with {@code credentials} until refused, holding them 20 s; again. (With a
+   * login of its own, so that filling its quota does not also stop the token's other attackers.)
+   */
+  void nativeSessionHoarder(Map<String, String> credentials) {
     while (running.getAsBoolean()) {
       List<Soak.RawConnection> held = new ArrayList<>();
       try {
         for (int i = 0; i < 300 && running.getAsBoolean(); i++) {
-          Soak.RawConnection raw = new Soak.RawConnection(host, port);
+          Soak.RawConnection raw = new Soak.RawConnection(host, port, Attackers.NATIVE_HOARDER);
           held.add(raw);
-          if (raw.hello("hoarder", token)) {
+          if (raw.hello("hoarder", credentials)) {
             tally.count("attacker native sessions opened");
           } else {
             tally.count("attacker native sessions refused");
@@ -168,7 +187,8 @@ final class DoorActors {
     try (BufferAllocator memory = new RootAllocator()) {
       while (running.getAsBoolean()) {
         List<FlightStream> unread = new ArrayList<>();
-        try (FlightClient client = flight(memory, flightPort); FlightSqlClient sql = new FlightSqlClient(client)) {
+        try (FlightClient client = flightFrom(memory, flightPort, Attackers.UNREAD_DOGETS);
+             FlightSqlClient sql = new FlightSqlClient(client)) {
           CallOption auth = bearer(token);
           for (int i = 0; i < count && running.getAsBoolean(); i++) {
             try {
@@ -201,7 +221,8 @@ final class DoorActors {
     String sql64 = "SELECT 1 -- " + "x".repeat(64 << 20);
     try (BufferAllocator memory = new RootAllocator()) {
       while (running.getAsBoolean()) {
-        try (FlightClient client = flight(memory, flightPort); FlightSqlClient sql = new FlightSqlClient(client)) {
+        try (FlightClient client = flightFrom(memory, flightPort, Attackers.HUGE_MESSAGES);
+             FlightSqlClient sql = new FlightSqlClient(client)) {
           while (running.getAsBoolean()) {
             try {
               sql.execute(sql64, bearer(token));
@@ -229,13 +250,14 @@ final class DoorActors {
     try (BufferAllocator memory = new RootAllocator()) {
       int round = 0;
       while (running.getAsBoolean()) {
-        try (FlightClient client = flight(memory, flightPort); FlightSqlClient sql = new FlightSqlClient(client)) {
+        try (FlightClient client = flightFrom(memory, flightPort, Attackers.CORRUPT_DOPUTS);
+             FlightSqlClient sql = new FlightSqlClient(client)) {
           while (running.getAsBoolean()) {
             CorruptBatches.Lie lie = CorruptBatches.Lie.values()[round % CorruptBatches.Lie.values().length];
             int rows = round++ % 2 == 0 ? 2 : 8192;
             try (VectorSchemaRoot batch = CorruptBatches.of(memory, lie, rows)) {
               sql.executeIngest(batch, new FlightSqlClient.ExecuteIngestOptions("soak_corrupt_flight", create, null,
-                  null, java.util.Map.of()), bearer(token));
+                  null, Map.of()), bearer(token));
               tally.count("attacker corrupt DoPuts accepted");
             } catch (RuntimeException refused) {
               tally.count("attacker corrupt DoPuts refused");
@@ -308,7 +330,8 @@ final class DoorActors {
         });
         while (held.size() < count && running.getAsBoolean()) {
           try {
-            Socket socket = new Socket(host, metricsPort);
+            Socket socket = new Socket(java.net.InetAddress.getByName(host), metricsPort,
+                java.net.InetAddress.getByName(Attackers.SLOWLORIS), 0);
             OutputStream out = socket.getOutputStream();
             out.write(half);
             out.flush();

@@ -108,31 +108,39 @@ public final class Soak {
     int data = positional.size() > 8 ? Integer.parseInt(positional.get(8)) : 1000;
     int greedy = positional.size() > 9 ? Integer.parseInt(positional.get(9)) : 4;
     int honest = positional.size() > 10 ? Integer.parseInt(positional.get(10)) : 4;
-    Soak soak = new Soak(host, port, token, length, Doors.of(named));
+    Soak soak = new Soak(host, port, token, length, Doors.of(named, token));
     System.exit(soak.run(new ProcessProbe(pid), log, rssBoundBytes, idle, data, greedy, honest) ? 0 : 1);
   }
 
   /**
    * The doors beyond the native port, and the honest actors' own login: {@code flight=PORT} (Flight SQL),
    * {@code metrics=PORT}, {@code users=FILE} (its first {@code user:password} line is the honest actors' login, so
-   * per-credential quotas can tell them from the attackers, who hold the token), {@code ledger=FILE} (where the
+   * per-credential quotas can tell them from the attackers, who hold the token; its second, the native session
+   * hoarder's, so that filling its own quota does not also stop the token's other attackers), {@code ledger=FILE} (where the
    * ledger writer's last acknowledged id is written), {@code corrupt=false} (no corrupt batches: to see what else
    * a server that dies of the first one would do).
    */
   record Doors(int flightPort, int metricsPort, String honestUser, String honestPassword, Path ledger,
-      boolean corrupt) {
-    static Doors of(Map<String, String> named) throws IOException {
+      boolean corrupt, Map<String, String> hoarder) {
+    static Doors of(Map<String, String> named, String token) throws IOException {
       String user = null;
       String password = null;
+      Map<String, String> hoarder = Map.of(Authentication.TOKEN, token);
       if (named.containsKey("users")) {
-        String line = Files.readAllLines(Path.of(named.get("users"))).getFirst().strip();
+        List<String> lines = Files.readAllLines(Path.of(named.get("users")));
+        String line = lines.getFirst().strip();
         user = line.substring(0, line.indexOf(':'));
         password = line.substring(line.indexOf(':') + 1);
+        if (lines.size() > 1) {
+          String second = lines.get(1).strip();
+          hoarder = Map.of(Authentication.USER, second.substring(0, second.indexOf(':')), Authentication.PASSWORD,
+              second.substring(second.indexOf(':') + 1));
+        }
       }
       return new Doors(Integer.parseInt(named.getOrDefault("flight", "0")),
           Integer.parseInt(named.getOrDefault("metrics", "0")), user, password,
           named.containsKey("ledger") ? Path.of(named.get("ledger")) : null,
-          Boolean.parseBoolean(named.getOrDefault("corrupt", "true")));
+          Boolean.parseBoolean(named.getOrDefault("corrupt", "true")), hoarder);
     }
   }
 
@@ -152,8 +160,8 @@ public final class Soak {
     int dataPort = dataPort();
     LogWatch logWatch = new LogWatch(log);
     List<Thread> threads = new ArrayList<>();
-    threads.add(Thread.ofPlatform().name("idle-strangers").start(() -> strangers(port, idle)));
-    threads.add(Thread.ofPlatform().name("data-strangers").start(() -> strangers(dataPort, data)));
+    threads.add(Thread.ofPlatform().name("idle-strangers").start(() -> strangers(port, idle, Attackers.NATIVE_STRANGERS)));
+    threads.add(Thread.ofPlatform().name("data-strangers").start(() -> strangers(dataPort, data, Attackers.DATA_STRANGERS)));
     for (int i = 0; i < greedy; i++) {
       threads.add(Thread.ofPlatform().name("greedy-" + i).start(this::greedy));
     }
@@ -251,13 +259,13 @@ public final class Soak {
       String transport = transports[i];
       threads.add(Thread.ofPlatform().name("corrupt-" + transport).start(() -> actors.corruptIngests(transport)));
     }
-    threads.add(Thread.ofPlatform().name("native-hoarder").start(actors::nativeSessionHoarder));
+    threads.add(Thread.ofPlatform().name("native-hoarder").start(() -> actors.nativeSessionHoarder(doors.hoarder())));
     if (doors.ledger() != null) {
       threads.add(Thread.ofPlatform().name("ledger").start(() -> ledgerAcknowledged.set(actors.ledgerWriter())));
     }
     int flight = doors.flightPort();
     if (flight > 0) {
-      threads.add(Thread.ofPlatform().name("flight-strangers").start(() -> strangers(flight, 500)));
+      threads.add(Thread.ofPlatform().name("flight-strangers").start(() -> strangers(flight, 500, Attackers.FLIGHT_STRANGERS)));
       for (int i = 0; i < 2; i++) {
         threads.add(Thread.ofPlatform().name("honest-flight-" + i).start(() -> actors.honestFlight(flight)));
       }
@@ -287,7 +295,7 @@ public final class Soak {
   }
 
   /** Keeps {@code count} silent sockets open to {@code target}, opening a new one for each the server closes. */
-  private void strangers(int target, int count) {
+  private void strangers(int target, int count, String local) {
     try (Selector selector = Selector.open()) {
       ByteBuffer sink = ByteBuffer.allocate(4096);
       int open = 0;
@@ -296,6 +304,7 @@ public final class Soak {
         for (int i = 0; open < count && i < 200; i++) {
           try {
             SocketChannel channel = SocketChannel.open();
+            channel.bind(new InetSocketAddress(local, 0));
             channel.configureBlocking(false);
             channel.connect(new InetSocketAddress(host, target));
             channel.register(selector, SelectionKey.OP_CONNECT);
@@ -338,7 +347,7 @@ public final class Soak {
   /** Authenticates, opens endless streams with the most credits allowed, reads nothing; again every 20 s. */
   private void greedy() {
     while (running()) {
-      try (RawConnection raw = new RawConnection(host, port)) {
+      try (RawConnection raw = new RawConnection(host, port, Attackers.GREEDY)) {
         raw.send(new Message.Hello(Protocol.VERSION, "greedy", List.of("ipc"), Map.of(),
             Map.of(Authentication.TOKEN, token)));
         Message.Welcome welcome = (Message.Welcome) raw.receive();
@@ -518,15 +527,21 @@ public final class Soak {
     private final OutputStream out;
 
     RawConnection(String host, int port) throws IOException {
-      socket = new Socket(host, port);
+      this(host, port, null);
+    }
+
+    /** From {@code local} (an address of this host, such as another loopback address), or any when null. */
+    RawConnection(String host, int port, String local) throws IOException {
+      socket = local == null ? new Socket(host, port)
+          : new Socket(java.net.InetAddress.getByName(host), port, java.net.InetAddress.getByName(local), 0);
       socket.setSoTimeout(10_000);
       in = new DataInputStream(socket.getInputStream());
       out = socket.getOutputStream();
     }
 
-    /** Says HELLO with the token; whether the server answered WELCOME. */
-    boolean hello(String name, String token) throws IOException {
-      send(new Message.Hello(Protocol.VERSION, name, List.of("ipc"), Map.of(), Map.of(Authentication.TOKEN, token)));
+    /** Says HELLO with these credentials; whether the server answered WELCOME. */
+    boolean hello(String name, Map<String, String> credentials) throws IOException {
+      send(new Message.Hello(Protocol.VERSION, name, List.of("ipc"), Map.of(), credentials));
       return receive() instanceof Message.Welcome;
     }
 
