@@ -9,6 +9,7 @@ import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -48,14 +49,15 @@ public final class DuckDBEngine implements QueryEngine {
   private final AtomicInteger attachCount = new AtomicInteger();
   private final String defaultCatalog;
   private final String timeZone;
-  private final Path spillRoot;
+  private final SpillFolder spill;
   private DuckDBConnection diagnostics;
+  private SpillFolder diagnosticsSpill;
 
   private DuckDBEngine(DuckDBConnection database, Properties settings, Path filesRoot, String timeZone,
-      Path spillRoot) throws SQLException {
+      SpillFolder spill) throws SQLException {
     this.database = database;
     this.timeZone = timeZone;
-    this.spillRoot = spillRoot;
+    this.spill = spill;
     try (Statement statement = database.createStatement();
          java.sql.ResultSet name = statement.executeQuery("SELECT current_database()")) {
       name.next();
@@ -168,28 +170,53 @@ public final class DuckDBEngine implements QueryEngine {
         throw new IllegalArgumentException("read-only needs a database file: an empty in-memory database has nothing "
             + "to read");
       }
-      Path spillRoot = createSpillRoot();
       // DuckDB's own default for an in-memory database is ".tmp" in the process's working directory, wherever the
       // server was started; beside a database file it is "<file>.tmp", which stays (spills then go to the disk the
       // database is on).
-      Path spill = databaseFile == null ? spillRoot.resolve("main")
-          : databaseFile.resolveSibling(databaseFile.getFileName() + ".tmp");
+      SpillFolder spill = SpillFolder.create(filesRoot, databaseFile == null ? null
+          : databaseFile.resolveSibling(databaseFile.getFileName() + ".tmp"));
       try {
+        if (databaseFile != null) {
+          ownerOnly(databaseFile);
+        }
         DuckDBConnection database = (DuckDBConnection) DriverManager.getConnection(url, properties);
         try {
           lockDown(database, filesRoot, timeZone, spill);
-        } catch (SQLException e) {
+        } catch (SQLException | RuntimeException e) {
           database.close();
           throw e;
         }
-        return new DuckDBEngine(database, settings, filesRoot, timeZone, spillRoot);
+        return new DuckDBEngine(database, settings, filesRoot, timeZone, spill);
       } catch (RuntimeException e) {
-        deleteTree(spillRoot);
+        spill.close();
         throw e;
       } catch (SQLException e) {
-        deleteTree(spillRoot);
+        spill.close();
         String where = databaseFile == null ? "" : " on " + databaseFile;
         throw ThallusException.of(StatusCode.INTERNAL, "cannot start DuckDB" + where + ": " + e.getMessage(), e);
+      }
+    }
+
+    /**
+     * The database file and its WAL readable by this user alone: a new file is created empty with mode 0600 before
+     * DuckDB opens it (DuckDB starts a database in an empty file), and an existing one and its WAL lose any group
+     * and other permissions. A WAL DuckDB creates later has the process's umask: {@code thallus serve} sets 077.
+     */
+    private void ownerOnly(Path file) {
+      var ownerOnly = PosixFilePermissions.fromString("rw-------");
+      try {
+        if (!readOnly && !Files.exists(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+          Files.createFile(file, PosixFilePermissions.asFileAttribute(ownerOnly));
+        }
+        for (Path path : List.of(file, file.resolveSibling(file.getFileName() + ".wal"))) {
+          if (Files.isRegularFile(path) && !Files.getPosixFilePermissions(path).equals(ownerOnly)
+              && Files.isWritable(path)) {
+            Files.setPosixFilePermissions(path, ownerOnly);
+          }
+        }
+      } catch (java.io.IOException | UnsupportedOperationException e) {
+        throw ThallusException.of(StatusCode.INTERNAL, "cannot make " + file + " readable by this user alone: " + e,
+            e);
       }
     }
 
@@ -222,13 +249,14 @@ public final class DuckDBEngine implements QueryEngine {
    * What keeps remote SQL inside the data root: DuckDB's own file-system switch, with the data root as its one
    * exception, no extension downloads or autoloads, and the configuration locked so SQL cannot undo any of it.
    */
-  private static void lockDown(DuckDBConnection database, Path filesRoot, String timeZone, Path spill)
+  private static void lockDown(DuckDBConnection database, Path filesRoot, String timeZone, SpillFolder spill)
       throws SQLException {
     try (Statement statement = database.createStatement()) {
-      // DuckDB lets SQL into its spill directory (it joins allowed_directories), so it is set here: for an in-memory
-      // database a private directory of this engine's own, never DuckDB's default ".tmp" in the server's working
-      // directory; beside a database file, DuckDB's own "<file>.tmp" (outside the data root, as the file is).
-      statement.execute("SET temp_directory = " + literal(spill.toString()));
+      // DuckDB lets SQL into its spill directory (it joins allowed_directories, resolved when external access is
+      // switched off), so DuckDB gets a link that points at a decoy until the lock is in place (see SpillFolder):
+      // for an in-memory database a private directory of this engine's own, never DuckDB's default ".tmp" in the
+      // server's working directory; beside a database file, DuckDB's own "<file>.tmp".
+      statement.execute("SET temp_directory = " + literal(spill.directory().toString()));
       if (timeZone != null) {
         statement.execute("SET GLOBAL TimeZone = " + literal(timeZone));
       }
@@ -241,10 +269,12 @@ public final class DuckDBEngine implements QueryEngine {
       if (filesRoot != null) {
         statement.execute("SET allowed_directories = [" + literal(filesRoot + "/") + "]");
       }
+      spill.pointAtDecoy();
       statement.execute("SET enable_external_access = false");
       statement.execute("SET autoinstall_known_extensions = false");
       statement.execute("SET autoload_known_extensions = false");
       statement.execute("SET lock_configuration = true");
+      spill.pointAtSpill();
     }
   }
 
@@ -414,8 +444,9 @@ public final class DuckDBEngine implements QueryEngine {
     try {
       synchronized (this) {
         if (diagnostics == null) {
+          diagnosticsSpill = SpillFolder.create(filesRoot, null);
           diagnostics = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", settings);
-          lockDown(diagnostics, filesRoot, timeZone, spillRoot.resolve("diagnostics"));
+          lockDown(diagnostics, filesRoot, timeZone, diagnosticsSpill);
         }
         connection = (DuckDBConnection) diagnostics.duplicate();
       }
@@ -497,29 +528,11 @@ public final class DuckDBEngine implements QueryEngine {
   public void close() {
     synchronized (this) {
       closeQuietly(diagnostics);
+      if (diagnosticsSpill != null) {
+        diagnosticsSpill.close();
+      }
     }
     closeQuietly(database);
-    deleteTree(spillRoot);
-  }
-
-  /** A directory only this process's user can enter, for DuckDB's spill files (removed when the engine closes). */
-  private static Path createSpillRoot() {
-    try {
-      Path root = Files.createTempDirectory("thallus-duckdb-spill-");
-      // An engine nobody closed: the directory goes with the JVM when DuckDB left nothing in it.
-      root.toFile().deleteOnExit();
-      return root;
-    } catch (java.io.IOException e) {
-      throw ThallusException.of(StatusCode.INTERNAL, "cannot create DuckDB's spill directory under "
-          + System.getProperty("java.io.tmpdir") + ": " + e.getMessage(), e);
-    }
-  }
-
-  private static void deleteTree(Path root) {
-    try (java.util.stream.Stream<Path> paths = Files.walk(root)) {
-      paths.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-    } catch (java.io.IOException | java.io.UncheckedIOException e) {
-      // Spill files of a closed DuckDB: nothing reads them again; a leftover is only disk space.
-    }
+    spill.close();
   }
 }
