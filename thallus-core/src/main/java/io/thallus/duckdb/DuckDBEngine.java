@@ -173,14 +173,15 @@ public final class DuckDBEngine implements QueryEngine {
       // DuckDB's own default for an in-memory database is ".tmp" in the process's working directory, wherever the
       // server was started; beside a database file it is "<file>.tmp", which stays (spills then go to the disk the
       // database is on).
-      SpillFolder spill = SpillFolder.create(filesRoot, databaseFile == null ? null
-          : databaseFile.resolveSibling(databaseFile.getFileName() + ".tmp"));
+      SpillFolder.sweepStale();
+      SpillFolder spill = databaseFile == null ? SpillFolder.inTemp(filesRoot)
+          : SpillFolder.beside(databaseFile, filesRoot);
       try {
-        if (databaseFile != null) {
-          ownerOnly(databaseFile);
-        }
         DuckDBConnection database = (DuckDBConnection) DriverManager.getConnection(url, properties);
         try {
+          if (databaseFile != null) {
+            ownerOnly(databaseFile);
+          }
           lockDown(database, filesRoot, timeZone, spill);
         } catch (SQLException | RuntimeException e) {
           database.close();
@@ -198,19 +199,20 @@ public final class DuckDBEngine implements QueryEngine {
     }
 
     /**
-     * The database file and its WAL readable by this user alone: a new file is created empty with mode 0600 before
-     * DuckDB opens it (DuckDB starts a database in an empty file), and an existing one and its WAL lose any group
-     * and other permissions. A WAL DuckDB creates later has the process's umask: {@code thallus serve} sets 077.
+     * The database file and its WAL readable by this user alone: once DuckDB has opened (or created) them, they lose
+     * any group and other permissions (a file DuckDB has just created holds no row yet). A WAL DuckDB creates later,
+     * after a checkpoint, has the process's umask: {@code thallus serve} sets 077.
      */
     private void ownerOnly(Path file) {
+      if (readOnly) {
+        // A file served read-only is not the server's to change, not even its mode.
+        return;
+      }
       var ownerOnly = PosixFilePermissions.fromString("rw-------");
       try {
-        if (!readOnly && !Files.exists(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-          Files.createFile(file, PosixFilePermissions.asFileAttribute(ownerOnly));
-        }
         for (Path path : List.of(file, file.resolveSibling(file.getFileName() + ".wal"))) {
-          if (Files.isRegularFile(path) && !Files.getPosixFilePermissions(path).equals(ownerOnly)
-              && Files.isWritable(path)) {
+          if (Files.isRegularFile(path, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+              && !Files.getPosixFilePermissions(path).equals(ownerOnly) && Files.isWritable(path)) {
             Files.setPosixFilePermissions(path, ownerOnly);
           }
         }
@@ -252,10 +254,9 @@ public final class DuckDBEngine implements QueryEngine {
   private static void lockDown(DuckDBConnection database, Path filesRoot, String timeZone, SpillFolder spill)
       throws SQLException {
     try (Statement statement = database.createStatement()) {
-      // DuckDB lets SQL into its spill directory (it joins allowed_directories, resolved when external access is
-      // switched off), so DuckDB gets a link that points at a decoy until the lock is in place (see SpillFolder):
-      // for an in-memory database a private directory of this engine's own, never DuckDB's default ".tmp" in the
-      // server's working directory; beside a database file, DuckDB's own "<file>.tmp".
+      // DuckDB lets SQL into its spill directory (it joins allowed_directories), so it is set here, outside the data
+      // root (see SpillFolder): for an in-memory database a private directory of this engine's own, never DuckDB's
+      // default ".tmp" in the server's working directory; beside a database file, DuckDB's own "<file>.tmp".
       statement.execute("SET temp_directory = " + literal(spill.directory().toString()));
       if (timeZone != null) {
         statement.execute("SET GLOBAL TimeZone = " + literal(timeZone));
@@ -269,12 +270,10 @@ public final class DuckDBEngine implements QueryEngine {
       if (filesRoot != null) {
         statement.execute("SET allowed_directories = [" + literal(filesRoot + "/") + "]");
       }
-      spill.pointAtDecoy();
       statement.execute("SET enable_external_access = false");
       statement.execute("SET autoinstall_known_extensions = false");
       statement.execute("SET autoload_known_extensions = false");
       statement.execute("SET lock_configuration = true");
-      spill.pointAtSpill();
     }
   }
 
@@ -444,7 +443,7 @@ public final class DuckDBEngine implements QueryEngine {
     try {
       synchronized (this) {
         if (diagnostics == null) {
-          diagnosticsSpill = SpillFolder.create(filesRoot, null);
+          diagnosticsSpill = SpillFolder.inTemp(filesRoot);
           diagnostics = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", settings);
           lockDown(diagnostics, filesRoot, timeZone, diagnosticsSpill);
         }
