@@ -1,6 +1,7 @@
 package io.thallus.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.thallus.cli.ThallusCli;
 import io.thallus.testing.ChildJvm;
@@ -11,6 +12,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,6 +58,78 @@ class ServerFilesTest {
         assertThat(mode(wal)).isEqualTo("rw-------");
       }
     }
+  }
+
+  @Test
+  void aReadOnlyServersSqlReachesNeitherItsDatabaseNorItsWalByAnyName(@TempDir Path work) throws Exception {
+    Path root = Files.createDirectories(work.resolve("root"));
+    Path database = work.resolve("kept.duckdb");
+    try (ChildJvm serve = ServeProcess.start(root, database, 0)) {
+      try (Connection connection = DriverManager.getConnection(ServeProcess.jdbcUrl(serve));
+           Statement statement = connection.createStatement()) {
+        statement.execute("CREATE TABLE kept AS SELECT range AS id FROM range(500)");
+      }
+      // Killed: the committed rows are in the WAL, not yet in the file.
+      serve.kill();
+    }
+    assertThat(work.resolve("kept.duckdb.wal")).exists();
+    Files.createSymbolicLink(root.resolve("db-link"), database);
+    Files.createSymbolicLink(root.resolve("wal-link"), work.resolve("kept.duckdb.wal"));
+    try (ChildJvm serve = ServeProcess.start(root, database, 0, "--read-only")) {
+      try (Connection connection = DriverManager.getConnection(ServeProcess.jdbcUrl(serve));
+           Statement statement = connection.createStatement()) {
+        try (var count = statement.executeQuery("SELECT count(*) FROM kept")) {
+          count.next();
+          assertThat(count.getLong(1)).isEqualTo(500);
+        }
+        // The server's working directory is the data root: "../kept.duckdb" is the database by a relative name.
+        for (String name : List.of(database.toString(), "../kept.duckdb", "./../kept.duckdb", ".././kept.duckdb",
+            root + "/../kept.duckdb", work + "//kept.duckdb", "db-link", "./db-link")) {
+          for (String wal : List.of("", ".wal", ".wal.checkpoint", ".wal.recovery")) {
+            String path = name.endsWith("db-link") ? (wal.isEmpty() ? name : name.replace("db-link", "wal-link"))
+                : name + wal;
+            assertRefused(statement, "SELECT * FROM read_blob('" + path + "')");
+            assertRefused(statement, "SELECT * FROM read_text('" + path + "')");
+            assertRefused(statement, "COPY (SELECT 1) TO '" + path + "' (USE_TMP_FILE false)");
+            assertRefused(statement, "COPY (SELECT 1) TO '" + path + "'");
+          }
+          assertRefused(statement, "SELECT * FROM read_csv('" + name + "')");
+          assertRefused(statement, "SELECT * FROM read_parquet('" + name + "')");
+          if (!name.endsWith("db-link")) {
+            // (The links themselves are entries of the data root, which a glob there lists.)
+            assertNothingListed(statement, "SELECT * FROM glob('" + name + "*')");
+          }
+          assertRefused(statement, "ATTACH '" + name + "' AS again (READ_ONLY)");
+        }
+      }
+      // The private names DuckDB opened the database by are gone.
+      try (Stream<Path> left = Files.list(work)) {
+        assertThat(left.map(p -> p.getFileName().toString())).noneMatch(n -> n.contains(".thallus-"));
+      }
+    }
+    try (ChildJvm serve = ServeProcess.start(root, database, 0)) {
+      try (Connection connection = DriverManager.getConnection(ServeProcess.jdbcUrl(serve));
+           Statement statement = connection.createStatement();
+           var count = statement.executeQuery("SELECT count(*), sum(id) FROM kept")) {
+        count.next();
+        assertThat(count.getLong(1)).isEqualTo(500);
+        assertThat(count.getLong(2)).isEqualTo(499 * 500 / 2);
+      }
+    }
+  }
+
+  /** Refused, or no file: a glob outside the allowed names answers nothing rather than fail. */
+  private static void assertNothingListed(Statement statement, String sql) throws SQLException {
+    try (var listed = statement.executeQuery(sql)) {
+      assertThat(listed.next()).as(sql).isFalse();
+    } catch (SQLException e) {
+      assertThat(e.getMessage()).as(sql).contains("Permission Error");
+    }
+  }
+
+  private static void assertRefused(Statement statement, String sql) {
+    assertThatThrownBy(() -> statement.execute(sql)).as(sql).isInstanceOf(SQLException.class)
+        .hasMessageContaining("Permission Error");
   }
 
   @Test

@@ -160,11 +160,15 @@ public final class DuckDBEngine implements QueryEngine {
       // Streaming results: a result is produced as it is read, so OPEN returns before the query has finished.
       properties.setProperty(DuckDBDriver.JDBC_STREAM_RESULTS, "true");
       String url = "jdbc:duckdb:";
+      ReadOnlyOpening opening = null;
       if (databaseFile != null) {
         checkDatabaseFile();
-        url += databaseFile;
         if (readOnly) {
           properties.setProperty(DuckDBDriver.DUCKDB_READONLY_PROPERTY, "true");
+          opening = ReadOnlyOpening.of(databaseFile);
+          url += opening.path();
+        } else {
+          url += databaseFile;
         }
       } else if (readOnly) {
         throw new IllegalArgumentException("read-only needs a database file: an empty in-memory database has nothing "
@@ -173,12 +177,16 @@ public final class DuckDBEngine implements QueryEngine {
       // DuckDB's own default for an in-memory database is ".tmp" in the process's working directory, wherever the
       // server was started; beside a database file it is "<file>.tmp", which stays (spills then go to the disk the
       // database is on).
-      SpillFolder.sweepStale();
-      SpillFolder spill = databaseFile == null ? SpillFolder.inTemp(filesRoot)
-          : SpillFolder.beside(databaseFile, filesRoot);
+      SpillFolder spill = null;
       try {
+        SpillFolder.sweepStale();
+        spill = databaseFile == null ? SpillFolder.inTemp(filesRoot) : SpillFolder.beside(databaseFile, filesRoot);
         DuckDBConnection database = (DuckDBConnection) DriverManager.getConnection(url, properties);
         try {
+          // A read-only database's private name goes before DuckDB's access is locked (see ReadOnlyOpening).
+          if (opening != null) {
+            opening.close();
+          }
           if (databaseFile != null) {
             ownerOnly(databaseFile);
           }
@@ -189,10 +197,12 @@ public final class DuckDBEngine implements QueryEngine {
         }
         return new DuckDBEngine(database, settings, filesRoot, timeZone, spill);
       } catch (RuntimeException e) {
-        spill.close();
+        closeQuietly(opening);
+        closeQuietly(spill);
         throw e;
       } catch (SQLException e) {
-        spill.close();
+        closeQuietly(opening);
+        closeQuietly(spill);
         String where = databaseFile == null ? "" : " on " + databaseFile;
         throw ThallusException.of(StatusCode.INTERNAL, "cannot start DuckDB" + where + ": " + e.getMessage(), e);
       }
