@@ -90,7 +90,8 @@ public final class DuckDBEngine implements QueryEngine {
     /**
      * Keeps the data in this DuckDB file (created if missing) instead of in memory: committed transactions survive
      * a restart and a crash (DuckDB's write-ahead log). The file must not lie under the data root, where SQL could
-     * read its bytes or open it a second time as a dataset.
+     * open it a second time as a dataset. DuckDB itself admits the file and its WAL to SQL by their own names (no
+     * setting stops it); a {@link #readOnly} file is opened so that no name of it reaches SQL (see ReadOnlyOpening).
      */
     public Builder database(Path file) {
       this.databaseFile = file.toAbsolutePath().normalize();
@@ -258,8 +259,9 @@ public final class DuckDBEngine implements QueryEngine {
   }
 
   /**
-   * What keeps remote SQL inside the data root: DuckDB's own file-system switch, with the data root as its one
-   * exception, no extension downloads or autoloads, and the configuration locked so SQL cannot undo any of it.
+   * What keeps remote SQL inside the data root: DuckDB's own file-system switch, with the data root as the one
+   * exception Thallus gives (DuckDB adds its own database file, WAL and spill folder: see SpillFolder and
+   * ReadOnlyOpening), no extension downloads or autoloads, and the configuration locked so SQL cannot undo any of it.
    */
   private static void lockDown(DuckDBConnection database, Path filesRoot, String timeZone, SpillFolder spill)
       throws SQLException {
