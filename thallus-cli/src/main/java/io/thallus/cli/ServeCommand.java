@@ -168,6 +168,8 @@ final class ServeCommand implements Callable<Integer> {
       throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a data root is required: --data-root, or data-root in "
           + "the config file");
     }
+    // Before any file of the server's own exists: the database, its WAL, spill files, COPY's output.
+    OwnerOnlyFiles.fromNowOn();
     DuckDBEngine.Builder engine = DuckDBEngine.builder().filesUnder(dataRoot);
     if (database != null) {
       engine.database(database).readOnly(readOnly);

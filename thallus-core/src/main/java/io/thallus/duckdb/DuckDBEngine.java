@@ -9,6 +9,7 @@ import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -48,14 +49,15 @@ public final class DuckDBEngine implements QueryEngine {
   private final AtomicInteger attachCount = new AtomicInteger();
   private final String defaultCatalog;
   private final String timeZone;
-  private final Path spillRoot;
+  private final SpillFolder spill;
   private DuckDBConnection diagnostics;
+  private SpillFolder diagnosticsSpill;
 
   private DuckDBEngine(DuckDBConnection database, Properties settings, Path filesRoot, String timeZone,
-      Path spillRoot) throws SQLException {
+      SpillFolder spill) throws SQLException {
     this.database = database;
     this.timeZone = timeZone;
-    this.spillRoot = spillRoot;
+    this.spill = spill;
     try (Statement statement = database.createStatement();
          java.sql.ResultSet name = statement.executeQuery("SELECT current_database()")) {
       name.next();
@@ -88,7 +90,8 @@ public final class DuckDBEngine implements QueryEngine {
     /**
      * Keeps the data in this DuckDB file (created if missing) instead of in memory: committed transactions survive
      * a restart and a crash (DuckDB's write-ahead log). The file must not lie under the data root, where SQL could
-     * read its bytes or open it a second time as a dataset.
+     * open it a second time as a dataset. DuckDB itself admits the file and its WAL to SQL by their own names (no
+     * setting stops it); a {@link #readOnly} file is opened so that no name of it reaches SQL (see ReadOnlyOpening).
      */
     public Builder database(Path file) {
       this.databaseFile = file.toAbsolutePath().normalize();
@@ -158,38 +161,75 @@ public final class DuckDBEngine implements QueryEngine {
       // Streaming results: a result is produced as it is read, so OPEN returns before the query has finished.
       properties.setProperty(DuckDBDriver.JDBC_STREAM_RESULTS, "true");
       String url = "jdbc:duckdb:";
+      ReadOnlyOpening opening = null;
       if (databaseFile != null) {
         checkDatabaseFile();
-        url += databaseFile;
         if (readOnly) {
           properties.setProperty(DuckDBDriver.DUCKDB_READONLY_PROPERTY, "true");
+          opening = ReadOnlyOpening.of(databaseFile);
+          url += opening.path();
+        } else {
+          url += databaseFile;
         }
       } else if (readOnly) {
         throw new IllegalArgumentException("read-only needs a database file: an empty in-memory database has nothing "
             + "to read");
       }
-      Path spillRoot = createSpillRoot();
       // DuckDB's own default for an in-memory database is ".tmp" in the process's working directory, wherever the
       // server was started; beside a database file it is "<file>.tmp", which stays (spills then go to the disk the
       // database is on).
-      Path spill = databaseFile == null ? spillRoot.resolve("main")
-          : databaseFile.resolveSibling(databaseFile.getFileName() + ".tmp");
+      SpillFolder spill = null;
       try {
+        SpillFolder.sweepStale();
+        spill = databaseFile == null ? SpillFolder.inTemp(filesRoot) : SpillFolder.beside(databaseFile, filesRoot);
         DuckDBConnection database = (DuckDBConnection) DriverManager.getConnection(url, properties);
         try {
+          // A read-only database's private name goes before DuckDB's access is locked (see ReadOnlyOpening).
+          if (opening != null) {
+            opening.close();
+          }
+          if (databaseFile != null) {
+            ownerOnly(databaseFile);
+          }
           lockDown(database, filesRoot, timeZone, spill);
-        } catch (SQLException e) {
+        } catch (SQLException | RuntimeException e) {
           database.close();
           throw e;
         }
-        return new DuckDBEngine(database, settings, filesRoot, timeZone, spillRoot);
+        return new DuckDBEngine(database, settings, filesRoot, timeZone, spill);
       } catch (RuntimeException e) {
-        deleteTree(spillRoot);
+        closeQuietly(opening);
+        closeQuietly(spill);
         throw e;
       } catch (SQLException e) {
-        deleteTree(spillRoot);
+        closeQuietly(opening);
+        closeQuietly(spill);
         String where = databaseFile == null ? "" : " on " + databaseFile;
         throw ThallusException.of(StatusCode.INTERNAL, "cannot start DuckDB" + where + ": " + e.getMessage(), e);
+      }
+    }
+
+    /**
+     * The database file and its WAL readable by this user alone: once DuckDB has opened (or created) them, they lose
+     * any group and other permissions (a file DuckDB has just created holds no row yet). A WAL DuckDB creates later,
+     * after a checkpoint, has the process's umask: {@code thallus serve} sets 077.
+     */
+    private void ownerOnly(Path file) {
+      if (readOnly) {
+        // A file served read-only is not the server's to change, not even its mode.
+        return;
+      }
+      var ownerOnly = PosixFilePermissions.fromString("rw-------");
+      try {
+        for (Path path : List.of(file, file.resolveSibling(file.getFileName() + ".wal"))) {
+          if (Files.isRegularFile(path, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+              && !Files.getPosixFilePermissions(path).equals(ownerOnly) && Files.isWritable(path)) {
+            Files.setPosixFilePermissions(path, ownerOnly);
+          }
+        }
+      } catch (java.io.IOException | UnsupportedOperationException e) {
+        throw ThallusException.of(StatusCode.INTERNAL, "cannot make " + file + " readable by this user alone: " + e,
+            e);
       }
     }
 
@@ -219,16 +259,17 @@ public final class DuckDBEngine implements QueryEngine {
   }
 
   /**
-   * What keeps remote SQL inside the data root: DuckDB's own file-system switch, with the data root as its one
-   * exception, no extension downloads or autoloads, and the configuration locked so SQL cannot undo any of it.
+   * What keeps remote SQL inside the data root: DuckDB's own file-system switch, with the data root as the one
+   * exception Thallus gives (DuckDB adds its own database file, WAL and spill folder: see SpillFolder and
+   * ReadOnlyOpening), no extension downloads or autoloads, and the configuration locked so SQL cannot undo any of it.
    */
-  private static void lockDown(DuckDBConnection database, Path filesRoot, String timeZone, Path spill)
+  private static void lockDown(DuckDBConnection database, Path filesRoot, String timeZone, SpillFolder spill)
       throws SQLException {
     try (Statement statement = database.createStatement()) {
-      // DuckDB lets SQL into its spill directory (it joins allowed_directories), so it is set here: for an in-memory
-      // database a private directory of this engine's own, never DuckDB's default ".tmp" in the server's working
-      // directory; beside a database file, DuckDB's own "<file>.tmp" (outside the data root, as the file is).
-      statement.execute("SET temp_directory = " + literal(spill.toString()));
+      // DuckDB lets SQL into its spill directory (it joins allowed_directories), so it is set here, outside the data
+      // root (see SpillFolder): for an in-memory database a private directory of this engine's own, never DuckDB's
+      // default ".tmp" in the server's working directory; beside a database file, DuckDB's own "<file>.tmp".
+      statement.execute("SET temp_directory = " + literal(spill.directory().toString()));
       if (timeZone != null) {
         statement.execute("SET GLOBAL TimeZone = " + literal(timeZone));
       }
@@ -414,8 +455,9 @@ public final class DuckDBEngine implements QueryEngine {
     try {
       synchronized (this) {
         if (diagnostics == null) {
+          diagnosticsSpill = SpillFolder.inTemp(filesRoot);
           diagnostics = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", settings);
-          lockDown(diagnostics, filesRoot, timeZone, spillRoot.resolve("diagnostics"));
+          lockDown(diagnostics, filesRoot, timeZone, diagnosticsSpill);
         }
         connection = (DuckDBConnection) diagnostics.duplicate();
       }
@@ -497,29 +539,11 @@ public final class DuckDBEngine implements QueryEngine {
   public void close() {
     synchronized (this) {
       closeQuietly(diagnostics);
+      if (diagnosticsSpill != null) {
+        diagnosticsSpill.close();
+      }
     }
     closeQuietly(database);
-    deleteTree(spillRoot);
-  }
-
-  /** A directory only this process's user can enter, for DuckDB's spill files (removed when the engine closes). */
-  private static Path createSpillRoot() {
-    try {
-      Path root = Files.createTempDirectory("thallus-duckdb-spill-");
-      // An engine nobody closed: the directory goes with the JVM when DuckDB left nothing in it.
-      root.toFile().deleteOnExit();
-      return root;
-    } catch (java.io.IOException e) {
-      throw ThallusException.of(StatusCode.INTERNAL, "cannot create DuckDB's spill directory under "
-          + System.getProperty("java.io.tmpdir") + ": " + e.getMessage(), e);
-    }
-  }
-
-  private static void deleteTree(Path root) {
-    try (java.util.stream.Stream<Path> paths = Files.walk(root)) {
-      paths.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-    } catch (java.io.IOException | java.io.UncheckedIOException e) {
-      // Spill files of a closed DuckDB: nothing reads them again; a leftover is only disk space.
-    }
+    spill.close();
   }
 }

@@ -12,6 +12,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -41,9 +42,10 @@ class DistributionIT {
     assertThat(home.resolve("runtime/bin/java")).isExecutable();
     assertThat(home.resolve("lib/thallus.jar")).exists();
     assertThat(home.resolve("conf/thallus.properties")).exists();
-    // A PATH with a shell and dirname only: if anything looked for an installed java, it would not find one.
+    // A PATH with a shell and the few tools bin/thallus uses: if anything looked for an installed java, it would not
+    // find one.
     Path tools = Files.createDirectories(temp.resolve("tools"));
-    for (String tool : List.of("sh", "dirname")) {
+    for (String tool : List.of("sh", "dirname", "mkdir", "chmod")) {
       Files.createSymbolicLink(tools.resolve(tool), Path.of(which(tool)));
     }
     noJava = Map.of("PATH", tools.toString(), "HOME", temp.toString());
@@ -102,6 +104,11 @@ class DistributionIT {
         }
       }
       assertThat(metrics).as("the server's output: " + seen).isNotNull();
+      // A JVM crash log goes to a folder only this user opens, outside the data root the server works in.
+      Path crashes = temp.resolve(".local/state/thallus/crashes");
+      String commandLine = Files.readString(Path.of("/proc/" + serve.pid() + "/cmdline")).replace('\0', ' ');
+      assertThat(commandLine).contains("-XX:ErrorFile=" + crashes.resolve("hs_err_pid%p.log"));
+      assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(crashes))).isEqualTo("rwx------");
       HttpClient http = HttpClient.newHttpClient();
       HttpResponse<String> scraped = http.send(HttpRequest.newBuilder(metrics).build(),
           HttpResponse.BodyHandlers.ofString());

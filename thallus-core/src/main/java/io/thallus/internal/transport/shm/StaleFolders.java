@@ -16,19 +16,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Removes the segment folders of shm servers that died without cleaning up: {@code thallus-<pid>-<hex>} folders
+ * Removes the folders of servers that died without cleaning up: the shm transport's segment folders
+ * ({@code thallus-<pid>-<hex>}) and the DuckDB engine's spill folders ({@code thallus-duckdb-spill-<pid>-<hex>}),
  * whose pid no process has. Every user can create names in the shared base, as a link to anywhere or as a folder
  * of their own, and a pid above pid_max always looks dead. So a folder is removed only if it is a real folder, not
  * a link, owned by this process's user, and inside it each entry is unlinked where it stands: no link is followed
- * and no subfolder entered (a server only ever puts plain segment files there).
+ * and no subfolder entered (a server only ever puts plain files and links there).
  */
-final class StaleFolders {
+public final class StaleFolders {
   private static final Logger LOG = LoggerFactory.getLogger(StaleFolders.class);
   private static final Path PROCESS_STATUS = Path.of("/proc/self/status");
 
   private StaleFolders() {}
 
-  static void sweep(Path base, String prefix) {
+  /** Removes this user's stale {@code <prefix><pid>-<suffix>} folders in {@code base}. */
+  public static void sweep(Path base, String prefix) {
     sweep(base, prefix, name -> true);
   }
 
@@ -47,14 +49,14 @@ final class StaleFolders {
   private static void sweep(Path base, String prefix, java.util.function.Predicate<String> which) {
     OptionalInt ownUid = fileSystemUid();
     if (ownUid.isEmpty()) {
-      LOG.debug("not sweeping stale shm folders in {}: this process's uid is unknown here", base);
+      LOG.debug("not sweeping stale folders in {}: this process's uid is unknown here", base);
       return;
     }
     try (DirectoryStream<Path> entries = Files.newDirectoryStream(base)) {
       // Only a stream on the open folder can check an entry and then act on that same entry, not on whatever
       // took its name in between.
       if (!(entries instanceof SecureDirectoryStream<Path> secureBase)) {
-        LOG.debug("not sweeping stale shm folders in {}: no race-free folder access on this platform", base);
+        LOG.debug("not sweeping stale folders in {}: no race-free folder access on this platform", base);
         return;
       }
       List<Path> stale = new ArrayList<>();
@@ -68,7 +70,7 @@ final class StaleFolders {
         removeIfOurs(secureBase, folder, ownUid.getAsInt());
       }
     } catch (IOException | RuntimeException e) {
-      LOG.debug("could not sweep stale shm folders in {}: {}", base, e.toString());
+      LOG.debug("could not sweep stale folders in {}: {}", base, e.toString());
     }
   }
 
@@ -111,7 +113,7 @@ final class StaleFolders {
       }
       base.deleteDirectory(name);
     } catch (IOException | RuntimeException e) {
-      LOG.debug("could not remove stale shm folder {}: {}", folder, e.toString());
+      LOG.debug("could not remove stale folder {}: {}", folder, e.toString());
     }
   }
 
