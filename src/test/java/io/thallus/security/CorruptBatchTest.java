@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.thallus.IngestMode;
 import io.thallus.IngestRequest;
 import io.thallus.Location;
+import io.thallus.QueryRequest;
 import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
@@ -191,15 +192,53 @@ class CorruptBatchTest {
     }
   }
 
-  @Test
-  void thallusLoadOfALyingArrowFileSaysWhichColumnLies() throws Exception {
-    Path file = temp.resolve("lying.arrows");
-    try (VectorSchemaRoot root = backwards(2);
-         java.io.OutputStream out = Files.newOutputStream(file);
-         ArrowStreamWriter writer = new ArrowStreamWriter(root, null, out)) {
+  /** The root as an Arrow IPC stream, written as it is. */
+  private static void writeStream(VectorSchemaRoot root, java.io.OutputStream out) throws java.io.IOException {
+    try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, out)) {
       writer.start();
       writer.writeBatch();
       writer.end();
+    }
+  }
+
+  @Test
+  void lyingRowsOfParametersAreRefusedByTheClientAndTheServer() throws Exception {
+    try (VectorSchemaRoot root = backwards(2); ThallusClient client = connect("tcp")) {
+      String insert = "INSERT INTO t VALUES (?, ?)";
+      assertThatThrownBy(() -> QueryRequest.builder(insert).parameterRows(root))
+          .isInstanceOfSatisfying(ThallusException.class,
+              e -> assertThat(e.status().code()).isEqualTo(StatusCode.INVALID_ARGUMENT))
+          .hasMessageContaining("column \"s\": offset 2 (4) is below offset 1 (20)");
+      // A hostile client sends the stream as it is.
+      java.io.ByteArrayOutputStream ipc = new java.io.ByteArrayOutputStream();
+      writeStream(root, ipc);
+      QueryRequest.Builder request = QueryRequest.builder(insert);
+      set(request, "parameterRows", ipc.toByteArray());
+      set(request, "parameterRowCount", 2);
+      assertThatThrownBy(() -> {
+        try (ThallusStream stream = client.query(request.build())) {
+          while (stream.hasNext()) {
+            stream.next().close();
+          }
+        }
+      }).isInstanceOfSatisfying(ThallusException.class,
+              e -> assertThat(e.status().code()).isEqualTo(StatusCode.INVALID_ARGUMENT))
+          .hasMessageContaining("column \"s\": offset 2 (4) is below offset 1 (20)");
+      assertThat(run(client, "SELECT count(*) FROM t")).as("the table's rows").isEqualTo(1);
+    }
+  }
+
+  private static void set(Object target, String name, Object value) throws ReflectiveOperationException {
+    Field field = target.getClass().getDeclaredField(name);
+    field.setAccessible(true);
+    field.set(target, value);
+  }
+
+  @Test
+  void thallusLoadOfALyingArrowFileSaysWhichColumnLies() throws Exception {
+    Path file = temp.resolve("lying.arrows");
+    try (VectorSchemaRoot root = backwards(2); java.io.OutputStream out = Files.newOutputStream(file)) {
+      writeStream(root, out);
     }
     try (ChildJvm load = ChildJvm.start(ThallusCli.class, "load", "thallus://127.0.0.1:" + port, "t",
         file.toString(), "--mode", "append")) {
