@@ -106,7 +106,8 @@ public final class SampleBatches {
       List<ArrowBuf> copies = new ArrayList<>();
       try {
         for (ArrowBuf buffer : unloaded.getBuffers()) {
-          long length = buffer.readableBytes();
+          // An empty large list's unloaded offsets claim 8 bytes its buffer does not have: send what there is.
+          long length = Math.min(buffer.readableBytes(), buffer.capacity());
           ArrowBuf copy = allocator.buffer(length);
           copy.setBytes(0, buffer, 0, length);
           copies.add(copy);
@@ -287,7 +288,13 @@ public final class SampleBatches {
         yield vector;
       }
       case MAP -> {
-        MapVector vector = MapVector.empty("c", allocator, false);
+        // Made from its field, so even a map of no rows has its entries (a writer adds them only as it writes).
+        Field entries = new Field(MapVector.DATA_VECTOR_NAME, FieldType.notNullable(ArrowType.Struct.INSTANCE),
+            List.of(Field.notNullable(MapVector.KEY_NAME, MinorType.BIGINT.getType()),
+                Field.nullable(MapVector.VALUE_NAME, MinorType.BIGINT.getType())));
+        MapVector vector = (MapVector) new Field("c", FieldType.nullable(new ArrowType.Map(false)), List.of(entries))
+            .createVector(allocator);
+        vector.allocateNew();
         UnionMapWriter writer = vector.getWriter();
         for (int i = 0; i < rows; i++) {
           writer.setPosition(i);

@@ -36,7 +36,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
  *       fixed-size list's at least length × size, a dense union's past each offset into it; run ends positive,
  *       increasing, the last covering the length, with as many values;
  *   <li>union type ids among the union's; dictionary indices (signed or unsigned) of non-null rows below the
- *       length of the dictionary received so far (deltas add to it).
+ *       length of the dictionary received so far (deltas add to it). Which rows are null is read as Arrow's loader
+ *       and DuckDB read it: from the validity bits when there are any, whatever the null count says.
  * </ul>
  *
  * A type it does not know is refused by name rather than passed, as is a compressed body. The schema is the one the
@@ -275,7 +276,7 @@ public final class BatchValidator {
         Column runEnds = column.children[0];
         check(runEnds, cursor, 0, false);
         ArrowFieldNode runs = cursor.nodes.get(runEndsNode);
-        runEnds(runEnds, runs, cursor.buffers.get(runEndsBuffer + 1), n);
+        runEnds(runEnds, runs, cursor.buffers.get(runEndsBuffer), cursor.buffers.get(runEndsBuffer + 1), n);
         check(column.children[1], cursor, runs.getLength(), false);
       }
       default -> throw new IllegalStateException(column.shape.toString());
@@ -304,14 +305,16 @@ public final class BatchValidator {
     return buffer;
   }
 
-  /** Whether row {@code i} is valid, as Arrow's loader will see it (all valid or none when the count says so). */
-  private static boolean valid(long validityAddress, long n, long nulls, long i) {
-    if (nulls == 0) {
-      return true;
-    }
-    if (nulls == n) {
-      return false;
-    }
+  /**
+   * Whether the rows' validity is in bits: a validity buffer that is not empty is read as it is, whatever the null
+   * count says (Arrow's loader keeps it, and DuckDB reads the bits); an empty one means no row is null (null count 0)
+   * or every row is (null count = length), any other count having been refused.
+   */
+  private static boolean hasBits(ArrowBuf validity) {
+    return validity.capacity() > 0;
+  }
+
+  private static boolean bitSet(long validityAddress, long i) {
     return (MemoryUtil.getByte(validityAddress + (i >>> 3)) >> (i & 7) & 1) != 0;
   }
 
@@ -404,10 +407,14 @@ public final class BatchValidator {
     for (int b = 0; b < count; b++) {
       capacities[b] = cursor.buffers.get(cursor.buffer++).capacity();
     }
+    boolean bits = hasBits(validity);
+    if (!bits && nulls != 0) {
+      return;
+    }
     long validityAddress = validity.memoryAddress();
     long address = views.memoryAddress();
     for (long i = 0; i < n; i++) {
-      if (!valid(validityAddress, n, nulls, i)) {
+      if (bits && !bitSet(validityAddress, i)) {
         continue;
       }
       long view = address + (i << 4);
@@ -455,9 +462,16 @@ public final class BatchValidator {
   }
 
   /** Run ends: none null, the first above 0, each above the one before, the last covering the column's length. */
-  private static void runEnds(Column runEnds, ArrowFieldNode runs, ArrowBuf values, long n) {
+  private static void runEnds(Column runEnds, ArrowFieldNode runs, ArrowBuf validity, ArrowBuf values, long n) {
     long count = runs.getLength();
-    if (runs.getNullCount() != 0) {
+    if (hasBits(validity)) {
+      long validityAddress = validity.memoryAddress();
+      for (long i = 0; i < count; i++) {
+        if (!bitSet(validityAddress, i)) {
+          throw fail(runEnds, "run end " + i + " is null");
+        }
+      }
+    } else if (runs.getNullCount() != 0) {
       throw fail(runEnds, "has " + runs.getNullCount() + " null run ends");
     }
     if (count == 0) {
@@ -487,16 +501,16 @@ public final class BatchValidator {
 
   /** Checks that every non-null index is below its dictionary's length (unsigned indices read as unsigned). */
   private void indices(Column column, ArrowBuf validity, ArrowBuf values, long n, long nulls) {
-    if (nulls == n) {
+    boolean bits = hasBits(validity);
+    if (!bits && nulls != 0) {
       return;
     }
     long size = dictionaryLengths.getOrDefault(column.dictionaryId, 0L);
     long validityAddress = validity.memoryAddress();
     long address = values.memoryAddress();
     boolean unsigned = column.unsignedIndex;
-    boolean allValid = nulls == 0;
     for (long i = 0; i < n; i++) {
-      if (!allValid && !valid(validityAddress, n, nulls, i)) {
+      if (bits && !bitSet(validityAddress, i)) {
         continue;
       }
       long index = switch (column.byteWidth) {

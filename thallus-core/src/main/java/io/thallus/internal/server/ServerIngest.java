@@ -390,11 +390,8 @@ final class ServerIngest {
         validator.check(contents);
         long batchBytes = contents.bufferBytes();
         for (org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch dictionary : contents.dictionaries()) {
-          if (getDictionaryVectors().get(dictionary.getDictionaryId()) == null) {
-            throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "ingest " + id + " sent dictionary "
-                + dictionary.getDictionaryId() + ", which its schema does not name");
-          }
-          // Loading takes the dictionary batch over (and closes it).
+          // The validator has refused a dictionary the schema does not name. Loading takes the dictionary batch
+          // over (and closes it).
           loadDictionary(dictionary);
         }
         new VectorLoader(getVectorSchemaRoot()).load(contents.records());

@@ -504,6 +504,9 @@ class BatchValidatorTest {
     refused(root.getSchema(), batch, "column \"r.run_ends\": run end 1 (1) is not above run end 0 (2)");
     batch.getBuffers().get(1).setInt(4, 4);
     refused(root.getSchema(), batch, "column \"r.run_ends\": last run end 4 is short of the 5 rows");
+    batch.getBuffers().get(1).setInt(4, 5);
+    batch.getBuffers().get(0).setByte(0, 0b01);
+    refused(root.getSchema(), batch, "column \"r.run_ends\": run end 1 is null");
   }
 
   // ---- dictionaries
@@ -563,6 +566,22 @@ class BatchValidatorTest {
     indices.setNull(1);
     BatchContents withNull = dictionaryBatch(indices, "x");
     assertThatCode(() -> new BatchValidator(schema).check(withNull)).doesNotThrowAnyException();
+  }
+
+  @Test
+  void theValidityBitsNotTheNullCountSayWhichIndicesAreRead() {
+    IntVector indices = new IntVector("d", allocator);
+    indices.allocateNew(2);
+    indices.set(0, 0);
+    indices.set(1, 9);
+    indices.setValueCount(2);
+    BatchContents contents = dictionaryBatch(indices, "x");
+    // The bits say both rows are valid; a null count of 2 must not hide row 1 (Arrow's loader keeps the bits).
+    ArrowRecordBatch records = contents.records();
+    ArrowRecordBatch allNull = withNodes(this, records, 2, List.of(node(2, 2)));
+    BatchContents lying = new BatchContents(contents.dictionaries(), allNull);
+    assertThatThrownBy(() -> new BatchValidator(dictionarySchema(new ArrowType.Int(32, true))).check(lying))
+        .hasMessageContaining("column \"d\": row 1 has dictionary index 9, past dictionary 7's 1 values");
   }
 
   @Test
