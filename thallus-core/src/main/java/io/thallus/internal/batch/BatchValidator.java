@@ -411,30 +411,52 @@ public final class BatchValidator {
     if (!bits && nulls != 0) {
       return;
     }
-    long validityAddress = validity.memoryAddress();
     long address = views.memoryAddress();
-    for (long i = 0; i < n; i++) {
-      if (bits && !bitSet(validityAddress, i)) {
-        continue;
+    // Null rows included first: honest writers leave them empty, and that pass reads no validity bits.
+    long bad = firstBadView(address, 0, n, capacities);
+    while (bad >= 0) {
+      if (!bits || bitSet(validity.memoryAddress(), bad)) {
+        throw fail(column, badView(address, bad, capacities));
       }
+      bad = firstBadView(address, bad + 1, n, capacities);
+    }
+  }
+
+  /** The first row from {@code from} whose view is outside its buffers, or -1. */
+  private static long firstBadView(long address, long from, long n, long[] capacities) {
+    int count = capacities.length;
+    for (long i = from; i < n; i++) {
       long view = address + (i << 4);
       int length = MemoryUtil.getInt(view);
-      if (length < 0) {
-        throw fail(column, "view " + i + " has length " + length);
-      }
       if (length <= 12) {
+        if (length < 0) {
+          return i;
+        }
         continue;
       }
       int buffer = MemoryUtil.getInt(view + 8);
       int offset = MemoryUtil.getInt(view + 12);
-      if (buffer < 0 || buffer >= count) {
-        throw fail(column, "view " + i + " names buffer " + buffer + " of its " + count);
-      }
-      if (offset < 0 || (long) offset + length > capacities[buffer]) {
-        throw fail(column, "view " + i + " (offset " + offset + ", length " + length + ") is outside its buffer "
-            + buffer + " of " + capacities[buffer] + " bytes");
+      if (Integer.compareUnsigned(buffer, count) >= 0 || offset < 0 || (long) offset + length > capacities[buffer]) {
+        return i;
       }
     }
+    return -1;
+  }
+
+  /** What is wrong with the view of row {@code i}. */
+  private static String badView(long address, long i, long[] capacities) {
+    long view = address + (i << 4);
+    int length = MemoryUtil.getInt(view);
+    if (length < 0) {
+      return "view " + i + " has length " + length;
+    }
+    int buffer = MemoryUtil.getInt(view + 8);
+    int offset = MemoryUtil.getInt(view + 12);
+    if (buffer < 0 || buffer >= capacities.length) {
+      return "view " + i + " names buffer " + buffer + " of its " + capacities.length;
+    }
+    return "view " + i + " (offset " + offset + ", length " + length + ") is outside its buffer " + buffer + " of "
+        + capacities[buffer] + " bytes";
   }
 
   /**
@@ -509,6 +531,10 @@ public final class BatchValidator {
     long validityAddress = validity.memoryAddress();
     long address = values.memoryAddress();
     boolean unsigned = column.unsignedIndex;
+    if (allIndicesBelow(address, n, column.byteWidth, unsigned, size)) {
+      // Null rows included: the common case, checked without reading the validity bits.
+      return;
+    }
     for (long i = 0; i < n; i++) {
       if (bits && !bitSet(validityAddress, i)) {
         continue;
@@ -526,6 +552,40 @@ public final class BatchValidator {
             + "'s " + size + " values");
       }
     }
+  }
+
+  /**
+   * Whether every index, null rows' too, is below {@code size}: one branch-free pass per width (an index read as
+   * unsigned is below {@code size} exactly when a signed one is 0 or more and below it, so one unsigned compare does).
+   */
+  private static boolean allIndicesBelow(long address, long n, int width, boolean unsigned, long size) {
+    boolean above = false;
+    int limit = (int) Math.min(size, Integer.MAX_VALUE);
+    switch (width) {
+      case 1 -> {
+        int mask = unsigned ? 0xFF : -1;
+        for (long i = 0; i < n; i++) {
+          above |= Integer.compareUnsigned(MemoryUtil.getByte(address + i) & mask, limit) >= 0;
+        }
+      }
+      case 2 -> {
+        int mask = unsigned ? 0xFFFF : -1;
+        for (long i = 0; i < n; i++) {
+          above |= Integer.compareUnsigned(MemoryUtil.getShort(address + (i << 1)) & mask, limit) >= 0;
+        }
+      }
+      case 4 -> {
+        for (long i = 0; i < n; i++) {
+          above |= Integer.compareUnsigned(MemoryUtil.getInt(address + (i << 2)), limit) >= 0;
+        }
+      }
+      default -> {
+        for (long i = 0; i < n; i++) {
+          above |= Long.compareUnsigned(MemoryUtil.getLong(address + (i << 3)), size) >= 0;
+        }
+      }
+    }
+    return !above;
   }
 
   private static ThallusException fail(Column column, String rule) {

@@ -294,9 +294,15 @@ class BatchValidatorTest {
   }
 
   @Test
-  void viewsInsideTheirBuffersPass() {
+  void viewsInsideTheirBuffersPassAndANullRowsViewIsNotRead() {
     VectorSchemaRoot root = viewRoot();
-    passes(root.getSchema(), wire(root));
+    ArrowRecordBatch batch = wire(root);
+    passes(root.getSchema(), batch);
+    batch.getBuffers().get(1).setInt(32, 100);
+    batch.getBuffers().get(1).setInt(32 + 8, 9);
+    passes(root.getSchema(), batch);
+    batch.getBuffers().get(0).setByte(0, 0b111);
+    refused(root.getSchema(), batch, "column \"v\": view 2 names buffer 9 of its 1");
   }
 
   @Test
