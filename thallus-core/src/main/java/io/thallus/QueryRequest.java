@@ -1,5 +1,6 @@
 package io.thallus;
 
+import io.thallus.internal.batch.BatchValidator;
 import io.thallus.internal.protocol.QueryParameters;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -143,6 +144,14 @@ public final class QueryRequest {
     public Builder parameterRows(VectorSchemaRoot rows) {
       if (rows.getRowCount() < 1) {
         throw new IllegalArgumentException("parameter rows need at least one row");
+      }
+      // Rows whose offsets or lengths lie would have the writer copy memory outside their buffers.
+      try (org.apache.arrow.vector.ipc.message.ArrowRecordBatch batch =
+          new org.apache.arrow.vector.VectorUnloader(rows).getRecordBatch()) {
+        new BatchValidator(rows.getSchema()).checkRecords(batch);
+      } catch (IndexOutOfBoundsException e) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the parameter rows' buffers are too short for "
+            + rows.getRowCount() + " rows: " + e.getMessage(), e);
       }
       java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
       try (ArrowStreamWriter writer = new ArrowStreamWriter(rows, null, bytes)) {

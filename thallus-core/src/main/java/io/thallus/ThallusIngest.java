@@ -1,5 +1,6 @@
 package io.thallus;
 
+import io.thallus.internal.batch.BatchValidator;
 import io.thallus.internal.client.IngestState;
 import io.thallus.spi.BatchContents;
 import java.io.IOException;
@@ -37,6 +38,8 @@ public final class ThallusIngest implements AutoCloseable {
   private final DictionaryProvider dictionaries;
   private final long startNanos = System.nanoTime();
   private final Runnable onClose;
+  /** Checks each batch before its bytes are read for sending; made at the first. */
+  private BatchValidator validator;
   private long batches;
   private long bytes;
   private boolean closed;
@@ -69,6 +72,11 @@ public final class ThallusIngest implements AutoCloseable {
     BatchContents contents = contents(root);
     boolean fits;
     try {
+      // A root whose offsets or lengths lie would have this process read and send memory outside its buffers.
+      if (validator == null) {
+        validator = new BatchValidator(wireSchema(schema, dictionaries));
+      }
+      validator.check(contents);
       long frame = state.frameBytes(contents);
       // A little room for the frame's type and lengths besides the header and body counted.
       fits = frame + 64 <= state.maxFrameBytes();
@@ -119,6 +127,11 @@ public final class ThallusIngest implements AutoCloseable {
         }
       }
       return new BatchContents(used, new VectorUnloader(root).getRecordBatch());
+    } catch (IndexOutOfBoundsException e) {
+      // Unloading reads each column's last offset: one past a buffer too short for the row count.
+      used.forEach(ArrowDictionaryBatch::close);
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the batch's buffers are too short for its "
+          + root.getRowCount() + " rows: " + e.getMessage(), e);
     } catch (RuntimeException e) {
       used.forEach(ArrowDictionaryBatch::close);
       throw e;

@@ -6,6 +6,7 @@ import io.thallus.spi.CancelSignal;
 import io.thallus.spi.EngineSession;
 import io.thallus.spi.IngestSpec;
 import io.thallus.IngestMode;
+import io.thallus.internal.batch.ValidatingStreamReader;
 import io.thallus.internal.protocol.InsertStatements;
 import io.thallus.spi.QueryResult;
 import io.thallus.spi.QuerySpec;
@@ -506,14 +507,24 @@ public final class DuckDBSession implements EngineSession {
     }
     try {
       long[] counts;
-      try (ArrowStreamReader rows = new ArrowStreamReader(new ByteArrayInputStream(spec.parameterRows()), allocator)) {
+      // The client's rows are checked batch by batch before DuckDB or a getter reads them.
+      try (ValidatingStreamReader rows = new ValidatingStreamReader(new ByteArrayInputStream(spec.parameterRows()),
+          allocator)) {
         int columns = rows.getVectorSchemaRoot().getFieldVectors().size();
         Optional<InsertStatements.Insert> insert = InsertStatements.parse(spec.sql())
             .filter(statement -> statement.placeholders() == columns);
-        if (insert.isPresent()) {
-          counts = insertRows(insert.get(), rows, allocator, cancel);
-        } else {
-          counts = eachRow(spec.sql(), rows, columns, cancel);
+        try {
+          if (insert.isPresent()) {
+            counts = insertRows(insert.get(), rows, allocator, cancel);
+          } else {
+            counts = eachRow(spec.sql(), rows, columns, cancel);
+          }
+        } catch (SQLException e) {
+          // DuckDB pulls the rows and reports a refused batch only as text: the refusal says it better.
+          if (rows.refusal() != null) {
+            throw rows.refusal();
+          }
+          throw e;
         }
       } catch (java.io.IOException e) {
         throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the rows of parameters are not an Arrow IPC stream: "

@@ -5,6 +5,7 @@ import io.thallus.Status;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.batch.BatchLayouts;
+import io.thallus.internal.batch.BatchValidator;
 import io.thallus.internal.batch.FetchedBatches;
 import io.thallus.internal.batch.IpcFrames;
 import io.thallus.internal.protocol.Message;
@@ -332,6 +333,8 @@ final class ServerIngest {
     private final BufferAllocator allocator = connection.allocator();
     private boolean granted;
     private boolean ended;
+    /** Checks each batch before the loader or the engine reads it; made at the first batch. */
+    private BatchValidator validator;
     /** Why the reader stopped, if it failed: the engine's error echoes it only as text. */
     volatile RuntimeException failure;
     long batches;
@@ -380,13 +383,15 @@ final class ServerIngest {
         throw arrival.failure;
       }
       try (BatchContents contents = arrival.contents) {
+        if (validator == null) {
+          validator = new BatchValidator(spec.schema());
+        }
+        // A batch that lies about its offsets, lengths or indices would make DuckDB read outside its buffers.
+        validator.check(contents);
         long batchBytes = contents.bufferBytes();
         for (org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch dictionary : contents.dictionaries()) {
-          if (getDictionaryVectors().get(dictionary.getDictionaryId()) == null) {
-            throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "ingest " + id + " sent dictionary "
-                + dictionary.getDictionaryId() + ", which its schema does not name");
-          }
-          // Loading takes the dictionary batch over (and closes it).
+          // The validator has refused a dictionary the schema does not name. Loading takes the dictionary batch
+          // over (and closes it).
           loadDictionary(dictionary);
         }
         new VectorLoader(getVectorSchemaRoot()).load(contents.records());
