@@ -176,4 +176,58 @@ class AdmissionTest {
       assertThat(root.getVector(0).getObject(0)).isEqualTo(42);
     }
   }
+
+  @Test
+  void oneCredentialsConnectionsTogetherHoldAtMostItsMemoryWhileAnotherIsServed() throws Exception {
+    long perCredential = 24 << 20;
+    try (BufferAllocator allocator = new RootAllocator();
+         // Over cma the client reads each batch out of the server's own buffers, which the server holds until the
+         // client has read it (over ipc a written batch is the client's), so streams never read hold server memory.
+         ThallusServer server = server(allocator, Admission.builder().maxMemoryPerCredential(perCredential).build())
+             .transports(List.of("cma")).memoryLimit(64 << 20).memoryPerClient(32 << 20).build().start();
+         BufferAllocator clientMemory = new RootAllocator()) {
+      List<ThallusClient> greedy = new ArrayList<>();
+      List<ThallusStream> unread = new ArrayList<>();
+      try {
+        // Four connections of the token, each a stream of 1 MiB batches with every credit and never read: each may
+        // hold 32 MiB, so together they would take the server's 64 MiB if nothing bounded the credential.
+        for (int i = 0; i < 4; i++) {
+          ThallusClient client = ThallusClient.connect(clientMemory, server.getLocation(),
+              ClientOptions.builder().token(TOKEN).credits(256).build());
+          greedy.add(client);
+          unread.add(client.query(io.thallus.QueryRequest.builder("SELECT i, i * 2 AS j FROM range(100000000) t(i)")
+              .batchRows(65536).build()));
+        }
+        long held = io.thallus.testing.Memory.awaitSteady(() -> server.memoryUse().allocatedBytes(),
+            Duration.ofSeconds(1), "the server's memory while the token's streams go unread");
+        // The share is kept by waiting before each batch, so streams checking at once may each pass it by one
+        // batch (1 MiB here); without it the four would hold the server's whole 64 MiB.
+        assertThat(held).isLessThanOrEqualTo(perCredential + (4 << 20)).isGreaterThan(perCredential / 2);
+        // Another credential still gets its whole answer from the memory left.
+        try (ThallusClient alice = ThallusClient.connect(clientMemory, server.getLocation(),
+                 ClientOptions.builder().user("alice", "wonderland").build());
+             ThallusStream stream = alice.query(io.thallus.QueryRequest.builder(
+                 "SELECT i FROM range(2000000) t(i)").batchRows(65536).build())) {
+          long sum = 0;
+          while (stream.hasNext()) {
+            try (VectorSchemaRoot batch = stream.next()) {
+              org.apache.arrow.vector.BigIntVector values = (org.apache.arrow.vector.BigIntVector) batch.getVector(0);
+              for (int row = 0; row < batch.getRowCount(); row++) {
+                sum += values.get(row);
+              }
+            }
+          }
+          assertThat(sum).isEqualTo(2_000_000L * (2_000_000L - 1) / 2);
+        }
+      } finally {
+        for (ThallusStream stream : unread) {
+          stream.close();
+        }
+        for (ThallusClient client : greedy) {
+          client.close();
+        }
+      }
+      io.thallus.testing.Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "the server's memory");
+    }
+  }
 }

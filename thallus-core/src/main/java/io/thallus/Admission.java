@@ -5,6 +5,7 @@ import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
@@ -21,9 +22,10 @@ import java.util.function.Predicate;
  *   <li><b>Quotas</b>, well below the server-wide caps and checked atomically with them:
  *       {@link #maxConnectionsPerCredential} and {@link #maxConnectionsPerAddress} native connections (a Flight SQL
  *       session is one, made with its client's credentials, so the credential quota covers both doors);
- *       {@link #maxSessionsPerAddress} Flight SQL sessions per client address; and
+ *       {@link #maxSessionsPerAddress} Flight SQL sessions per client address;
  *       {@link #maxStatementsPerCredential} statements of one credential running on engine threads at once, across
- *       all its connections (more wait their turn, holding no thread).
+ *       all its connections (more wait their turn, holding no thread); and {@link #maxMemoryPerCredential} of Arrow
+ *       memory that all of one credential's connections hold together.
  * </ul>
  *
  * <p>A credential is what the server checked: the shared token is one credential whatever user name comes with it,
@@ -43,6 +45,8 @@ public final class Admission {
   private final int maxConnectionsPerAddress;
   private final int maxSessionsPerAddress;
   private final int maxStatementsPerCredential;
+  /** 0: a quarter of the server's memory budget. */
+  private final long maxMemoryPerCredential;
 
   private Admission(Builder b) {
     this.handshakeTimeout = b.handshakeTimeout;
@@ -51,6 +55,7 @@ public final class Admission {
     this.maxConnectionsPerAddress = b.maxConnectionsPerAddress;
     this.maxSessionsPerAddress = b.maxSessionsPerAddress;
     this.maxStatementsPerCredential = b.maxStatementsPerCredential;
+    this.maxMemoryPerCredential = b.maxMemoryPerCredential;
   }
 
   /** The defaults, sized for a demanding user of a shared server (see {@link Builder}). */
@@ -66,7 +71,8 @@ public final class Admission {
   public Builder toBuilder() {
     return new Builder().handshakeTimeout(handshakeTimeout).maxStrangers(maxStrangers)
         .maxConnectionsPerCredential(maxConnectionsPerCredential).maxConnectionsPerAddress(maxConnectionsPerAddress)
-        .maxSessionsPerAddress(maxSessionsPerAddress).maxStatementsPerCredential(maxStatementsPerCredential);
+        .maxSessionsPerAddress(maxSessionsPerAddress).maxStatementsPerCredential(maxStatementsPerCredential)
+        .memoryPerCredential(maxMemoryPerCredential);
   }
 
   /** How long a new connection has to authenticate before it is closed. */
@@ -99,12 +105,21 @@ public final class Admission {
     return maxStatementsPerCredential;
   }
 
+  /**
+   * The Arrow memory one credential's connections (Flight SQL sessions among them) may hold together on a server;
+   * empty for the default, a quarter of that server's {@code memoryLimit}.
+   */
+  public OptionalLong maxMemoryPerCredential() {
+    return maxMemoryPerCredential == 0 ? OptionalLong.empty() : OptionalLong.of(maxMemoryPerCredential);
+  }
+
   @Override
   public String toString() {
     return "Admission[handshakeTimeout=" + handshakeTimeout + ", maxStrangers=" + maxStrangers
         + ", maxConnectionsPerCredential=" + maxConnectionsPerCredential + ", maxConnectionsPerAddress="
         + maxConnectionsPerAddress + ", maxSessionsPerAddress=" + maxSessionsPerAddress
-        + ", maxStatementsPerCredential=" + maxStatementsPerCredential + "]";
+        + ", maxStatementsPerCredential=" + maxStatementsPerCredential + ", maxMemoryPerCredential="
+        + (maxMemoryPerCredential == 0 ? "a quarter of memoryLimit" : maxMemoryPerCredential) + "]";
   }
 
   /** Typed settings of an {@link Admission}. */
@@ -115,8 +130,28 @@ public final class Admission {
     private int maxConnectionsPerAddress = 256;
     private int maxSessionsPerAddress = 64;
     private int maxStatementsPerCredential = 4;
+    private long maxMemoryPerCredential;
 
     private Builder() {}
+
+    /**
+     * The Arrow memory one credential's connections may hold together on the server (default: a quarter of the
+     * server's {@code memoryLimit}); each connection still holds at most {@code memoryPerClient} inside it. Past it
+     * the connection that asks gets RESOURCE_EXHAUSTED, and other credentials keep the rest of the server's memory.
+     */
+    public Builder maxMemoryPerCredential(long bytes) {
+      if (bytes <= 0) {
+        throw new IllegalArgumentException("maxMemoryPerCredential must be positive, got " + bytes);
+      }
+      this.maxMemoryPerCredential = bytes;
+      return this;
+    }
+
+    /** Sets the raw value, 0 meaning the default (for {@link Admission#toBuilder}). */
+    private Builder memoryPerCredential(long bytes) {
+      this.maxMemoryPerCredential = bytes;
+      return this;
+    }
 
     /** How long a new connection has to authenticate (default 5 s); then it is closed. */
     public Builder handshakeTimeout(Duration timeout) {

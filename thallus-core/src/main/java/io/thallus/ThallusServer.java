@@ -15,6 +15,7 @@ import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.internal.protocol.FrameDecoder;
 import io.thallus.internal.protocol.MessageCodec;
 import io.thallus.internal.protocol.Protocol;
+import io.thallus.internal.server.CredentialBudgets;
 import io.thallus.internal.server.DataRoot;
 import io.thallus.internal.server.ServerConnectionHandler;
 import io.thallus.internal.server.ServerContext;
@@ -120,6 +121,9 @@ public final class ThallusServer implements AutoCloseable {
       InetSocketAddress bindAddress = new InetSocketAddress(settings.location.host(), settings.location.port());
       ServerContext context = new ServerContext(settings.serverName, allocator, engine, dataRoot, transports,
           engineThreads, timers, settings.ioTimeout, settings.idleTimeout, settings.maxBatchRows, registry,
+          // A quarter of the server's budget unless the admission says otherwise: one credential cannot take it all.
+          new CredentialBudgets(allocator, settings.admission.maxMemoryPerCredential()
+              .orElse(Math.max(1, settings.memoryLimit / 4))),
           settings.authentication, new ServerContext.Limits(settings.maxConnections, settings.admission,
               Protocol.HELLO_MAX_FRAME, settings.maxFrameBytes,
               settings.connectionIdleTimeout, settings.maxStreams, settings.maxStreamsPerConnection,
@@ -204,7 +208,9 @@ public final class ThallusServer implements AutoCloseable {
   public MemoryUse memoryUse() {
     long connections = 0;
     for (BufferAllocator child : allocator.getChildAllocators()) {
-      if (child.getName().startsWith(io.thallus.internal.server.ServerConnectionHandler.ALLOCATOR_PREFIX)) {
+      // A connection's memory lies directly under the server's, or under its credential's budget.
+      if (child.getName().startsWith(io.thallus.internal.server.ServerConnectionHandler.ALLOCATOR_PREFIX)
+          || child.getName().startsWith(CredentialBudgets.PREFIX)) {
         connections += child.getAllocatedMemory();
       }
     }

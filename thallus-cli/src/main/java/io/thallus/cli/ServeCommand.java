@@ -111,6 +111,10 @@ final class ServeCommand implements Callable<Integer> {
       + "over all its connections; more wait their turn (default 4).")
   Integer maxStatementsPerCredential;
 
+  @Option(names = "--max-memory-per-credential", description = "Arrow memory the connections of one credential may "
+      + "hold together, in bytes (default: a quarter of --batch-memory).")
+  Long maxMemoryPerCredential;
+
   @Option(names = "--max-streams", description = "Streams open on the whole server (default 256).")
   Integer maxStreams;
 
@@ -351,6 +355,9 @@ final class ServeCommand implements Callable<Integer> {
     }
     if (maxStatementsPerCredential != null) {
       admission.maxStatementsPerCredential(maxStatementsPerCredential);
+    }
+    if (maxMemoryPerCredential != null) {
+      admission.maxMemoryPerCredential(maxMemoryPerCredential);
     }
     return admission.build();
   }

@@ -80,7 +80,10 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   private volatile EngineLane lane;
   private ScheduledFuture<?> handshakeTimer;
   /** Holds what this connection's streams produce; it outlives them while the client still holds batches. */
+  /** Made at HELLO, inside the budget of {@link #budgetCredential}; null before. */
   private BufferAllocator allocator;
+  /** The credential whose budget {@link #allocator} lies in (null: the server's own). */
+  private String budgetCredential;
   private boolean inactive;
   private boolean sessionClosed;
   /** This client's session in the engine, opened at its first query. Guarded by this. */
@@ -140,7 +143,6 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   @Override
   public void channelActive(ChannelHandlerContext ctx) {
     channel = ctx.channel();
-    allocator = context.allocator().newChildAllocator(ALLOCATOR_PREFIX + id, 0, context.limits().memoryPerClient());
     lane = new EngineLane(context.engineThreads(), context.limits().engineThreadsPerConnection());
     Optional<ServerConnectionHandler> crowdedOut = context.registry().addPending(this);
     crowdedOut.ifPresent(oldest -> oldest.failConnection(Status.of(StatusCode.RESOURCE_EXHAUSTED,
@@ -218,6 +220,10 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
     // The connection's steps run through its credential's lane, shared with that credential's other connections.
     lane = new EngineLane(promotion.lane(), context.limits().engineThreadsPerConnection());
+    // Its memory lies inside its credential's budget, shared the same way; made only now, once the credential is known.
+    budgetCredential = context.authentication().isRequired() ? credential.get() : null;
+    allocator = context.budgets().take(budgetCredential).newChildAllocator(ALLOCATOR_PREFIX + id, 0,
+        context.limits().memoryPerClient());
     List<String> unavailable = new ArrayList<>();
     for (String name : hello.transports()) {
       Optional<ServerContext.Started> started = context.transport(name);
@@ -241,7 +247,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
               }
             },
             allocator, context.ioTimeout(), context.limits().memoryPerClient(),
-            () -> ServerStream.budgetName(allocator));
+            () -> context.budgets().budgetName(allocator));
         transportName = started.get().transport().name();
         transportSerializes = started.get().transport().serializesBatches();
         session = accepted;
@@ -408,7 +414,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
         failConnection(e.status());
       }
     } catch (org.apache.arrow.memory.OutOfMemoryException e) {
-      ingest.abort(Status.of(StatusCode.RESOURCE_EXHAUSTED, ServerStream.budgetName(allocator) + " has no room "
+      ingest.abort(Status.of(StatusCode.RESOURCE_EXHAUSTED, context.budgets().budgetName(allocator) + " has no room "
           + "for batch " + batch.header().batchId() + " of ingest " + ingest.id() + "; nothing was written"), true);
     } catch (RuntimeException e) {
       ingest.abort(Status.of(StatusCode.PROTOCOL_ERROR, "bad batch " + batch.header().batchId()
@@ -577,6 +583,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
         allocator.close();
       } catch (IllegalStateException leak) {
         LOG.error("connection {} leaked memory: {}", id, leak.getMessage());
+      } finally {
+        context.budgets().giveBack(budgetCredential);
       }
     };
     Channel ch = channel;

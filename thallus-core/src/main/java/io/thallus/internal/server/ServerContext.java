@@ -24,6 +24,7 @@ public record ServerContext(
     Duration idleTimeout,
     int maxBatchRows,
     StreamRegistry registry,
+    CredentialBudgets budgets,
     Authentication authentication,
     Limits limits,
     boolean tls,

@@ -225,7 +225,7 @@ final class ServerStream {
         if (hasCredit()) {
           asked = true;
           awaitHeadroom(nextBatchBytes);
-        } else if (!asked || connection.allocator().getHeadroom() < nextBatchBytes) {
+        } else if (!asked || context.budgets().headroom(connection.allocator()) < nextBatchBytes) {
           // Not asked yet, or no room to look ahead: hold nothing until the client asks.
           if (park(Wait.CREDIT)) {
             continue;
@@ -351,26 +351,24 @@ final class ServerStream {
    */
   private void awaitHeadroom(long needed) {
     BufferAllocator memory = connection.allocator();
-    if (memory.getHeadroom() >= needed) {
+    CredentialBudgets budgets = context.budgets();
+    if (budgets.headroom(memory) >= needed) {
       return;
     }
-    long budget = memory.getParentAllocator() == null ? memory.getLimit()
-        : Math.min(memory.getLimit(), memory.getParentAllocator().getLimit());
-    if (needed > budget) {
-      String which = budget == memory.getLimit() ? "this client's memory budget (memoryPerClient)"
-          : "the server's memory budget (memoryLimit)";
-      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, which + " is too small: a batch of "
-          + spec.batchRows() + " rows needs about " + needed + " bytes and the budget is " + budget
+    long capacity = budgets.capacity(memory);
+    if (needed > capacity) {
+      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, budgets.capacityName(memory) + " is too small: a batch "
+          + "of " + spec.batchRows() + " rows needs about " + needed + " bytes and the budget is " + capacity
           + "; ask for smaller batches");
     }
     // The client can release nothing it has not been sent.
     connection.flush();
     Deadline deadline = Deadline.after(context.ioTimeout());
-    while (memory.getHeadroom() < needed) {
+    while (budgets.headroom(memory) < needed) {
       throwIfAborted();
       if (deadline.isExpired()) {
-        throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, budgetName(memory) + " is used up: the next "
-            + "batch needs about " + needed + " bytes, " + memory.getHeadroom() + " are free after waiting "
+        throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, budgets.budgetName(memory) + " is used up: the "
+            + "next batch needs about " + needed + " bytes, " + budgets.headroom(memory) + " are free after waiting "
             + context.ioTimeout().toSeconds() + " s for batches to be released");
       }
       lock.lock();
@@ -387,14 +385,6 @@ final class ServerStream {
   }
 
   /** Which budget is short: this client's own ({@code memoryPerClient}) or the server's over all clients. */
-  static String budgetName(BufferAllocator connectionMemory) {
-    BufferAllocator server = connectionMemory.getParentAllocator();
-    boolean ownIsShort = server == null
-        || connectionMemory.getLimit() - connectionMemory.getAllocatedMemory() <= server.getHeadroom();
-    return ownIsShort ? "this client's memory budget (memoryPerClient, " + connectionMemory.getLimit() + " bytes)"
-        : "the server's memory budget (memoryLimit, " + server.getLimit() + " bytes)";
-  }
-
   /** The bytes a batch's fixed-width buffers take (variable-width data comes on top): a floor for the estimate. */
   private static long fixedWidthBytes(Schema schema, int rows) {
     long total = 0;
