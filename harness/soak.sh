@@ -26,7 +26,9 @@ flags="$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' pom.xml
 # Two thousand strangers need more descriptors than a default shell allows, on both sides.
 ulimit -n "$(ulimit -Hn)"
 work="$(mktemp -d)"
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
+# SOAK_KEEP_LOG=FILE keeps the server's log there (the soak's folder is removed at the end).
+trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true
+  [[ -n "${SOAK_KEEP_LOG:-}" ]] && cp "$work/server.log" "$SOAK_KEEP_LOG"; rm -rf "$work"' EXIT
 mkdir "$work/data" "$work/db"
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"
 # Honest clients log in as "honest"; the native session hoarder as "hoarder" (every other attacker holds the token).
@@ -40,21 +42,22 @@ if "$jdk/bin/java" $flags -jar "$jar" serve --help 2>&1 | grep -q -- --users-fil
   users=(--users-file "$work/users")
 fi
 start_server() {
+  local log="$work/${2:-server}.log"
   # shellcheck disable=SC2086
   "$jdk/bin/java" $flags -Xmx1g -XX:-UsePerfData -Dorg.slf4j.simpleLogger.defaultLogLevel=info \
     -jar "$jar" serve --data-root "$work/data" --port "$1" --token-file "$work/token" "${users[@]}" \
     --database "$work/db/soak.duckdb" --flight-sql-port 0 --metrics-port 0 \
-    --memory-limit 1GB ${SOAK_SERVER_LIMITS---batch-memory 1073741824} > "$work/server.log" 2>&1 &
+    --memory-limit 1GB ${SOAK_SERVER_LIMITS---batch-memory 1073741824} > "$log" 2>&1 &
   server=$!
   port=""
   for _ in $(seq 1 150); do
-    port="$(sed -n 's/^thallus serving .*:\([0-9][0-9]*\) over .*/\1/p' "$work/server.log" | head -1)"
-    flight="$(sed -n 's/^flight sql at .*:\([0-9][0-9]*\)$/\1/p' "$work/server.log" | head -1)"
-    metrics="$(sed -n 's/^metrics at http:.*:\([0-9][0-9]*\)\/metrics$/\1/p' "$work/server.log" | head -1)"
+    port="$(sed -n 's/^thallus serving .*:\([0-9][0-9]*\) over .*/\1/p' "$log" | head -1)"
+    flight="$(sed -n 's/^flight sql at .*:\([0-9][0-9]*\)$/\1/p' "$log" | head -1)"
+    metrics="$(sed -n 's/^metrics at http:.*:\([0-9][0-9]*\)\/metrics$/\1/p' "$log" | head -1)"
     [[ -n "$port" && -n "$flight" && -n "$metrics" ]] && break
     sleep 0.2
   done
-  [[ -n "$port" ]] || { echo "soak: the server did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
+  [[ -n "$port" ]] || { echo "soak: the server did not start:" >&2; cat "$log" >&2; exit 1; }
 }
 start_server 0
 named=(flight="$flight" metrics="$metrics" ledger="$work/ledger")
@@ -69,7 +72,7 @@ status=0
 kill -9 "$server" 2>/dev/null || true
 wait "$server" 2>/dev/null || true
 if [[ -s "$work/ledger" ]]; then
-  start_server 0
+  start_server 0 restart
   # shellcheck disable=SC2086
   "$jdk/bin/java" $flags -XX:-UsePerfData -cp benchmarks/target/benchmarks.jar \
     io.thallus.benchmarks.soak.LedgerCheck 127.0.0.1 "$port" "$work/token" "$work/ledger" || status=1

@@ -216,9 +216,9 @@ final class DoorActors {
     }
   }
 
-  /** A 64 MiB {@code GetFlightInfo} command every 5 s. */
+  /** A 16 MiB {@code GetFlightInfo} command (four times the command limit) every 5 s. */
   void hugeFlightMessages(int flightPort) {
-    String sql64 = "SELECT 1 -- " + "x".repeat(64 << 20);
+    String sql64 = "SELECT 1 -- " + "x".repeat(16 << 20);
     try (BufferAllocator memory = new RootAllocator()) {
       while (running.getAsBoolean()) {
         try (FlightClient client = flightFrom(memory, flightPort, Attackers.HUGE_MESSAGES);
