@@ -11,6 +11,12 @@ import picocli.CommandLine.Command;
 public final class ThallusCli {
   private static final java.util.Set<String> LOG_LEVELS = java.util.Set.of("error", "warn", "info", "debug", "trace",
       "off");
+  /**
+   * gRPC (the Flight SQL port) logs through java.util.logging, with a stack trace for every stream a client resets and
+   * every message it sends over a limit: per-client noise that a flood of bad clients would turn into a flood of log,
+   * shown only at debug and trace. Held here: java.util.logging keeps its loggers weakly.
+   */
+  private static final java.util.logging.Logger GRPC_LOG = java.util.logging.Logger.getLogger("io.grpc");
 
   @CommandLine.Option(names = "--log-level", scope = CommandLine.ScopeType.INHERIT, paramLabel = "LEVEL",
       description = "Log level: error, warn, info, debug, trace or off (default: warn). Logs go to stderr.")
@@ -32,6 +38,8 @@ public final class ThallusCli {
       }
       System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", level);
     }
+    GRPC_LOG.setLevel("debug".equals(level) || "trace".equals(level) ? java.util.logging.Level.FINE
+        : java.util.logging.Level.SEVERE);
     CommandLine commandLine = new CommandLine(new ThallusCli());
     String config = valueOf(args, "--config");
     if (config != null) {
