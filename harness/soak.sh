@@ -5,7 +5,8 @@
 # session hoarders, corrupt batches on every transport and over Flight DoPut, unread DoGets, huge messages and a
 # metrics-port slowloris, and checked by honest clients: queries on every transport and over Flight SQL, a /health
 # probe and a writer committing one row at a time to the database. Attackers hold the token (the native hoarder a
-# login of its own) and come from loopback addresses of their own; honest clients log in as a user of their own from
+# login of its own) and come from loopback addresses of their own (but for the four native corrupt-batch senders,
+# whose client picks no local address); honest clients log in as a user of their own from
 # 127.0.0.1, so per-credential and per-address quotas see what a server on a network would. It passes when every
 # honest call was right, the server's RSS stayed under the bound, its descriptors came back, no log line repeated
 # more than 5 times a second, and after a kill -9 and a restart every row the server acknowledged is there.

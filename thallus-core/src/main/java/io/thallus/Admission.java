@@ -136,8 +136,10 @@ public final class Admission {
 
     /**
      * The Arrow memory one credential's connections may hold together on the server (default: a quarter of the
-     * server's {@code memoryLimit}); each connection still holds at most {@code memoryPerClient} inside it. Past it
-     * the connection that asks gets RESOURCE_EXHAUSTED, and other credentials keep the rest of the server's memory.
+     * server's {@code memoryLimit}); each connection still holds at most {@code memoryPerClient} inside it. A result
+     * stream asks for its next batch only while its credential's connections hold less (streams checking at once may
+     * pass it by a batch each); one that waits past the I/O deadline gets RESOURCE_EXHAUSTED naming it, and other
+     * credentials keep the rest of the server's memory. Ingest bodies and shm segments are not counted in it yet.
      */
     public Builder maxMemoryPerCredential(long bytes) {
       if (bytes <= 0) {

@@ -33,6 +33,8 @@ final class SessionRegistry implements AutoCloseable {
   private final int maxSessions;
   /** Sessions whose native connection is being made: they hold their places. Guarded by this. */
   private int opening;
+  /** Set when the registry closes: a session opened after that is closed at once. Guarded by this. */
+  private boolean closed;
   private final io.thallus.Admission.Quota<String> perAddress;
   private final Map<String, FlightSession> sessions = new ConcurrentHashMap<>();
   /** The Arrow memory one session may hold: its native stream's batches and its results on their way out. */
@@ -116,9 +118,18 @@ final class SessionRegistry implements AutoCloseable {
       }
       ThallusClient client = ThallusClient.connect(child, thallus, options.build());
       FlightSession session = new FlightSession(id, child, client, address);
+      boolean shutDown;
       synchronized (this) {
-        sessions.put(id, session);
-        opening--;
+        shutDown = closed;
+        if (!shutDown) {
+          sessions.put(id, session);
+          opening--;
+        }
+      }
+      if (shutDown) {
+        // Opened while the registry closed: nobody would close it later.
+        session.close();
+        throw ThallusException.of(StatusCode.UNAVAILABLE, "the Flight SQL server is shutting down");
       }
       return session;
     } catch (RuntimeException e) {
@@ -320,10 +331,22 @@ final class SessionRegistry implements AutoCloseable {
 
   @Override
   public void close() {
-    reaper.shutdownNow();
-    for (FlightSession session : List.copyOf(sessions.values())) {
-      close(session);
+    synchronized (this) {
+      closed = true;
     }
-    statements.close();
+    reaper.shutdownNow();
+    try {
+      for (FlightSession session : List.copyOf(sessions.values())) {
+        try {
+          close(session);
+        } catch (RuntimeException e) {
+          // The others still close; the failure (say a leak) is the one to read about.
+          System.getLogger(SessionRegistry.class.getName()).log(System.Logger.Level.WARNING,
+              "closing Flight SQL session " + session.id() + " failed: " + e);
+        }
+      }
+    } finally {
+      statements.close();
+    }
   }
 }

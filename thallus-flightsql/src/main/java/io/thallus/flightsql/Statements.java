@@ -209,6 +209,8 @@ final class Statements {
     private final Schema datasetSchema;
     private final Schema parameterSchema;
     private VectorSchemaRoot parameters;
+    /** Guarded by this. */
+    private boolean closed;
 
     Prepared(String sessionId, String sql, String transactionId, Schema datasetSchema, Schema parameterSchema) {
       this.sessionId = sessionId;
@@ -240,7 +242,18 @@ final class Statements {
       return parameterSchema;
     }
 
+    /**
+     * Takes {@code rows} (ownership passes here). A statement closed meanwhile (by its client, to make room, or with
+     * its session) closes them and answers NOT_FOUND, so no bound rows outlive it.
+     */
     synchronized void bind(VectorSchemaRoot rows) {
+      if (closed) {
+        if (rows != null) {
+          rows.close();
+        }
+        throw ThallusException.of(StatusCode.NOT_FOUND, "the prepared statement was closed (by its client, to make "
+            + "room, or with its session) while its parameters arrived; prepare it again");
+      }
       if (parameters != null) {
         parameters.close();
       }
@@ -265,6 +278,7 @@ final class Statements {
 
     @Override
     public synchronized void close() {
+      closed = true;
       if (parameters != null) {
         parameters.close();
         parameters = null;

@@ -174,10 +174,20 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
-      producer.close();
-      sessions.close();
-      admission.close();
-      allocator.close();
+      // Each step runs whatever the one before threw; the allocator last, where it reports what was left.
+      try {
+        producer.close();
+      } finally {
+        try {
+          sessions.close();
+        } finally {
+          try {
+            admission.close();
+          } finally {
+            allocator.close();
+          }
+        }
+      }
     }
   }
 

@@ -50,6 +50,8 @@ final class DoorActors {
   private static final long ROWS = 2_000_000;
   private static final String HONEST_SQL = "SELECT i * 3 - 1 AS v FROM range(" + ROWS + ") t(i)";
   private static final long HONEST_SUM = ROWS * (ROWS - 1) / 2 * 3 - ROWS;
+  private static final CallOption HONEST_DEADLINE = org.apache.arrow.flight.CallOptions.timeout(60,
+      java.util.concurrent.TimeUnit.SECONDS);
 
   private final String host;
   private final int port;
@@ -103,9 +105,10 @@ final class DoorActors {
         try (FlightClient client = flight(memory, flightPort); FlightSqlClient sql = new FlightSqlClient(client)) {
           while (running.getAsBoolean()) {
             long sum = 0;
-            FlightInfo info = sql.execute(HONEST_SQL, honestFlight);
+            // A call that hangs must fail the soak, not vanish from its counts.
+            FlightInfo info = sql.execute(HONEST_SQL, honestFlight, HONEST_DEADLINE);
             for (FlightEndpoint endpoint : info.getEndpoints()) {
-              try (FlightStream stream = sql.getStream(endpoint.getTicket(), honestFlight)) {
+              try (FlightStream stream = sql.getStream(endpoint.getTicket(), honestFlight, HONEST_DEADLINE)) {
                 while (stream.next()) {
                   BigIntVector values = (BigIntVector) stream.getRoot().getVector(0);
                   for (int i = 0; i < stream.getRoot().getRowCount(); i++) {
@@ -368,10 +371,10 @@ final class DoorActors {
   }
 
   /**
-   * Commits one row at a time to {@code ledger} (autocommit INSERTs) and returns the last id the server
+   * Commits one row at a time to {@code ledger} (autocommit INSERTs) and publishes the last id the server
    * acknowledged: after a kill -9 and a restart every id up to it must be there.
    */
-  long ledgerWriter() {
+  void ledgerWriter(java.util.concurrent.atomic.AtomicLong published) {
     long acknowledged = 0;
     try (BufferAllocator memory = new RootAllocator()) {
       while (running.getAsBoolean()) {
@@ -379,9 +382,12 @@ final class DoorActors {
           drain(client.query("CREATE TABLE IF NOT EXISTS ledger (id BIGINT PRIMARY KEY)"));
           // An INSERT whose answer was lost may have committed: go on after the last id the table has.
           acknowledged = Math.max(acknowledged, maxId(client));
+          published.set(acknowledged);
           while (running.getAsBoolean()) {
             drain(client.query("INSERT INTO ledger VALUES (" + (acknowledged + 1) + ")"));
             acknowledged++;
+            // Published as it goes: a writer that hangs still leaves the true figure.
+            published.set(acknowledged);
             tally.honestOk("ledger commit");
           }
         } catch (RuntimeException e) {
@@ -390,7 +396,6 @@ final class DoorActors {
         }
       }
     }
-    return acknowledged;
   }
 
   private static long maxId(ThallusClient client) {

@@ -71,7 +71,7 @@ public final class Soak {
   private final ClientOptions honestOptions;
   private final Tally tally = new Tally();
   private final DoorActors actors;
-  private final AtomicLong ledgerAcknowledged = new AtomicLong(-1);
+  private final AtomicLong ledgerAcknowledged = new AtomicLong();
 
   private Soak(String host, int port, String token, Duration length, Doors doors) {
     this.host = host;
@@ -200,6 +200,12 @@ public final class Soak {
     for (Thread thread : threads) {
       thread.join(30_000);
     }
+    for (Thread thread : threads) {
+      // An honest actor stuck in a call counts as failed, not as an actor with nothing to report.
+      if (thread.isAlive() && thread.getName().matches("honest.*|ledger|health-probe")) {
+        tally.honestFailed(thread.getName(), new IllegalStateException("still in a call 30 s after the soak ended"));
+      }
+    }
     if (doors.ledger() != null) {
       Files.writeString(doors.ledger(), ledgerAcknowledged.get() + "\n");
       System.out.println("ledger: the server acknowledged ids 1.." + ledgerAcknowledged.get());
@@ -261,7 +267,7 @@ public final class Soak {
     }
     threads.add(Thread.ofPlatform().name("native-hoarder").start(() -> actors.nativeSessionHoarder(doors.hoarder())));
     if (doors.ledger() != null) {
-      threads.add(Thread.ofPlatform().name("ledger").start(() -> ledgerAcknowledged.set(actors.ledgerWriter())));
+      threads.add(Thread.ofPlatform().name("ledger").start(() -> actors.ledgerWriter(ledgerAcknowledged)));
     }
     int flight = doors.flightPort();
     if (flight > 0) {
