@@ -49,6 +49,11 @@ final class EngineLane implements Executor {
   }
 
   /** Steps waiting here now. */
+  /** Whether no step runs or waits here. */
+  synchronized boolean isIdle() {
+    return running == 0 && waiting.isEmpty();
+  }
+
   synchronized int waitingCount() {
     return waiting.size();
   }

@@ -96,6 +96,7 @@ public final class StreamRegistry {
           + " connections open, its quota (maxConnectionsPerAddress); close one first");
     }
     Executor lane = engineThreads;
+    forgetIdleCredentials();
     if (credential != null) {
       share = credentials.computeIfAbsent(credential,
           c -> new Credential(new EngineLane(engineThreads, admission.maxStatementsPerCredential())));
@@ -104,6 +105,15 @@ public final class StreamRegistry {
     }
     clients.put(connection, new Admitted(credential, address));
     return new Promotion(Optional.empty(), lane);
+  }
+
+  /**
+   * Drops the credentials with no connection left whose lane has finished. One whose last connection left while its
+   * statements still run (a cancel takes effect at DuckDB's next check) keeps its lane, so a client that reconnects
+   * shares it with them instead of getting a fresh quota of statements beside them.
+   */
+  private void forgetIdleCredentials() {
+    credentials.values().removeIf(share -> share.connections == 0 && share.lane.isIdle());
   }
 
   private Promotion refused(String why) {
@@ -116,9 +126,10 @@ public final class StreamRegistry {
     if (admitted != null) {
       addresses.giveBack(admitted.address());
       Credential share = admitted.credential() == null ? null : credentials.get(admitted.credential());
-      if (share != null && --share.connections == 0) {
-        credentials.remove(admitted.credential());
+      if (share != null) {
+        share.connections--;
       }
+      forgetIdleCredentials();
     }
     connections.remove(connection);
   }
