@@ -194,7 +194,10 @@ public final class ThallusServer implements AutoCloseable {
 
   /** The names of the transports this server offers. */
   public synchronized List<String> transports() {
-    return transports.stream().map(t -> t.transport().name()).toList();
+    // A TLS server refuses the transports whose bodies travel outside the TLS connection: it does not offer them
+    // (so a Flight SQL FlightInfo built from this list names no lane a client would be refused).
+    return transports.stream().filter(t -> settings.tls == null || t.transport().confidentialUnderTls())
+        .map(t -> t.transport().name()).toList();
   }
 
   /**
