@@ -261,19 +261,15 @@ class HardeningTest {
     }
   }
 
-  /** Threads of the server's engine pool that are running a step now (parked streams hold none). */
   /**
    * Waits up to 20 s for every engine thread to be idle, then asserts they are: a thread that a stream keeps (one
    * waiting for credits, or scanning for a client that left) never comes back to the pool.
    */
   private static void awaitNoStreamThreads(String what) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (serverStreamThreads() > 0 && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertThat(serverStreamThreads()).as(what).isZero();
+    io.thallus.testing.Eventually.await(what, java.time.Duration.ofSeconds(20), () -> serverStreamThreads() == 0);
   }
 
+  /** Threads of the server's engine pool that are running a step now (parked streams hold none). */
   private static long serverStreamThreads() {
     return Thread.getAllStackTraces().entrySet().stream()
         .filter(e -> e.getKey().getName().startsWith("thallus-server-stream-"))

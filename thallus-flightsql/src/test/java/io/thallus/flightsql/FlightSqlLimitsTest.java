@@ -161,13 +161,7 @@ class FlightSqlLimitsTest {
 
   /** Waits for {@code condition} until a generous deadline (the machine may be loaded), then fails naming it. */
   private static void await(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      Thread.sleep(20);
-    }
+    io.thallus.testing.Eventually.await(what, java.time.Duration.ofSeconds(60), condition);
   }
 
   @Test
