@@ -1,9 +1,12 @@
 /**
- * Thallus: Arrow record batches from an embedded DuckDB server to JVM clients, moved without serialization.
+ * Thallus' client, and what a client and a server share: Arrow record batches from a Thallus server to JVM clients,
+ * moved without serialization.
  *
- * <p>The public API is {@code io.thallus} (client, server, options, errors), the SPI for transports and engines
- * ({@code io.thallus.spi}) and the DuckDB engine ({@code io.thallus.duckdb}). Everything under
- * {@code io.thallus.internal} is exported only to the Thallus modules that need it.
+ * <p>The public API is {@code io.thallus} (client, options, errors, TLS) and the transport SPI ({@code io.thallus.spi},
+ * both halves of a transport, as the ipc, tcp, shm and cma transports here have). The server runtime is
+ * {@code io.thallus.server} (module thallus-server) and the DuckDB engine {@code io.thallus.duckdb} (thallus-duckdb):
+ * a client carries neither. Everything under {@code io.thallus.internal} is exported only to the Thallus modules that
+ * need it.
  */
 module io.thallus.core {
   requires transitive org.apache.arrow.memory.core;
@@ -13,21 +16,20 @@ module io.thallus.core {
   requires io.netty.transport;
   requires io.netty.codec;
   requires io.netty.handler;
-  requires duckdb.jdbc;
-  // Rows of parameters go to DuckDB through the C stream interface.
-  requires org.apache.arrow.c;
+  // Query parameters of java.sql types (Timestamp, Date, Time).
   requires java.sql;
-  // Thread CPU time and the process' memory, for stream statistics and default budgets.
-  requires java.management;
-  requires jdk.management;
   requires org.slf4j;
-  requires transitive micrometer.core;
 
   exports io.thallus;
   exports io.thallus.spi;
-  exports io.thallus.duckdb;
+  // The server runtime speaks the protocol, sends and receives batches as the client does, and starts the transports.
+  exports io.thallus.internal to io.thallus.server;
+  exports io.thallus.internal.protocol to io.thallus.server, io.thallus.duckdb;
+  exports io.thallus.internal.batch to io.thallus.server, io.thallus.duckdb;
   // The size-class pool the rdma transport's registered buffers are made of.
   exports io.thallus.internal.transport to io.thallus.rdma;
+  // The DuckDB engine's spill folders are swept as the shm transport's segment folders are.
+  exports io.thallus.internal.transport.shm to io.thallus.duckdb;
 
   uses io.thallus.spi.Transport;
 

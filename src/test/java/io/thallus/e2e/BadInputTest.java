@@ -9,7 +9,8 @@ import io.thallus.QueryRequest;
 import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.MessageType;
@@ -48,7 +49,8 @@ class BadInputTest {
     Files.writeString(data.resolve("ok.csv"), "id,name\n1,a\n2,b\n");
     Files.writeString(temp.resolve("secret.csv"), "id\n42\n");
     allocator = new RootAllocator();
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(data).build().start();
+    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+            DuckDBEngine.builder().filesUnder(data).build()).dataRoot(data).build().start();
   }
 
   @AfterEach
@@ -180,7 +182,8 @@ class BadInputTest {
 
   @Test
   void aServerWithoutDataRootRefusesDatasets() {
-    try (ThallusServer bare = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start();
+    try (ThallusServer bare = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+        .build().start();
          BufferAllocator clientMemory = new RootAllocator();
          ThallusClient client = ThallusClient.connect(clientMemory, bare.getLocation())) {
       assertError(() -> client.query("SELECT * FROM dataset", "ok.csv"), StatusCode.PERMISSION_DENIED,
@@ -205,7 +208,8 @@ class BadInputTest {
   @Test
   void aServerOnABusyPortSaysSo() {
     int busy = server.getLocation().port();
-    assertError(() -> ThallusServer.builder(allocator, Location.of("127.0.0.1", busy)).build().start(),
+    assertError(() -> ThallusServer.builder(allocator, Location.of("127.0.0.1", busy), DuckDBEngine.create())
+        .build().start(),
         StatusCode.UNAVAILABLE, "cannot listen on 127.0.0.1:" + busy);
   }
 

@@ -8,7 +8,8 @@ import io.thallus.QueryRequest;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
 import io.thallus.ThallusStream;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.cli.ThallusCli;
 import io.thallus.conformance.Collected;
 import io.thallus.conformance.DuckDBReference;
@@ -74,7 +75,8 @@ class CliTest {
   void queryWritesArrowAndParquetFilesThatHoldTheResult() throws Exception {
     String sql = TypeTable.sql(2000);
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start()) {
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+             .build().start()) {
       Path arrow = temp.resolve("result.arrow");
       Run toArrow = cli("query", server.getLocation().toString(), sql, "--out", arrow.toString(), "--batch-rows", "512");
       assertThat(toArrow.exitCode()).as(toArrow.err()).isZero();
@@ -114,7 +116,8 @@ class CliTest {
       statement.execute("COPY (" + sql + ") TO '" + csv + "' (FORMAT csv, HEADER)");
     }
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start()) {
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+             .build().start()) {
       String url = server.getLocation().toString();
       Run fromParquet = cli("load", url, "from_parquet", parquet.toString());
       assertThat(fromParquet.exitCode()).as(fromParquet.err()).isZero();
@@ -160,7 +163,8 @@ class CliTest {
   @Test
   void queryPrintsATableAndReportsErrorsWithAnExitCode() {
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start()) {
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+             .build().start()) {
       Run printed = cli("query", server.getLocation().toString(), "SELECT 7 AS seven, 'x' AS letter", "--show", "5");
       assertThat(printed.exitCode()).isZero();
       assertThat(printed.out()).contains("seven | letter").contains("7 | x");

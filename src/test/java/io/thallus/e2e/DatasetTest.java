@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.thallus.Location;
 import io.thallus.ThallusClient;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.conformance.Collected;
 import io.thallus.conformance.DuckDBReference;
@@ -46,7 +47,8 @@ class DatasetTest {
       statement.execute("DETACH shop");
     }
     allocator = new RootAllocator();
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(data).build().start();
+    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+            DuckDBEngine.builder().filesUnder(data).build()).dataRoot(data).build().start();
     client = ThallusClient.connect(allocator, server.getLocation());
   }
 

@@ -12,7 +12,7 @@ import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
 import io.thallus.ThallusIngest;
-import io.thallus.ThallusServer;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.testing.ChildJvm;
@@ -48,7 +48,7 @@ class IngestTest {
   @BeforeEach
   void start() {
     allocator = new RootAllocator();
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start();
+    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create()).build().start();
     client = ThallusClient.connect(allocator, server.getLocation());
   }
 
@@ -229,7 +229,7 @@ class IngestTest {
   void aBatchOverTheClientsBudgetFailsTheIngestAndLeavesTheTable(String transport) throws InterruptedException {
     long budget = 8L << 20;
     try (BufferAllocator memory = new RootAllocator();
-         ThallusServer small = ThallusServer.builder(memory, Location.of("127.0.0.1", 0))
+         ThallusServer small = ThallusServer.builder(memory, Location.of("127.0.0.1", 0), DuckDBEngine.create())
              .memoryPerClient(budget).build().start();
          ThallusClient on = ThallusClient.connect(allocator, small.getLocation().withTransport(transport))) {
       run(on, "CREATE TABLE big (id BIGINT, name VARCHAR)");
@@ -252,7 +252,8 @@ class IngestTest {
   /** A client process killed after sending some batches of an append: the table is as it was. Also run for rdma. */
   static void clientKilledMidIngest(String transport) throws Exception {
     try (BufferAllocator memory = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(memory, Location.of("127.0.0.1", 0)).build().start();
+         ThallusServer server = ThallusServer.builder(memory, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+             .build().start();
          ThallusClient client = ThallusClient.connect(memory, server.getLocation())) {
       client.query("CREATE TABLE steady AS SELECT i AS v FROM range(5) t(i)").close();
       try (ChildJvm child = ChildJvm.start(IngestingClientMain.class,
@@ -283,12 +284,12 @@ class IngestTest {
   void aReadOnlyDatabaseRefusesIngests(@TempDir Path folder) {
     Path file = folder.resolve("ro.duckdb");
     try (DuckDBEngine writable = DuckDBEngine.builder().database(file).build()) {
-      writable.execute(new io.thallus.spi.QuerySpec("CREATE TABLE t (id BIGINT, name VARCHAR)",
+      writable.execute(new io.thallus.engine.QuerySpec("CREATE TABLE t (id BIGINT, name VARCHAR)",
           java.util.Optional.empty(), 1024, java.util.Map.of()), allocator).close();
     }
     try (BufferAllocator memory = new RootAllocator();
-         ThallusServer readOnly = ThallusServer.builder(memory, Location.of("127.0.0.1", 0))
-             .engine(DuckDBEngine.builder().database(file).readOnly(true).build()).build().start();
+         ThallusServer readOnly = ThallusServer.builder(memory, Location.of("127.0.0.1", 0),
+                 DuckDBEngine.builder().database(file).readOnly(true).build()).build().start();
          ThallusClient on = ThallusClient.connect(allocator, readOnly.getLocation());
          VectorSchemaRoot root = batch(10)) {
       assertThatThrownBy(() -> ingest(on, "t", IngestMode.APPEND, root))

@@ -8,7 +8,8 @@ import io.thallus.QueryRequest;
 import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.conformance.Collected;
 import io.thallus.conformance.DuckDBReference;
@@ -39,7 +40,7 @@ class ParametersAndSchemaTest {
   @BeforeAll
   static void start() {
     allocator = new RootAllocator();
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start();
+    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create()).build().start();
     client = ThallusClient.connect(allocator, server.getLocation());
   }
 

@@ -11,7 +11,8 @@ import io.thallus.QueryRequest;
 import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.testing.ChildJvm;
 import io.thallus.testing.HoldingClientMain;
@@ -70,7 +71,8 @@ public class SameHostTest {
   /** A client process holding batches is killed: the server frees everything and goes on serving. */
   static void clientKilledWhileHoldingBatches(String transport) throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start()) {
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+             .build().start()) {
       try (ChildJvm client = ChildJvm.start(HoldingClientMain.class,
           server.getLocation().withTransport(transport).toString(), "8")) {
         assertThat(client.awaitLine("HOLDING", 60)).isEqualTo("HOLDING 8 over " + transport);
@@ -122,7 +124,7 @@ public class SameHostTest {
   @Test
   void aClientThatKeepsEveryBatchIsStoppedByTheSharedMemoryBudget() throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
              .memoryPerClient(4 << 20).ioTimeout(Duration.ofSeconds(2)).build().start();
          ThallusClient client = ThallusClient.connect(allocator, server.getLocation().withTransport("shm"))) {
       List<VectorSchemaRoot> kept = new ArrayList<>();
@@ -152,7 +154,8 @@ public class SameHostTest {
   @Test
   void aClientThatKeepsEveryBatchIsStoppedByItsReceivePool() {
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+             .build().start();
          ThallusClient client = ThallusClient.connect(allocator, server.getLocation().withTransport("cma"),
              ClientOptions.builder().receivePoolBytes(4 << 20).build())) {
       List<VectorSchemaRoot> kept = new ArrayList<>();
@@ -177,7 +180,8 @@ public class SameHostTest {
   @Test
   void sharedMemorySegmentsAreReadableByTheirOwnerOnly() throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+             .build().start();
          ThallusClient client = ThallusClient.connect(allocator, server.getLocation());
          ThallusStream stream = client.query("SELECT i FROM range(100000) t(i)")) {
       assertThat(client.transport()).isEqualTo("shm");

@@ -3,7 +3,8 @@ package io.thallus.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.thallus.Location;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.internal.batch.IpcFrames;
 import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.Protocol;
@@ -35,7 +36,8 @@ class SmallResultTest {
   @Test
   void openedBatchAndEndArriveInOneRead() throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+             .build().start();
          RawControlConnection raw = new RawControlConnection(server.getLocation());
          BufferAllocator clientMemory = new RootAllocator()) {
       raw.send(new Message.Hello(Protocol.VERSION, "small result test", List.of("ipc"), Map.of(), Map.of()));

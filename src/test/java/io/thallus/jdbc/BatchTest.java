@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.thallus.Location;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import java.math.BigDecimal;
 import java.sql.BatchUpdateException;
 import java.sql.Connection;
@@ -45,7 +46,8 @@ class BatchTest {
   static void start() {
     allocator = new RootAllocator();
     // A small frame limit, so a batch of 12,000 rows takes several requests.
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).maxFrameBytes(512 * 1024).build().start();
+    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+        .maxFrameBytes(512 * 1024).build().start();
     url = "jdbc:thallus://127.0.0.1:" + server.getLocation().port();
   }
 

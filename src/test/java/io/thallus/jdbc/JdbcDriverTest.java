@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.thallus.Location;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.conformance.TypeTable;
 import java.math.BigDecimal;
 import java.nio.file.Path;
@@ -68,7 +69,8 @@ class JdbcDriverTest {
       statement.execute("CREATE TABLE archive.old_items (id INTEGER NOT NULL, note VARCHAR)");
     }
     allocator = new RootAllocator();
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(data).build().start();
+    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+            DuckDBEngine.builder().filesUnder(data).build()).dataRoot(data).build().start();
     url = "jdbc:thallus://127.0.0.1:" + server.getLocation().port();
   }
 

@@ -3,7 +3,8 @@ package io.thallus.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.thallus.Location;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.testing.ChildJvm;
 import io.thallus.testing.LoadDriverMain;
 import java.io.File;
@@ -58,7 +59,8 @@ class PlainJvmTest {
     Path ipcScript = data.resolve("ipc.sql");
     Files.writeString(ipcScript, "SELECT 1 AS one;\n!quit\n");
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(data)
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+                 DuckDBEngine.builder().filesUnder(data).build()).dataRoot(data)
              .build().start()) {
       String classPath = oneJar() + File.pathSeparator + sqllineJars();
       String url = "jdbc:thallus://127.0.0.1:" + server.getLocation().port();

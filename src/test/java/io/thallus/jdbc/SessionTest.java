@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.thallus.Location;
-import io.thallus.ThallusServer;
+import io.thallus.server.ThallusServer;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.testing.ChildJvm;
 import io.thallus.testing.ServeProcess;
@@ -47,7 +47,7 @@ class SessionTest {
   static void start() {
     allocator = new RootAllocator();
     engine = DuckDBEngine.builder().filesUnder(data).build();
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(data).engine(engine).build()
+    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), engine).dataRoot(data).build()
         .start();
     url = "jdbc:thallus://127.0.0.1:" + server.getLocation().port();
   }

@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.thallus.Location;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -52,7 +53,8 @@ class SparkJdbcSourceTest {
       filteredRows = read(statement, FILTERED);
     }
     allocator = new RootAllocator();
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(data).build().start();
+    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+            DuckDBEngine.builder().filesUnder(data).build()).dataRoot(data).build().start();
     url = "jdbc:thallus://127.0.0.1:" + server.getLocation().port() + "/shop.duckdb";
     spark = SparkSession.builder().master("local[2]").appName("thallus-jdbc-test")
         .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")

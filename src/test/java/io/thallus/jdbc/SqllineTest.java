@@ -3,7 +3,8 @@ package io.thallus.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.thallus.Location;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.testing.ChildJvm;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,7 +44,8 @@ class SqllineTest {
     Path script = data.resolve("session.sql");
     Files.writeString(script, "!tables\n" + query + "\n!quit\n");
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(data)
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+                 DuckDBEngine.builder().filesUnder(data).build()).dataRoot(data)
              .build().start();
          ChildJvm sqlline = ChildJvm.start(sqlline.SqlLine.class,
              "-u", "jdbc:thallus://127.0.0.1:" + server.getLocation().port() + "/shop.duckdb?transport=tcp",

@@ -3,14 +3,15 @@ package io.thallus.security;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.thallus.Authentication;
+import io.thallus.server.Authentication;
 import io.thallus.ClientOptions;
 import io.thallus.Location;
 import io.thallus.QueryRequest;
 import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.e2e.RawControlConnection;
 import io.thallus.internal.protocol.Message;
@@ -54,7 +55,7 @@ class AccessTest {
     Authentication authentication = Authentication.token("s3cret-token")
         .or(Authentication.users(Map.of("alice", "wonderland")));
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
              .authentication(authentication).build().start()) {
       Location location = server.getLocation();
       for (ClientOptions refused : List.of(ClientOptions.defaults(),
@@ -91,7 +92,7 @@ class AccessTest {
   @Test
   void anUnauthenticatedConnectionCannotOpenAStream() throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
              .authentication(Authentication.token("t")).build().start();
          RawControlConnection raw = new RawControlConnection(server.getLocation())) {
       // OPEN before HELLO, and OPEN after a refused HELLO: the connection is closed before any stream exists.
@@ -102,7 +103,7 @@ class AccessTest {
       assertThat(raw.closedByServer()).isTrue();
     }
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
              .authentication(Authentication.token("t")).build().start();
          RawControlConnection raw = new RawControlConnection(server.getLocation())) {
       raw.send(new Message.Hello(Protocol.VERSION, "raw", List.of("ipc"), Map.of(), Map.of("token", "wrong")));
@@ -116,7 +117,7 @@ class AccessTest {
   @Test
   void limitsOnConnectionsStreamsAndSqlText() throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
              .maxConnections(2).maxStreamsPerConnection(3).maxSqlBytes(100).build().start()) {
       Location location = server.getLocation().withTransport("tcp");
       try (ThallusClient first = ThallusClient.connect(allocator, location);
@@ -158,7 +159,7 @@ class AccessTest {
   void aQueryBeyondTheServersMemoryBudgetGetsResourceExhaustedNotAnOutOfMemoryError(String transport)
       throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
              .memoryLimit(2 << 20).build().start()) {
       try (ThallusClient client = ThallusClient.connect(allocator, server.getLocation().withTransport(transport))) {
         assertThatThrownBy(() -> {
@@ -185,7 +186,7 @@ class AccessTest {
     // The server has memory to spare (no memoryLimit); the client's own budget is what is too small.
     String sql = "SELECT i, i + 1, i + 2, i + 3, i + 4, i + 5, i + 6, i + 7 FROM range(300000) t(i)";
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
              .memoryPerClient(4 << 20).build().start();
          ThallusClient greedy = ThallusClient.connect(allocator, server.getLocation().withTransport(transport));
          ThallusClient modest = ThallusClient.connect(allocator, server.getLocation().withTransport(transport))) {
@@ -242,7 +243,8 @@ class AccessTest {
     String sql = template.replace("{outside}", temp.toString()).replace("{root}", root.toString())
         .replace("{cwd}", cwd.toString());
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(root)
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+                 DuckDBEngine.builder().filesUnder(root).build()).dataRoot(root)
              .build().start();
          ThallusClient client = ThallusClient.connect(allocator, server.getLocation())) {
       assertThatThrownBy(() -> single(client, sql))

@@ -5,14 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.thallus.Admission;
-import io.thallus.Authentication;
+import io.thallus.server.Admission;
+import io.thallus.server.Authentication;
 import io.thallus.ClientOptions;
 import io.thallus.Location;
 import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.testing.Eventually;
 import java.time.Duration;
@@ -41,7 +42,8 @@ class AdmissionTest {
   private static final String LONG_SQL = "SELECT sum(i) FROM range(1000000000000) t(i)";
 
   private static ThallusServer.Builder server(BufferAllocator allocator, Admission admission) {
-    return ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).transports(List.of("ipc"))
+    return ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+        .transports(List.of("ipc"))
         .authentication(Authentication.token(TOKEN).or(Authentication.users(Map.of("alice", "wonderland"))))
         .admission(admission);
   }
@@ -101,7 +103,7 @@ class AdmissionTest {
   @Test
   void theConnectionsFromOneAddressStopAtItsQuota() throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
              .transports(List.of("ipc")).admission(Admission.builder().maxConnectionsPerAddress(3).build())
              .build().start()) {
       List<ThallusClient> clients = new ArrayList<>();

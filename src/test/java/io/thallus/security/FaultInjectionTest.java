@@ -9,7 +9,8 @@ import io.thallus.QueryRequest;
 import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.e2e.SameHostTest;
 import io.thallus.testing.ChildJvm;
@@ -53,7 +54,8 @@ class FaultInjectionTest {
   void clientsKilledAtRandomMomentsLeaveTheServerAsItWas() throws Exception {
     Random random = new Random(Long.getLong("thallus.faults.seed", 7));
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start()) {
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+             .build().start()) {
       int parallel = 4;
       for (int round = 0; round < KILLS; round += parallel) {
         List<ChildJvm> clients = new ArrayList<>();
@@ -97,7 +99,8 @@ class FaultInjectionTest {
   @Test
   void aConnectionResetMidBatchIsAnErrorForTheClientAndFreesTheServer() throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+             .build().start();
          CuttingProxy proxy = new CuttingProxy(server.getLocation().port(), 3 << 20)) {
       // ipc: the bodies ride the control connection, so the cut lands inside a batch.
       ClientOptions options = ClientOptions.builder().timeout(Duration.ofSeconds(20)).build();
@@ -127,7 +130,7 @@ class FaultInjectionTest {
   void aServerShutDownWithStreamsOpenEndsThemAndFreesEverything(String transport) throws Exception {
     try (BufferAllocator clientMemory = new RootAllocator()) {
       BufferAllocator serverMemory = new RootAllocator();
-      ThallusServer server = ThallusServer.builder(serverMemory, Location.of("127.0.0.1", 0))
+      ThallusServer server = ThallusServer.builder(serverMemory, Location.of("127.0.0.1", 0), DuckDBEngine.create())
           .shutdownTimeout(Duration.ofSeconds(10)).build().start();
       ClientOptions options = ClientOptions.builder().timeout(Duration.ofSeconds(20)).build();
       try (ThallusClient client = ThallusClient.connect(clientMemory, server.getLocation().withTransport(transport),
@@ -154,7 +157,7 @@ class FaultInjectionTest {
     int clients = 32;
     long rows = 2_000_000;
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
              .memoryLimit(budget).build().start()) {
       ExecutorService pool = Executors.newFixedThreadPool(clients);
       try {

@@ -4,14 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.PooledByteBufAllocator;
-import io.thallus.Authentication;
+import io.thallus.server.Authentication;
 import io.thallus.ClientOptions;
 import io.thallus.Location;
 import io.thallus.QueryRequest;
 import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.e2e.RawControlConnection;
 import io.thallus.internal.protocol.Message;
@@ -53,7 +54,8 @@ class HardeningTest {
   private static final String HONEST_SQL = "SELECT sum(i * 3 - 1) AS s FROM range(2000000) t(i)";
 
   private static ThallusServer.Builder server(BufferAllocator allocator) {
-    return ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).authentication(Authentication.token(TOKEN));
+    return ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+        .authentication(Authentication.token(TOKEN));
   }
 
   private static ClientOptions honest() {
@@ -150,7 +152,7 @@ class HardeningTest {
   void strangersThatDoNotAuthenticateAreClosedAndDoNotCountAsClients() throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
          ThallusServer server = server(allocator).maxConnections(2)
-             .admission(io.thallus.Admission.builder().maxStrangers(8).handshakeTimeout(Duration.ofMillis(1500))
+             .admission(io.thallus.server.Admission.builder().maxStrangers(8).handshakeTimeout(Duration.ofMillis(1500))
                  .build())
              .build().start()) {
       List<Socket> silent = new ArrayList<>();

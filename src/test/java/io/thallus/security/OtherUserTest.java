@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.thallus.Location;
 import io.thallus.ThallusClient;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.e2e.SameHostTest;
 import io.thallus.testing.ChildJvm;
@@ -51,7 +52,8 @@ class OtherUserTest {
     long[] expected = expectedRowsAndSum();
     Path shared = Files.createTempDirectory(Path.of("/tmp"), "thallus-other-user-");
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+             .build().start();
          ThallusClient owner = ThallusClient.connect(allocator, server.getLocation());
          ThallusStream stream = owner.query(SQL);
          ArrowBuf secret = allocator.buffer(32)) {

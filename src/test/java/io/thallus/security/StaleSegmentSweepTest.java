@@ -3,7 +3,8 @@ package io.thallus.security;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.thallus.Location;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -56,7 +57,7 @@ class StaleSegmentSweepTest {
     Files.createSymbolicLink(ours.resolve("1.seg"), outside);
 
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
              .transports(List.of("shm")).build().start()) {
       assertThat(server.transports()).containsExactly("shm");
     }

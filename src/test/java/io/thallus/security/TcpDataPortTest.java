@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.thallus.Location;
 import io.thallus.ThallusClient;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.e2e.RawControlConnection;
 import io.thallus.internal.protocol.Message;
@@ -60,7 +61,8 @@ class TcpDataPortTest {
   @BeforeEach
   void start() {
     allocator = new RootAllocator();
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).transports(List.of("tcp")).build().start();
+    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+        .transports(List.of("tcp")).build().start();
   }
 
   @AfterEach

@@ -8,7 +8,8 @@ import io.thallus.Location;
 import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.Tls;
 import io.thallus.testing.Memory;
@@ -49,7 +50,7 @@ class TlsTest {
     stranger = TestCertificates.create(folder, "stranger", "ip:127.0.0.1");
     elsewhere = TestCertificates.create(folder, "elsewhere", "dns:example.com");
     allocator = new RootAllocator();
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
         .tls(Tls.server(serverCertificate.certificate(), serverCertificate.privateKey())).build().start();
   }
 
@@ -111,7 +112,7 @@ class TlsTest {
   @Test
   void theHostNameIsCheckedUnlessTurnedOff() throws Exception {
     try (BufferAllocator memory = new RootAllocator();
-         ThallusServer other = ThallusServer.builder(memory, Location.of("127.0.0.1", 0))
+         ThallusServer other = ThallusServer.builder(memory, Location.of("127.0.0.1", 0), DuckDBEngine.create())
              .tls(Tls.server(elsewhere.certificate(), elsewhere.privateKey())).build().start()) {
       assertThatThrownBy(() -> ThallusClient.connect(memory, other.getLocation(),
           trusting(elsewhere.certificate())).close())

@@ -1,7 +1,8 @@
 package io.thallus.testing;
 
 import io.thallus.Location;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 
@@ -11,7 +12,8 @@ public final class ServerMain {
 
   public static void main(String[] args) throws InterruptedException {
     BufferAllocator allocator = new RootAllocator();
-    ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start();
+    ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+        .build().start();
     System.out.println("LISTENING " + server.getLocation().port());
     System.out.flush();
     Thread.sleep(120_000); // the test kills this process long before; the sleep bounds an abandoned child

@@ -162,15 +162,15 @@ public final class ClientOptions {
       return this;
     }
 
-    /** Sends a shared secret or bearer token at the handshake ({@link Authentication#token}). */
+    /** Sends a shared secret or bearer token at the handshake (the server's {@code Authentication.token}). */
     public Builder token(String secret) {
-      return credential(Authentication.TOKEN, secret);
+      return credential(Protocol.CREDENTIAL_TOKEN, secret);
     }
 
-    /** Sends a user name and password at the handshake ({@link Authentication#users}). */
+    /** Sends a user name and password at the handshake (the server's {@code Authentication.users}). */
     public Builder user(String name, String password) {
-      credential(Authentication.USER, name);
-      return credential(Authentication.PASSWORD, password);
+      credential(Protocol.CREDENTIAL_USER, name);
+      return credential(Protocol.CREDENTIAL_PASSWORD, password);
     }
 
     public Builder clientName(String value) {

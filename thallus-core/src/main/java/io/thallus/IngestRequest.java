@@ -46,7 +46,7 @@ public final class IngestRequest {
         .filter(insert -> insert.placeholders() == parameters && isTableName(insert.target()))
         .map(insert -> {
           Builder builder = builder(insert.target()).mode(IngestMode.APPEND);
-          builder.options.put(io.thallus.spi.IngestSpec.INSERT_STATEMENT, sql);
+          builder.options.put(io.thallus.internal.protocol.Protocol.OPTION_INSERT_STATEMENT, sql);
           return builder;
         });
   }
@@ -118,9 +118,9 @@ public final class IngestRequest {
      */
     public Builder autoCommit(boolean autoCommit) {
       if (autoCommit) {
-        options.remove(io.thallus.spi.QuerySpec.AUTOCOMMIT);
+        options.remove(io.thallus.internal.protocol.Protocol.OPTION_AUTOCOMMIT);
       } else {
-        options.put(io.thallus.spi.QuerySpec.AUTOCOMMIT, "false");
+        options.put(io.thallus.internal.protocol.Protocol.OPTION_AUTOCOMMIT, "false");
       }
       return this;
     }

@@ -173,9 +173,9 @@ public final class QueryRequest {
      */
     public Builder autoCommit(boolean autoCommit) {
       if (autoCommit) {
-        options.remove(io.thallus.spi.QuerySpec.AUTOCOMMIT);
+        options.remove(io.thallus.internal.protocol.Protocol.OPTION_AUTOCOMMIT);
       } else {
-        options.put(io.thallus.spi.QuerySpec.AUTOCOMMIT, "false");
+        options.put(io.thallus.internal.protocol.Protocol.OPTION_AUTOCOMMIT, "false");
       }
       return this;
     }

@@ -4,14 +4,14 @@ import io.thallus.ClientOptions;
 import io.thallus.Location;
 import io.thallus.QueryRequest;
 import io.thallus.ThallusClient;
-import io.thallus.ThallusServer;
+import io.thallus.server.ThallusServer;
 import io.thallus.bench.Peer;
 import io.thallus.bench.Peers;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.internal.Transports;
 import io.thallus.spi.BatchContents;
 import io.thallus.bench.PreparedQueryEngine;
-import io.thallus.spi.QueryResult;
+import io.thallus.engine.QueryResult;
 import io.thallus.spi.Transport;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -46,7 +46,7 @@ final class Fixture implements AutoCloseable {
 
   Fixture() {
     engine = new PreparedQueryEngine(DuckDBEngine.create(), preparedMemory);
-    server = ThallusServer.builder(root, Location.of("127.0.0.1", 0)).engine(engine).build().start();
+    server = ThallusServer.builder(root, Location.of("127.0.0.1", 0), engine).build().start();
     flight = new FlightPeer(engine, flightServerMemory, clientMemory);
     for (Transport transport : Transports.available()) {
       if (transport.isAvailableFor("127.0.0.1")) {

@@ -2,7 +2,7 @@ package io.thallus.benchmarks;
 
 import io.thallus.Location;
 import io.thallus.ThallusClient;
-import io.thallus.ThallusServer;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.flightsql.FastLanes;
@@ -55,7 +55,7 @@ public final class FlightSqlBench {
     Map<String, List<Double>> latency = new LinkedHashMap<>();
     try (BufferAllocator allocator = new RootAllocator();
          DuckDBEngine engine = DuckDBEngine.builder().build();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).engine(engine).build()
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), engine).build()
              .start();
          ThallusFlightSqlServer door = ThallusFlightSqlServer.builder(allocator, server.getLocation())
              .lanes(lanes(server)).build().start();

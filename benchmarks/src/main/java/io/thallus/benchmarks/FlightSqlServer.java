@@ -2,9 +2,9 @@ package io.thallus.benchmarks;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
-import io.thallus.spi.QueryEngine;
-import io.thallus.spi.QueryResult;
-import io.thallus.spi.QuerySpec;
+import io.thallus.engine.QueryEngine;
+import io.thallus.engine.QueryResult;
+import io.thallus.engine.QuerySpec;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.channels.Channels;

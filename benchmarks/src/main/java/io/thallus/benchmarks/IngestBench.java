@@ -6,16 +6,16 @@ import io.thallus.IngestRequest;
 import io.thallus.IngestResult;
 import io.thallus.Location;
 import io.thallus.ThallusClient;
-import io.thallus.ThallusServer;
+import io.thallus.server.ThallusServer;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.internal.Transports;
 import io.thallus.spi.BatchContents;
-import io.thallus.spi.CancelSignal;
-import io.thallus.spi.EngineSession;
-import io.thallus.spi.IngestSpec;
-import io.thallus.spi.QueryEngine;
-import io.thallus.spi.QueryResult;
-import io.thallus.spi.QuerySpec;
+import io.thallus.engine.CancelSignal;
+import io.thallus.engine.EngineSession;
+import io.thallus.engine.IngestSpec;
+import io.thallus.engine.QueryEngine;
+import io.thallus.engine.QueryResult;
+import io.thallus.engine.QuerySpec;
 import io.thallus.spi.Transport;
 import java.util.Optional;
 import java.lang.management.ManagementFactory;
@@ -101,10 +101,10 @@ public final class IngestBench {
     String onlyTables = System.getenv("THALLUS_INGEST_TABLES");
     DrainEngine drain = new DrainEngine();
     try (BufferAllocator root = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(root, Location.of("127.0.0.1", 0))
-             .engine(DuckDBEngine.create()).memoryPerClient(4L << 30).build().start();
-         ThallusServer drainServer = ThallusServer.builder(root, Location.of("127.0.0.1", 0))
-             .engine(drain).memoryPerClient(4L << 30).build().start()) {
+         ThallusServer server = ThallusServer.builder(root, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+             .memoryPerClient(4L << 30).build().start();
+         ThallusServer drainServer = ThallusServer.builder(root, Location.of("127.0.0.1", 0), drain)
+             .memoryPerClient(4L << 30).build().start()) {
       out.append("End to end: into a DuckDB table (create or replace), checked by count and per-column hash sums.\n\n");
       for (Table table : tables) {
         if (onlyTables == null || table.name().matches(onlyTables)) {

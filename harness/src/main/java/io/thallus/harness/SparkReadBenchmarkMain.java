@@ -1,7 +1,8 @@
 package io.thallus.harness;
 
 import io.thallus.Location;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -70,7 +71,8 @@ public final class SparkReadBenchmarkMain {
     String jdbcTable = options.getOrDefault("jdbc-table", "t");
 
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(root)
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+                 DuckDBEngine.builder().filesUnder(root).build()).dataRoot(root)
              .build().start()) {
       SparkSession spark = SparkSession.builder().master("local[2]").appName("thallus-spark-bench")
           .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")

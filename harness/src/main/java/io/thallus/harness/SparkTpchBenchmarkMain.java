@@ -1,7 +1,8 @@
 package io.thallus.harness;
 
 import io.thallus.Location;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -73,7 +74,8 @@ public final class SparkTpchBenchmarkMain {
     int runs = Integer.parseInt(options.getOrDefault("runs", "2"));
 
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(data)
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+                 DuckDBEngine.builder().filesUnder(data).build()).dataRoot(data)
              .build().start()) {
       Location location = server.getLocation();
       String thallusJdbc = "jdbc:thallus://127.0.0.1:" + location.port() + "?transport=tcp";

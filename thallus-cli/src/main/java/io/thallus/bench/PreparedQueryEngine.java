@@ -7,11 +7,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import io.thallus.spi.BatchContents;
-import io.thallus.spi.CancelSignal;
-import io.thallus.spi.EngineSession;
-import io.thallus.spi.QueryEngine;
-import io.thallus.spi.QueryResult;
-import io.thallus.spi.QuerySpec;
+import io.thallus.engine.CancelSignal;
+import io.thallus.engine.EngineSession;
+import io.thallus.engine.QueryEngine;
+import io.thallus.engine.QueryResult;
+import io.thallus.engine.QuerySpec;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Schema;
 
@@ -96,7 +96,7 @@ public final class PreparedQueryEngine implements QueryEngine {
       }
 
       @Override
-      public long ingest(io.thallus.spi.IngestSpec spec, org.apache.arrow.vector.ipc.ArrowReader batches,
+      public long ingest(io.thallus.engine.IngestSpec spec, org.apache.arrow.vector.ipc.ArrowReader batches,
           BufferAllocator allocator, CancelSignal cancel) {
         return session.ingest(spec, batches, allocator, cancel);
       }

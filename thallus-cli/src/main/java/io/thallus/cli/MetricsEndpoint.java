@@ -1,7 +1,7 @@
 package io.thallus.cli;
 
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.thallus.Admission;
+import io.thallus.server.Admission;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;

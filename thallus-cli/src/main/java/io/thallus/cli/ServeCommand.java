@@ -2,8 +2,8 @@ package io.thallus.cli;
 
 import io.thallus.ClientOptions;
 import io.thallus.Location;
-import io.thallus.ThallusServer;
-import io.thallus.Authentication;
+import io.thallus.server.ThallusServer;
+import io.thallus.server.Authentication;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.Tls;
@@ -197,8 +197,8 @@ final class ServeCommand implements Callable<Integer> {
     try {
       try (DuckDBEngine duckdb = engine.build();
            BufferAllocator allocator = new RootAllocator();
-           ThallusServer server = security(ThallusServer.builder(allocator, Location.of(host, port)))
-               .dataRoot(dataRoot).engine(duckdb).transports(transports).meterRegistry(metrics).build().start();
+           ThallusServer server = security(ThallusServer.builder(allocator, Location.of(host, port), duckdb))
+               .dataRoot(dataRoot).transports(transports).meterRegistry(metrics).build().start();
            MetricsEndpoint endpoint = metricsPort == null ? null
                : MetricsEndpoint.start(host, metricsPort, metrics, server::isAccepting, metricsSettings());
            ThallusFlightSqlServer flightSql = flightSqlPort == null ? null : flightSql(allocator, server)) {
@@ -336,8 +336,8 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   /** The one admission policy both ports apply. */
-  private io.thallus.Admission admission() {
-    io.thallus.Admission.Builder admission = io.thallus.Admission.builder();
+  private io.thallus.server.Admission admission() {
+    io.thallus.server.Admission.Builder admission = io.thallus.server.Admission.builder();
     if (maxStrangers != null) {
       admission.maxStrangers(maxStrangers);
     }

@@ -4,7 +4,7 @@ import io.thallus.ClientOptions;
 import io.thallus.Location;
 import io.thallus.QueryRequest;
 import io.thallus.ThallusClient;
-import io.thallus.ThallusServer;
+import io.thallus.server.ThallusServer;
 import io.thallus.bench.Comparison;
 import io.thallus.bench.Peer;
 import io.thallus.bench.PeerResult;
@@ -40,7 +40,7 @@ final class SideBySide implements AutoCloseable {
 
   SideBySide(List<String> requested, int credits) {
     this.credits = credits;
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).engine(engine).build().start();
+    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), engine).build().start();
     // Named transports are used as named (an unusable one is an error); by default, every one usable here.
     for (Transport transport : Transport.installed(requested)) {
       if (!requested.isEmpty() || transport.isAvailableFor("127.0.0.1")) {

@@ -11,7 +11,7 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.thallus.Admission;
+import io.thallus.server.Admission;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;

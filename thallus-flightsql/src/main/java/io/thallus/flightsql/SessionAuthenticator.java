@@ -1,6 +1,6 @@
 package io.thallus.flightsql;
 
-import io.thallus.Authentication;
+import io.thallus.server.Authentication;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import java.nio.charset.StandardCharsets;

@@ -35,7 +35,7 @@ final class SessionRegistry implements AutoCloseable {
   private int opening;
   /** Set when the registry closes: a session opened after that is closed at once. Guarded by this. */
   private boolean closed;
-  private final io.thallus.Admission.Quota<String> perAddress;
+  private final io.thallus.server.Admission.Quota<String> perAddress;
   private final Map<String, FlightSession> sessions = new ConcurrentHashMap<>();
   /** The Arrow memory one session may hold: its native stream's batches and its results on their way out. */
   private final long memoryPerClient;
@@ -58,8 +58,8 @@ final class SessionRegistry implements AutoCloseable {
   });
 
   SessionRegistry(BufferAllocator allocator, Location thallus, ClientOptions baseOptions, Duration idleTimeout,
-      int maxSessions, io.thallus.Admission admission, long memoryPerClient, Statements.Limits statementLimits) {
-    this.perAddress = new io.thallus.Admission.Quota<>(admission.maxSessionsPerAddress());
+      int maxSessions, io.thallus.server.Admission admission, long memoryPerClient, Statements.Limits statementLimits) {
+    this.perAddress = new io.thallus.server.Admission.Quota<>(admission.maxSessionsPerAddress());
     this.memoryPerClient = memoryPerClient;
     this.statements = new Statements.Table(statementLimits);
     this.allocator = allocator;
@@ -86,7 +86,7 @@ final class SessionRegistry implements AutoCloseable {
    * one lock, so clients racing for the last place never pass a limit.
    */
   FlightSession open(Map<String, String> credentials, String clientName, String address) {
-    refuseLost(credentials.get(io.thallus.Authentication.TOKEN));
+    refuseLost(credentials.get(io.thallus.server.Authentication.TOKEN));
     if (sessions.size() + opening >= maxSessions) {
       closeIdle();
     }
@@ -109,12 +109,12 @@ final class SessionRegistry implements AutoCloseable {
       child = allocator.newChildAllocator("flight-session-" + id.substring(0, 8), 0,
           Math.min(memoryPerClient, allocator.getLimit()));
       ClientOptions.Builder options = baseOptions.toBuilder().clientName(clientName);
-      String token = credentials.get(io.thallus.Authentication.TOKEN);
-      String user = credentials.get(io.thallus.Authentication.USER);
+      String token = credentials.get(io.thallus.server.Authentication.TOKEN);
+      String user = credentials.get(io.thallus.server.Authentication.USER);
       if (token != null) {
         options.token(token);
       } else if (user != null) {
-        options.user(user, credentials.getOrDefault(io.thallus.Authentication.PASSWORD, ""));
+        options.user(user, credentials.getOrDefault(io.thallus.server.Authentication.PASSWORD, ""));
       }
       ThallusClient client = ThallusClient.connect(child, thallus, options.build());
       FlightSession session = new FlightSession(id, child, client, address);

@@ -159,7 +159,7 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     return sessions.sessionCount();
   }
 
-  /** Connections waiting to authenticate now (see {@link io.thallus.Admission}). */
+  /** Connections waiting to authenticate now (see {@link io.thallus.server.Admission}). */
   public int strangerCount() {
     return admission.strangerCount();
   }
@@ -203,7 +203,7 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     private List<io.thallus.Location> lanes = List.of();
     private Duration sessionIdleTimeout = Duration.ofMinutes(10);
     private int maxSessions = 256;
-    private io.thallus.Admission admission = io.thallus.Admission.defaults();
+    private io.thallus.server.Admission admission = io.thallus.server.Admission.defaults();
     private long memoryLimit = 2L << 30;
     private long memoryPerClient = 1L << 30;
     private int maxCommandMessageBytes = 4 << 20;
@@ -274,14 +274,14 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     }
 
     /**
-     * Who gets in and how much each may hold (default {@link io.thallus.Admission#defaults()}), as on the native
+     * Who gets in and how much each may hold (default {@link io.thallus.server.Admission#defaults()}), as on the native
      * port: a connection that sends no call with valid credentials within {@code handshakeTimeout} is closed, and
      * past {@code maxStrangers} such connections the oldest silent one is; connections per address
      * ({@code maxConnectionsPerAddress}) and sessions per address ({@code maxSessionsPerAddress}) are counted here,
      * sessions per credential by the native server (each session is a native connection with the client's
      * credentials).
      */
-    public Builder admission(io.thallus.Admission policy) {
+    public Builder admission(io.thallus.server.Admission policy) {
       this.admission = Objects.requireNonNull(policy, "admission");
       return this;
     }

@@ -10,7 +10,7 @@ import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.ThallusIngest;
 import io.thallus.ThallusStream;
-import io.thallus.spi.QuerySpec;
+import io.thallus.engine.QuerySpec;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

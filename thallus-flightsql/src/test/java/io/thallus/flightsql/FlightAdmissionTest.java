@@ -3,7 +3,7 @@ package io.thallus.flightsql;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.thallus.Admission;
+import io.thallus.server.Admission;
 import io.thallus.testing.Eventually;
 import java.io.IOException;
 import java.net.Socket;

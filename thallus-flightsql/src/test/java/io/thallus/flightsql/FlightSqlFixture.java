@@ -1,9 +1,10 @@
 package io.thallus.flightsql;
 
-import io.thallus.Authentication;
+import io.thallus.server.Authentication;
 import io.thallus.ClientOptions;
 import io.thallus.Location;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.Tls;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,7 +39,7 @@ final class FlightSqlFixture implements AutoCloseable {
   }
 
   /** Both doors admit by {@code admission}; the Flight SQL door holds at most {@code maxSessions}. */
-  FlightSqlFixture(io.thallus.Admission admission, int maxSessions) throws java.io.IOException {
+  FlightSqlFixture(io.thallus.server.Admission admission, int maxSessions) throws java.io.IOException {
     this(null, door -> door.admission(admission), door -> door.admission(admission).maxSessions(maxSessions));
   }
 
@@ -52,7 +53,8 @@ final class FlightSqlFixture implements AutoCloseable {
       UnaryOperator<ThallusServer.Builder> nativeSettings,
       UnaryOperator<ThallusFlightSqlServer.Builder> flightSettings) throws java.io.IOException {
     dataRoot = Files.createTempDirectory("thallus-flightsql-test");
-    ThallusServer.Builder nativeDoor = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(dataRoot)
+    ThallusServer.Builder nativeDoor = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+            DuckDBEngine.builder().filesUnder(dataRoot).build()).dataRoot(dataRoot)
         .authentication(Authentication.users(Map.of(USER, PASSWORD)).or(Authentication.token(TOKEN)));
     if (certificates != null) {
       nativeDoor.tls(Tls.server(certificates.certificate(), certificates.privateKey()));

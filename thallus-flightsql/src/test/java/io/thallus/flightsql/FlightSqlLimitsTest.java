@@ -353,9 +353,9 @@ class FlightSqlLimitsTest {
   void aSessionWhoseNativeConnectionWasLostIsClosedAndItsClientLogsInAgain() throws Exception {
     try (BufferAllocator memory = new RootAllocator()) {
       java.nio.file.Path root = java.nio.file.Files.createTempDirectory("thallus-flightsql-lost");
-      io.thallus.ThallusServer first = nativeServer(memory, root, 0);
+      io.thallus.server.ThallusServer first = nativeServer(memory, root, 0);
       int port = first.getLocation().port();
-      io.thallus.ThallusServer second = null;
+      io.thallus.server.ThallusServer second = null;
       try (ThallusFlightSqlServer door = ThallusFlightSqlServer.builder(memory, first.getLocation()).build().start();
            FlightClient flight = FlightClient.builder(clientMemory,
                Location.forGrpcInsecure("127.0.0.1", door.port())).build();
@@ -391,9 +391,12 @@ class FlightSqlLimitsTest {
     }
   }
 
-  private static io.thallus.ThallusServer nativeServer(BufferAllocator memory, java.nio.file.Path root, int port) {
-    return io.thallus.ThallusServer.builder(memory, io.thallus.Location.of("127.0.0.1", port)).dataRoot(root)
-        .authentication(io.thallus.Authentication.users(Map.of(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD)))
+  private static io.thallus.server.ThallusServer nativeServer(BufferAllocator memory, java.nio.file.Path root,
+      int port) {
+    return io.thallus.server.ThallusServer.builder(memory, io.thallus.Location.of("127.0.0.1", port),
+            io.thallus.duckdb.DuckDBEngine.builder().filesUnder(root).build()).dataRoot(root)
+        .authentication(io.thallus.server.Authentication.users(
+            Map.of(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD)))
         .build().start();
   }
 }

@@ -3,9 +3,10 @@ package io.thallus.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.thallus.Authentication;
+import io.thallus.server.Authentication;
 import io.thallus.Location;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -242,7 +243,7 @@ class SparkReadTest {
   @Test
   void aServerThatWantsATokenGetsItFromTheOptions() {
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer guarded = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+         ThallusServer guarded = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
              .authentication(Authentication.token("s3cret")).build().start()) {
       String url = guarded.getLocation().withTransport("tcp").toString();
       Dataset<Row> df = spark.read().format("thallus").option("url", url).option("token", "s3cret")

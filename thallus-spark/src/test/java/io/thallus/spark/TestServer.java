@@ -2,7 +2,8 @@ package io.thallus.spark;
 
 import io.thallus.Location;
 import io.thallus.ThallusClient;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -24,7 +25,8 @@ final class TestServer implements AutoCloseable {
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).dataRoot(dataRoot).build().start();
+    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+            DuckDBEngine.builder().filesUnder(dataRoot).build()).dataRoot(dataRoot).build().start();
   }
 
   Path dataRoot() {

@@ -3,7 +3,8 @@ package io.thallus.conformance;
 import static io.thallus.testing.Memory.awaitZero;
 
 import io.thallus.Location;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -29,7 +30,8 @@ sealed interface ServerUnderTest extends AutoCloseable {
   static ServerUnderTest start(BufferAllocator allocator) {
     String server = System.getProperty(SERVER_PROPERTY);
     if (server == null) {
-      return new Local(ThallusServer.builder(allocator, Location.of("127.0.0.1", 0)).build().start());
+      return new Local(ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
+          .build().start());
     }
     return Remote.of(server, System.getProperty(METRICS_PROPERTY));
   }

@@ -2,7 +2,7 @@ package io.thallus.benchmarks.soak;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.thallus.Authentication;
+import io.thallus.server.Authentication;
 import io.thallus.ClientOptions;
 import io.thallus.Location;
 import io.thallus.QueryRequest;

@@ -6,7 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.thallus.Location;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
-import io.thallus.ThallusServer;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
 import io.thallus.ThallusStream;
 import io.thallus.conformance.Collected;
 import io.thallus.conformance.DuckDBReference;
@@ -116,7 +117,7 @@ class PathMtuTest {
     }
     String sql = "SELECT i, i * 3 AS triple, repeat('x', (i % 97)::INTEGER) AS text FROM range(200000) t(i) ORDER BY i";
     try (BufferAllocator allocator = new RootAllocator();
-         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0))
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), DuckDBEngine.create())
              .transports(List.of("rdma")).build().start()) {
       try (ThallusClient client = ThallusClient.connect(allocator, server.getLocation().withTransport("rdma"));
            ThallusStream stream = client.query(sql)) {

@@ -1,0 +1,30 @@
+package io.thallus.engine;
+
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * One client connection's state in the engine: its transaction, temporary tables, variables and current schema.
+ * The server opens a session at a client's first query and closes it when the client goes; closing rolls back a
+ * transaction the client left open. The server may call {@link #execute} from several threads at once (one per
+ * open stream of the client): a session serializes its work itself.
+ */
+public interface EngineSession extends AutoCloseable {
+  /** As {@link QueryEngine#execute(QuerySpec, BufferAllocator, CancelSignal)}, in this session. */
+  QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel);
+
+  /**
+   * Writes {@code batches} into the spec's table, all or nothing: in one transaction of its own, or in the session's
+   * (with {@link QuerySpec#AUTOCOMMIT} false). Pulls batches from {@code batches} until it reports none left; a
+   * failure while reading them (the client went, the ingest was cancelled) undoes what was written. Returns the
+   * rows written. Errors name the problem: an unknown table in append mode (NOT_FOUND), a table that exists in
+   * create mode (ALREADY_EXISTS), a column whose type differs from the table's (INVALID_ARGUMENT, naming both).
+   */
+  default long ingest(IngestSpec spec, org.apache.arrow.vector.ipc.ArrowReader batches, BufferAllocator allocator,
+      CancelSignal cancel) {
+    throw io.thallus.ThallusException.of(io.thallus.StatusCode.UNIMPLEMENTED, "this engine does not take ingests");
+  }
+
+  /** Ends the session: an open transaction rolls back, session objects are dropped. Never throws. */
+  @Override
+  void close();
+}
