@@ -18,6 +18,4 @@ module io.thallus.server {
 
   exports io.thallus.server;
   exports io.thallus.engine;
-
-  uses io.thallus.spi.Transport;
 }
