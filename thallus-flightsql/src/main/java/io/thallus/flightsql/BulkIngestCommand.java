@@ -29,35 +29,30 @@ final class BulkIngestCommand {
 
   Runnable ingest(FlightSql.CommandStatementIngest command, CallContext context, FlightStream flightStream,
       StreamListener<PutResult> ack) {
-    return () -> {
-      try {
-        FlightSession session = sessions.of(context, command.getTransactionId());
-        String table = Metadata.tableName(command.getTemporary() ? "temp" : command.hasCatalog()
-            ? command.getCatalog() : null, command.hasSchema() ? command.getSchema() : null, command.getTable());
-        IngestMode mode = mode(session, command, table);
-        if (command.getTemporary() && mode != IngestMode.APPEND) {
-          throw ThallusException.of(StatusCode.UNIMPLEMENTED, "an ingest cannot create or replace a temporary table"
-              + " (DuckDB creates those only with CREATE TEMP TABLE): create " + table + " so first, then ingest with"
-              + " append");
-        }
-        IngestResult result;
-        // In a named transaction the rows join it; otherwise the ingest commits on its own.
-        IngestRequest request = IngestRequest.builder(table).mode(mode)
-            .autoCommit(CallSessions.transactionId(command.getTransactionId()) == null).build();
-        try (ThallusIngest ingest = session.client().ingest(request, flightStream.getSchema())) {
-          while (flightStream.next()) {
-            try (VectorSchemaRoot batch = DoPutBatches.intoSessionMemory(flightStream.getRoot(),
-                session.allocator())) {
-              ingest.write(batch);
-            }
-          }
-          result = ingest.finish();
-        }
-        DoPutBatches.acknowledge(ack, result.rows(), allocator);
-      } catch (RuntimeException e) {
-        ack.onError(FlightErrors.of(e));
+    return DoPuts.answering(ack, () -> {
+      FlightSession session = sessions.of(context, command.getTransactionId());
+      String table = Metadata.tableName(command.getTemporary() ? "temp" : command.hasCatalog()
+          ? command.getCatalog() : null, command.hasSchema() ? command.getSchema() : null, command.getTable());
+      IngestMode mode = mode(session, command, table);
+      if (command.getTemporary() && mode != IngestMode.APPEND) {
+        throw ThallusException.of(StatusCode.UNIMPLEMENTED, "an ingest cannot create or replace a temporary table"
+            + " (DuckDB creates those only with CREATE TEMP TABLE): create " + table + " so first, then ingest with"
+            + " append");
       }
-    };
+      IngestResult result;
+      // In a named transaction the rows join it; otherwise the ingest commits on its own.
+      IngestRequest request = IngestRequest.builder(table).mode(mode)
+          .autoCommit(CallSessions.transactionId(command.getTransactionId()) == null).build();
+      try (ThallusIngest ingest = session.client().ingest(request, flightStream.getSchema())) {
+        while (flightStream.next()) {
+          try (VectorSchemaRoot batch = DoPuts.intoSessionMemory(flightStream.getRoot(), session.allocator())) {
+            ingest.write(batch);
+          }
+        }
+        result = ingest.finish();
+      }
+      DoPuts.acknowledge(ack, result.rows(), allocator);
+    });
   }
 
   /** The ingest mode the command's table options ask for, given whether the table exists. */

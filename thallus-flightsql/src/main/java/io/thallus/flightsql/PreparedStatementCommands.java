@@ -33,16 +33,14 @@ import org.apache.arrow.vector.types.pojo.Schema;
 final class PreparedStatementCommands {
   private final SessionRegistry registry;
   private final CallSessions sessions;
-  private final StatementPlanner planner;
-  private final ResultStreams results;
+  /** Runs a prepared query as a planned statement: its ticket and its DoGet are a plain statement's. */
+  private final StatementCommands statements;
   private final BufferAllocator allocator;
 
-  PreparedStatementCommands(SessionRegistry registry, StatementPlanner planner, ResultStreams results,
-      BufferAllocator allocator) {
+  PreparedStatementCommands(SessionRegistry registry, StatementCommands statements, BufferAllocator allocator) {
     this.registry = registry;
     this.sessions = new CallSessions(registry);
-    this.planner = planner;
-    this.results = results;
+    this.statements = statements;
     this.allocator = allocator;
   }
 
@@ -58,7 +56,7 @@ final class PreparedStatementCommands {
             null));
       }
       Schema parameterSchema = new Schema(parameters);
-      Schema datasetSchema = StatementPlanner.schema(session, sql, Collections.nCopies(types.size(), null));
+      Schema datasetSchema = StatementCommands.schema(session, sql, Collections.nCopies(types.size(), null));
       String id = registry.addPrepared(new Statements.Prepared(session.id(), sql,
           CallSessions.transactionId(request.getTransactionId()), datasetSchema, parameterSchema));
       FlightSql.ActionCreatePreparedStatementResult result = FlightSql.ActionCreatePreparedStatementResult
@@ -127,14 +125,13 @@ final class PreparedStatementCommands {
       Statements.Prepared prepared = prepared(command.getPreparedStatementHandle());
       List<Object> parameters = singleRow(prepared);
       if (!StatementText.returnsRows(prepared.sql())) {
-        return planner.runNow(sessionOf(prepared), descriptor, prepared.sql(), parameters);
+        return statements.runNow(sessionOf(prepared), descriptor, prepared.sql(), parameters);
       }
-      String id = registry.addPending(new Statements.Pending(prepared.sessionId(), prepared.sql(),
-          prepared.transactionId(), parameters));
       // A Thallus lane runs only the ticket's SQL, on a connection of its own: no parameters, no transaction.
       boolean lanesAllowed = parameters.isEmpty() && prepared.parameterSchema().getFields().isEmpty()
           && prepared.transactionId() == null;
-      return planner.ticket(prepared.datasetSchema(), descriptor, id, prepared.sql(), lanesAllowed);
+      return statements.keep(new Statements.Pending(prepared.sessionId(), prepared.sql(), prepared.transactionId(),
+          parameters), prepared.datasetSchema(), descriptor, lanesAllowed);
     } catch (RuntimeException e) {
       throw FlightErrors.of(e);
     }
@@ -145,8 +142,7 @@ final class PreparedStatementCommands {
     try {
       Statements.Prepared prepared = prepared(command.getPreparedStatementHandle());
       FlightSession session = sessionOf(prepared);
-      results.send(session.client().query(QueryRequest.builder(prepared.sql()).parameters(singleRow(prepared))
-          .build()), session, listener, () -> {});
+      statements.run(session, QueryRequest.builder(prepared.sql()).parameters(singleRow(prepared)).build(), listener);
     } catch (RuntimeException e) {
       listener.error(FlightErrors.of(e));
     }
@@ -155,41 +151,33 @@ final class PreparedStatementCommands {
   /** Binds the parameter rows a DoPut brings to the prepared query, in place of those bound before. */
   Runnable bind(FlightSql.CommandPreparedStatementQuery command, FlightStream flightStream,
       StreamListener<PutResult> ack) {
-    return () -> {
-      try {
-        Statements.Prepared prepared = prepared(command.getPreparedStatementHandle());
-        VectorSchemaRoot rows = DoPutBatches.readAll(flightStream, sessionOf(prepared).allocator());
-        prepared.bind(rows);
-        ack.onCompleted();
-      } catch (RuntimeException e) {
-        ack.onError(FlightErrors.of(e));
-      }
-    };
+    return DoPuts.answering(ack, () -> {
+      Statements.Prepared prepared = prepared(command.getPreparedStatementHandle());
+      VectorSchemaRoot rows = DoPuts.readAll(flightStream, sessionOf(prepared).allocator());
+      prepared.bind(rows);
+      ack.onCompleted();
+    });
   }
 
   /** Runs the prepared update once for each parameter row the DoPut brings (or with its bound row) and counts. */
   Runnable update(FlightSql.CommandPreparedStatementUpdate command, FlightStream flightStream,
       StreamListener<PutResult> ack) {
-    return () -> {
-      try {
-        Statements.Prepared prepared = prepared(command.getPreparedStatementHandle());
-        FlightSession session = sessionOf(prepared);
-        long count;
-        try (VectorSchemaRoot rows = DoPutBatches.readAll(flightStream, session.allocator())) {
-          QueryRequest.Builder request = QueryRequest.builder(prepared.sql());
-          if (rows != null && rows.getRowCount() > 0) {
-            request.parameterRows(rows);
-          } else if (!prepared.parameterSchema().getFields().isEmpty()) {
-            request.parameters(singleRow(prepared));
-          }
-          try (ThallusStream stream = session.client().query(request.build())) {
-            count = UpdateCounts.read(stream);
-          }
+    return DoPuts.answering(ack, () -> {
+      Statements.Prepared prepared = prepared(command.getPreparedStatementHandle());
+      FlightSession session = sessionOf(prepared);
+      long count;
+      try (VectorSchemaRoot rows = DoPuts.readAll(flightStream, session.allocator())) {
+        QueryRequest.Builder request = QueryRequest.builder(prepared.sql());
+        if (rows != null && rows.getRowCount() > 0) {
+          request.parameterRows(rows);
+        } else if (!prepared.parameterSchema().getFields().isEmpty()) {
+          request.parameters(singleRow(prepared));
         }
-        DoPutBatches.acknowledge(ack, count, allocator);
-      } catch (RuntimeException e) {
-        ack.onError(FlightErrors.of(e));
+        try (ThallusStream stream = session.client().query(request.build())) {
+          count = UpdateCounts.read(stream);
+        }
       }
-    };
+      DoPuts.acknowledge(ack, count, allocator);
+    });
   }
 }

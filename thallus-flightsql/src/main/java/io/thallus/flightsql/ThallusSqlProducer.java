@@ -36,9 +36,8 @@ final class ThallusSqlProducer implements FlightSqlProducer {
   ThallusSqlProducer(SessionRegistry sessions, BufferAllocator allocator, List<Location> lanes,
       SqlInfoBuilder sqlInfo) {
     this.sessions = sessions;
-    StatementPlanner planner = new StatementPlanner(lanes);
-    this.statements = new StatementCommands(sessions, planner, results, allocator);
-    this.prepared = new PreparedStatementCommands(sessions, planner, results, allocator);
+    this.statements = new StatementCommands(sessions, lanes, results, allocator);
+    this.prepared = new PreparedStatementCommands(sessions, statements, allocator);
     this.ingest = new BulkIngestCommand(sessions, allocator);
     this.transactions = new TransactionCommands(sessions);
     this.metadata = new MetadataCommands(sessions, sqlInfo);

@@ -16,11 +16,23 @@ import org.apache.arrow.vector.util.TransferPair;
 import org.apache.arrow.vector.util.VectorSchemaRootAppender;
 
 /**
- * A DoPut's batches on their way in, and its answer: every batch a client puts (ingest rows, parameter rows) is moved
- * into its session's memory as it arrives, so it counts against that session's budget.
+ * What every DoPut of the door shares: its batches on their way in, its answer and its failure. Every batch a client
+ * puts (ingest rows, parameter rows) is moved into its session's memory as it arrives, so it counts against that
+ * session's budget.
  */
-final class DoPutBatches {
-  private DoPutBatches() {}
+final class DoPuts {
+  private DoPuts() {}
+
+  /** The work of a DoPut, which gRPC runs later: a failure is answered to the client as a Flight error. */
+  static Runnable answering(StreamListener<PutResult> ack, Runnable work) {
+    return () -> {
+      try {
+        work.run();
+      } catch (RuntimeException e) {
+        ack.onError(FlightErrors.of(e));
+      }
+    };
+  }
 
   /**
    * A batch gRPC received into the door's memory, moved (not copied) into the session's, so that every DoPut batch
