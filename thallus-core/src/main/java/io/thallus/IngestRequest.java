@@ -1,8 +1,6 @@
 package io.thallus;
 
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -17,14 +15,16 @@ public final class IngestRequest {
   private final IngestMode mode;
   private final Integer credits;
   private final Duration timeout;
-  private final Map<String, String> options;
+  private final boolean autoCommit;
+  private final String insertStatement;
 
   private IngestRequest(Builder b) {
     this.table = b.table;
     this.mode = b.mode;
     this.credits = b.credits;
     this.timeout = b.timeout;
-    this.options = Map.copyOf(b.options);
+    this.autoCommit = b.autoCommit;
+    this.insertStatement = b.insertStatement;
   }
 
   public static IngestRequest of(String table, IngestMode mode) {
@@ -46,7 +46,7 @@ public final class IngestRequest {
         .filter(insert -> insert.placeholders() == parameters && isTableName(insert.target()))
         .map(insert -> {
           Builder builder = builder(insert.target()).mode(IngestMode.APPEND);
-          builder.options.put(io.thallus.internal.protocol.Protocol.OPTION_INSERT_STATEMENT, sql);
+          builder.insertStatement = sql;
           return builder;
         });
   }
@@ -77,8 +77,14 @@ public final class IngestRequest {
     return Optional.ofNullable(timeout);
   }
 
-  public Map<String, String> options() {
-    return options;
+  /** False when the ingest writes in the session's transaction (see {@link Builder#autoCommit}). */
+  public boolean autoCommit() {
+    return autoCommit;
+  }
+
+  /** The {@code INSERT ... VALUES (?, ...)} whose rows of parameters the batches are (see {@link #forInsert}). */
+  public Optional<String> insertStatement() {
+    return Optional.ofNullable(insertStatement);
   }
 
   public static final class Builder {
@@ -86,7 +92,8 @@ public final class IngestRequest {
     private IngestMode mode = IngestMode.APPEND;
     private Integer credits;
     private Duration timeout;
-    private final Map<String, String> options = new LinkedHashMap<>();
+    private boolean autoCommit = true;
+    private String insertStatement;
 
     private Builder(String table) {
       Objects.requireNonNull(table, "table");
@@ -117,11 +124,7 @@ public final class IngestRequest {
      * own: it becomes visible with the session's COMMIT, as {@link QueryRequest.Builder#autoCommit} does.
      */
     public Builder autoCommit(boolean autoCommit) {
-      if (autoCommit) {
-        options.remove(io.thallus.internal.protocol.Protocol.OPTION_AUTOCOMMIT);
-      } else {
-        options.put(io.thallus.internal.protocol.Protocol.OPTION_AUTOCOMMIT, "false");
-      }
+      this.autoCommit = autoCommit;
       return this;
     }
 

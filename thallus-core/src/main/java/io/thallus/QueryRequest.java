@@ -23,8 +23,10 @@ public final class QueryRequest {
   private final List<Object> parameters;
   private final byte[] parameterRows;
   private final int parameterRowCount;
+  private final boolean autoCommit;
 
   private QueryRequest(Builder b) {
+    this.autoCommit = b.autoCommit;
     this.parameterRows = b.parameterRows;
     this.parameterRowCount = b.parameterRowCount;
     this.parameters = QueryParameters.normalizeAll(b.parameters);
@@ -64,6 +66,11 @@ public final class QueryRequest {
     return options;
   }
 
+  /** False when the statement runs in the session's transaction (see {@link Builder#autoCommit}). */
+  public boolean autoCommit() {
+    return autoCommit;
+  }
+
   /** The values for the SQL's {@code ?} placeholders, in order, in their wire form (SQL NULL as a marker). */
   List<Object> wireParameters() {
     return parameters;
@@ -93,6 +100,7 @@ public final class QueryRequest {
     private final List<Object> parameters = new ArrayList<>();
     private byte[] parameterRows = new byte[0];
     private int parameterRowCount;
+    private boolean autoCommit = true;
 
     private Builder(String sql) {
       this.sql = Objects.requireNonNull(sql, "sql");
@@ -172,11 +180,7 @@ public final class QueryRequest {
      * {@code true}, runs the statement as DuckDB does: on its own, or in a transaction opened by BEGIN.
      */
     public Builder autoCommit(boolean autoCommit) {
-      if (autoCommit) {
-        options.remove(io.thallus.internal.protocol.Protocol.OPTION_AUTOCOMMIT);
-      } else {
-        options.put(io.thallus.internal.protocol.Protocol.OPTION_AUTOCOMMIT, "false");
-      }
+      this.autoCommit = autoCommit;
       return this;
     }
 

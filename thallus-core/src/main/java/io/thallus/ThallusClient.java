@@ -4,6 +4,7 @@ import io.thallus.internal.client.ClientConnection;
 import io.thallus.internal.client.StreamState;
 import io.thallus.internal.protocol.Message;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -122,7 +123,7 @@ public final class ThallusClient implements AutoCloseable {
     io.thallus.internal.client.IngestState state = connection.openIngest(new Message.Ingest(0, request.table(),
         request.mode().wireValue(), request.credits().orElse(options.credits()),
         request.timeout().map(java.time.Duration::toMillis).orElse(0L), wire.serializeAsMessage(),
-        request.options()));
+        request.autoCommit() ? 0 : Message.Ingest.IN_TRANSACTION, request.insertStatement().orElse(""), Map.of()));
     ThallusIngest[] made = new ThallusIngest[1];
     ThallusIngest ingest = new ThallusIngest(state, schema, dictionaries, () -> openIngests.remove(made[0]));
     made[0] = ingest;
@@ -157,6 +158,35 @@ public final class ThallusClient implements AutoCloseable {
     }
   }
 
+  /**
+   * What {@code request}'s statement is, as the server's engine understands it without running it: its kind (rows,
+   * an update count, or neither), the Arrow type of each placeholder, and the schema of its rows. The statement is
+   * prepared in this client's session (its temporary tables, search path and dataset count), never run; the values
+   * and rows of parameters of {@code request} are not sent.
+   */
+  public StatementDescription describeStatement(QueryRequest request) {
+    QueryRequest.Builder bare = QueryRequest.builder(request.sql()).autoCommit(request.autoCommit());
+    request.dataset().ifPresent(bare::dataset);
+    StreamState state = open(bare.build(), Message.Open.DESCRIBE);
+    try (ThallusStream stream = new ThallusStream(state, state.awaitSchema(), allocator, ignored -> {})) {
+      StatementDescription description = null;
+      while (stream.hasNext()) {
+        try (org.apache.arrow.vector.VectorSchemaRoot row = stream.next()) {
+          if (description == null) {
+            description = io.thallus.internal.protocol.StatementDescriptions.read(stream.getSchema(), row);
+          }
+        }
+      }
+      if (description == null) {
+        return io.thallus.internal.protocol.StatementDescriptions.read(stream.getSchema(), null);
+      }
+      return description;
+    } catch (RuntimeException e) {
+      state.close();
+      throw e;
+    }
+  }
+
   private StreamState open(QueryRequest request, int flags) {
     synchronized (this) {
       if (closed) {
@@ -166,6 +196,9 @@ public final class ThallusClient implements AutoCloseable {
     byte[] rows = request.parameterRowsIpc();
     if (rows.length > 0) {
       flags |= Message.Open.PARAMETER_ROWS;
+    }
+    if (!request.autoCommit()) {
+      flags |= Message.Open.IN_TRANSACTION;
     }
     return connection.open(new Message.Open(0, request.sql(), request.dataset().orElse(""),
         request.batchRows().orElse(options.batchRows()), options.credits(),

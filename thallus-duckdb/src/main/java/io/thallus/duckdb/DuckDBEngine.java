@@ -329,12 +329,30 @@ public final class DuckDBEngine implements QueryEngine {
     return execute(spec, allocator, new CancelSignal());
   }
 
-  /** One query in a session of its own, which ends with the result. */
+  /** One statement in a session of its own, which ends with the result. */
   @Override
   public QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
+    return executeAlone(spec, allocator, cancel, false);
+  }
+
+  /**
+   * As {@link #execute(QuerySpec, BufferAllocator, CancelSignal)} for a statement DuckDB plans as a query; null
+   * (nothing run) for any other.
+   */
+  QueryResult executeIfQuery(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
+    return executeAlone(spec, allocator, cancel, true);
+  }
+
+  private QueryResult executeAlone(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel,
+      boolean onlyQueries) {
     DuckDBSession session = openSession();
     try {
-      return session.executeHere(spec, allocator, cancel).closing(session);
+      QueryResult result = session.executeHere(spec, allocator, cancel, onlyQueries);
+      if (result instanceof DuckDBResult rows) {
+        return rows.closing(session);
+      }
+      session.close();
+      return result;
     } catch (RuntimeException e) {
       session.close();
       throw e;
@@ -408,24 +426,6 @@ public final class DuckDBEngine implements QueryEngine {
       Thread.currentThread().interrupt();
       return false;
     }
-  }
-
-  /**
-   * A query that yields the same columns and no row: DuckDB plans {@code LIMIT 0} without reading its input. Only a
-   * query can be wrapped; anything else (PRAGMA, SHOW, ...) runs as it is, and the server reads none of its rows.
-   */
-  static String withoutRows(String sql) {
-    String body = sql.strip();
-    while (body.endsWith(";")) {
-      body = body.substring(0, body.length() - 1).stripTrailing();
-    }
-    String head = body.length() < 8 ? body : body.substring(0, 8);
-    head = head.toUpperCase(Locale.ROOT);
-    if (head.startsWith("SELECT") || head.startsWith("WITH") || head.startsWith("FROM") || head.startsWith("VALUES")
-        || head.startsWith("(")) {
-      return "SELECT * FROM (" + body + "\n) AS thallus_schema LIMIT 0";
-    }
-    return sql;
   }
 
   static void bind(PreparedStatement statement, List<Object> parameters) throws SQLException {

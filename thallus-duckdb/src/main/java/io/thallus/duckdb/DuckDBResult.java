@@ -2,7 +2,6 @@ package io.thallus.duckdb;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
-import io.thallus.ThallusStream;
 import io.thallus.spi.BatchContents;
 import io.thallus.engine.QueryResult;
 import java.sql.Statement;
@@ -10,9 +9,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
@@ -20,17 +17,14 @@ import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
-import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.arrow.vector.util.DictionaryUtility;
 import org.duckdb.DuckDBResultSet;
 
 /**
  * One statement's result in a session: batches read from DuckDB's Arrow export as the stream asks for them, or from
- * memory once another statement of the session needed the connection ({@link #readRest}). A statement without rows
- * is a one-row result of its update count, made here.
+ * memory once another statement of the session needed the connection ({@link #readRest}).
  */
 final class DuckDBResult implements QueryResult {
   private final DuckDBSession session;
@@ -56,48 +50,20 @@ final class DuckDBResult implements QueryResult {
     this.resultSet = resultSet;
     this.reader = reader;
     this.allocator = allocator;
+    this.schema = messageSchema(reader);
+  }
+
+  /** The schema of DuckDB's Arrow export in IPC message form: a dictionary field has its value type and encoding. */
+  static Schema messageSchema(ArrowReader reader) {
     try {
-      // Dictionary fields go on the wire in IPC message form (value type + encoding), as Arrow IPC has them.
       Schema inMemory = reader.getVectorSchemaRoot().getSchema();
       List<Field> fields = new ArrayList<>();
       for (Field field : inMemory.getFields()) {
         fields.add(DictionaryUtility.toMessageFormat(field, reader, new HashSet<>()));
       }
-      this.schema = new Schema(fields, inMemory.getCustomMetadata());
+      return new Schema(fields, inMemory.getCustomMetadata());
     } catch (java.io.IOException e) {
       throw ThallusException.of(StatusCode.INTERNAL, "DuckDB gave no Arrow schema: " + e.getMessage(), e);
-    }
-  }
-
-  private DuckDBResult(Schema schema, BatchContents only) {
-    this.session = null;
-    this.statement = null;
-    this.resultSet = null;
-    this.reader = null;
-    this.allocator = null;
-    this.schema = schema;
-    this.readAhead.add(only);
-    this.readerDone = true;
-  }
-
-  /** The one-row result of a statement without rows: its update count (-1 for DDL), marked as such in the schema. */
-  static DuckDBResult updateCount(long count, BufferAllocator allocator) {
-    return updateCounts(new long[] {count}, allocator);
-  }
-
-  /** The update counts of a statement run once per row of parameters, one row each, marked as update counts. */
-  static DuckDBResult updateCounts(long[] counts, BufferAllocator allocator) {
-    Field field = new Field("Count", FieldType.nullable(new ArrowType.Int(64, true)), null);
-    Schema schema = new Schema(List.of(field), Map.of(ThallusStream.UPDATE_COUNT, "true"));
-    try (BigIntVector vector = new BigIntVector(field, allocator)) {
-      vector.allocateNew(counts.length);
-      for (int i = 0; i < counts.length; i++) {
-        vector.set(i, counts[i]);
-      }
-      vector.setValueCount(counts.length);
-      try (VectorSchemaRoot root = new VectorSchemaRoot(List.of(field), List.of(vector), counts.length)) {
-        return new DuckDBResult(schema, new BatchContents(List.of(), new VectorUnloader(root).getRecordBatch()));
-      }
     }
   }
 
@@ -114,9 +80,6 @@ final class DuckDBResult implements QueryResult {
 
   @Override
   public BatchContents next() {
-    if (session == null) {
-      return readAhead.poll();
-    }
     session.acquire(() -> cancelled);
     try {
       if (!readAhead.isEmpty()) {

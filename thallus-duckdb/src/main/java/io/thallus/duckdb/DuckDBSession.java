@@ -10,6 +10,10 @@ import io.thallus.internal.batch.ValidatingStreamReader;
 import io.thallus.internal.protocol.InsertStatements;
 import io.thallus.engine.QueryResult;
 import io.thallus.engine.QuerySpec;
+import io.thallus.engine.TransactionMode;
+import io.thallus.engine.UpdateCounts;
+import io.thallus.StatementDescription;
+import io.thallus.StatementKind;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -58,8 +62,6 @@ import org.duckdb.DuckDBResultSet;
  * </ul>
  */
 public final class DuckDBSession implements EngineSession {
-  private static final Pattern TRANSACTION_STATEMENT = Pattern.compile(
-      "(?is)\\s*(BEGIN|START\\s+TRANSACTION|COMMIT|END|ROLLBACK|ABORT)\\b.*");
   private static final Pattern LOCKED_SETTING = Pattern.compile(
       "(?s).*Cannot change configuration option \"+([^\"]+)\"+ - the configuration has been locked.*");
   /** An ATTACH statement: what it attaches belongs to the session and is detached when the session ends. */
@@ -71,9 +73,6 @@ public final class DuckDBSession implements EngineSession {
   /** The start of the session's name for the batches of an ingest while DuckDB reads them. */
   private static final String INGEST_VIEW = "thallus_ingest_";
   private static final java.util.concurrent.atomic.AtomicLong INGESTS = new java.util.concurrent.atomic.AtomicLong();
-  /** A statement that only reads: the first keyword of a query. */
-  private static final Pattern QUERY = Pattern.compile(
-      "(?is)\\s*(?:\\(|(?:SELECT|WITH|FROM|VALUES|TABLE|SHOW|DESCRIBE|SUMMARIZE|EXPLAIN)\\b)");
   /** How often a statement that waits for the session looks whether it was cancelled. */
   private static final long LOCK_POLL_MILLIS = 50;
 
@@ -93,7 +92,6 @@ public final class DuckDBSession implements EngineSession {
   private Optional<Path> boundDataset = Optional.empty();
   /** Databases this session's ATTACH statements attached. */
   private final Set<String> attachedHere = new LinkedHashSet<>();
-  private boolean inTransaction;
   // Guarded by interruptGuard.
   private Object calling;
   /**
@@ -110,52 +108,36 @@ public final class DuckDBSession implements EngineSession {
 
   @Override
   public QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
-    if ("true".equals(spec.options().get(QuerySpec.DESCRIBE_PARAMETERS))) {
-      return describeParameters(spec, allocator, cancel);
-    }
-    boolean query = QUERY.matcher(spec.sql()).lookingAt() && !spec.hasParameterRows()
-        && !"false".equals(spec.options().get(QuerySpec.AUTOCOMMIT));
     boolean onCursor;
     synchronized (interruptGuard) {
-      onCursor = query && !pinned && (streaming != null || lock.isLocked());
-      pinned |= !query;
+      onCursor = !pinned && (streaming != null || lock.isLocked()) && !spec.hasParameterRows()
+          && !spec.inSessionTransaction();
     }
     if (onCursor) {
-      // Nothing of the session is in use: the query runs beside the session's, on a DuckDB connection of its own.
-      return engine.execute(spec, allocator, cancel);
+      // Nothing of the session is in use: a query runs beside the session's, on a DuckDB connection of its own.
+      QueryResult beside = engine.executeIfQuery(spec, allocator, cancel);
+      if (beside != null) {
+        return beside;
+      }
     }
-    return executeHere(spec, allocator, cancel);
+    return executeHere(spec, allocator, cancel, false);
   }
 
   /**
-   * The placeholder types of a statement, prepared on the session's connection (its temporary tables and search
-   * path count) and never executed, answered as one row by DuckDB itself.
+   * The statement's kind, placeholder types and result schema, prepared on the session's connection (its temporary
+   * tables and search path count) and never run (see DuckDBStatements).
    */
-  private QueryResult describeParameters(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
-    List<String> types = new ArrayList<>();
+  @Override
+  public StatementDescription describeStatement(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
     acquire(cancel::isCancelled);
     try {
       readyFor(spec);
-      try (PreparedStatement prepared = connection.prepareStatement(spec.sql())) {
-        java.sql.ParameterMetaData parameters = prepared.getParameterMetaData();
-        for (int i = 1; i <= parameters.getParameterCount(); i++) {
-          types.add(parameters.getParameterTypeName(i));
-        }
-      }
+      return DuckDBStatements.describe(connection, spec.sql(), allocator);
     } catch (SQLException e) {
       throw failure(e, spec, cancel);
     } finally {
       lock.unlock();
     }
-    StringBuilder list = new StringBuilder("SELECT [");
-    for (int i = 0; i < types.size(); i++) {
-      list.append(i == 0 ? "" : ", ").append(DuckDBEngine.literal(String.valueOf(types.get(i))));
-    }
-    list.append("]::VARCHAR[] AS parameter_types");
-    Map<String, String> options = new java.util.HashMap<>(spec.options());
-    options.remove(QuerySpec.DESCRIBE_PARAMETERS);
-    return executeHere(new QuerySpec(list.toString(), Optional.empty(), spec.batchRows(), List.of(), false, options),
-        allocator, cancel);
   }
 
   /**
@@ -173,61 +155,64 @@ public final class DuckDBSession implements EngineSession {
     }
   }
 
-  /** Runs the statement on the session's own connection. */
-  DuckDBResult executeHere(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
+  /**
+   * Runs the statement on the session's own connection. With {@code onlyQueries} it runs it only if DuckDB plans it
+   * as a query, and answers null (having run nothing) otherwise.
+   */
+  QueryResult executeHere(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel, boolean onlyQueries) {
     acquire(cancel::isCancelled);
-    Statement statement = null;
+    PreparedStatement statement = null;
     try {
       readyFor(spec);
-      if ("false".equals(spec.options().get(QuerySpec.AUTOCOMMIT)) && !inTransaction) {
+      if (spec.inSessionTransaction() && !inTransaction()) {
         run("BEGIN TRANSACTION");
-        inTransaction = true;
       }
       if (spec.hasParameterRows()) {
-        return DuckDBResult.updateCounts(runRows(spec, allocator, cancel), allocator);
+        pin();
+        return QueryResult.of(UpdateCounts.of(runRows(spec, allocator, cancel)));
       }
-      String sql = spec.schemaOnly() ? DuckDBEngine.withoutRows(spec.sql()) : spec.sql();
-      Matcher transactional = TRANSACTION_STATEMENT.matcher(sql);
-      String transactionVerb = transactional.matches() ? transactional.group(1).toUpperCase(Locale.ROOT) : null;
+      String sql = spec.sql();
+      boolean wrapped = spec.schemaOnly() && DuckDBStatements.selectShaped(connection, sql);
+      if (wrapped) {
+        sql = DuckDBStatements.withoutRows(sql);
+      }
+      PreparedStatement prepared = spec.parameters().isEmpty() ? prepareFresh(sql, cancel) : prepared(sql);
+      statement = prepared;
+      StatementKind kind = DuckDBStatements.kind(prepared);
+      if (kind != StatementKind.QUERY || spec.inSessionTransaction()) {
+        if (onlyQueries) {
+          release(statement);
+          return null;
+        }
+        pin();
+      }
+      if (spec.schemaOnly() && kind != StatementKind.QUERY) {
+        // The schema of an update count, without running the statement.
+        release(statement);
+        return QueryResult.of(UpdateCounts.of(-1));
+      }
       Set<String> databasesBefore = ATTACH.matcher(sql).lookingAt() ? databases() : null;
-      boolean hasRows;
-      boolean succeeded = false;
-      try {
-        if (spec.parameters().isEmpty()) {
-          Statement plain = connection.createStatement();
-          statement = plain;
-          hasRows = DuckDBEngine.cancellable(plain, cancel, () -> plain.execute(sql));
-        } else {
-          PreparedStatement prepared = prepared(sql);
-          statement = prepared;
-          hasRows = DuckDBEngine.cancellable(prepared, cancel, () -> {
-            DuckDBEngine.bind(prepared, spec.parameters());
-            return prepared.execute();
-          });
+      boolean hasRows = DuckDBEngine.cancellable(prepared, cancel, () -> {
+        if (!spec.parameters().isEmpty()) {
+          DuckDBEngine.bind(prepared, spec.parameters());
         }
-        succeeded = true;
-        if (databasesBefore != null) {
-          Set<String> added = databases();
-          added.removeAll(databasesBefore);
-          attachedHere.addAll(added);
-        }
-      } finally {
-        if (transactionVerb != null) {
-          // BEGIN opens a transaction only when it succeeds; COMMIT and ROLLBACK end it even when they fail.
-          boolean begins = transactionVerb.equals("BEGIN") || transactionVerb.startsWith("START");
-          inTransaction = begins ? inTransaction || succeeded : false;
-        }
+        return prepared.execute();
+      });
+      if (databasesBefore != null) {
+        Set<String> added = databases();
+        added.removeAll(databasesBefore);
+        attachedHere.addAll(added);
       }
       if (!hasRows) {
         // A statement without rows answers with its update count as DuckDB reports it: the rows an INSERT, UPDATE or
         // DELETE changed, -1 for one that changes no rows (DDL, SET), as DuckDB's own driver says.
-        long count = statement.getUpdateCount();
+        long count = prepared.getLargeUpdateCount();
         release(statement);
-        return DuckDBResult.updateCount(count, allocator);
+        return QueryResult.of(UpdateCounts.of(count));
       }
-      DuckDBResultSet resultSet = (DuckDBResultSet) statement.getResultSet();
+      DuckDBResultSet resultSet = (DuckDBResultSet) prepared.getResultSet();
       ArrowReader reader = (ArrowReader) resultSet.arrowExportStream(allocator, spec.batchRows());
-      DuckDBResult result = new DuckDBResult(this, statement, resultSet, reader, allocator);
+      DuckDBResult result = new DuckDBResult(this, prepared, resultSet, reader, allocator);
       streaming = result;
       return result;
     } catch (SQLException e) {
@@ -238,6 +223,43 @@ public final class DuckDBSession implements EngineSession {
       throw e;
     } finally {
       lock.unlock();
+    }
+  }
+
+  /** From now on every statement of the session runs on its connection (it may have state of its own). */
+  private void pin() {
+    synchronized (interruptGuard) {
+      pinned = true;
+    }
+  }
+
+  /**
+   * Whether a transaction is open on the session's connection, as DuckDB itself says (a BEGIN, a COMMIT, a failed
+   * COMMIT and the server's own BEGIN all show). Under the lock.
+   */
+  private boolean inTransaction() {
+    return TransactionState.open(connection);
+  }
+
+  /**
+   * Prepares {@code sql} (DuckDB parses, binds and plans it): a cancel while DuckDB prepares interrupts it, as it
+   * would interrupt the statement's run.
+   */
+  private PreparedStatement prepareFresh(String sql, CancelSignal cancel) throws SQLException {
+    Object preparing = new Object();
+    cancel.onCancel(() -> interrupt(preparing));
+    synchronized (interruptGuard) {
+      calling = preparing;
+    }
+    try {
+      if (cancel.isCancelled()) {
+        throw ThallusException.of(StatusCode.CANCELLED, "the query was cancelled");
+      }
+      return connection.prepareStatement(sql);
+    } finally {
+      synchronized (interruptGuard) {
+        calling = null;
+      }
     }
   }
 
@@ -252,19 +274,16 @@ public final class DuckDBSession implements EngineSession {
     acquire(cancel::isCancelled);
     boolean ownTransaction = false;
     try {
-      synchronized (interruptGuard) {
-        pinned = true;
-      }
+      pin();
       checkOpen();
       DuckDBResult earlier = streaming;
       if (earlier != null) {
         earlier.readRest();
       }
-      if ("false".equals(spec.options().get(QuerySpec.AUTOCOMMIT)) && !inTransaction) {
+      if (spec.transaction() == TransactionMode.SESSION && !inTransaction()) {
         run("BEGIN TRANSACTION");
-        inTransaction = true;
       }
-      ownTransaction = !inTransaction;
+      ownTransaction = !inTransaction();
       if (ownTransaction) {
         run("BEGIN TRANSACTION");
       }
@@ -319,7 +338,7 @@ public final class DuckDBSession implements EngineSession {
 
   /** The statement that writes the view's rows into the table, after checking the table against the batches. */
   private String ingestStatement(IngestSpec spec, String view) throws SQLException {
-    String statement = spec.options().get(IngestSpec.INSERT_STATEMENT);
+    String statement = spec.insertStatement().orElse(null);
     if (statement != null) {
       // Rows of parameters for an INSERT ... VALUES (?, ...): inserted by position, cast as the INSERT casts.
       int columns = spec.schema().getFields().size();
@@ -501,7 +520,7 @@ public final class DuckDBSession implements EngineSession {
    * in place), any other statement prepared once and executed per row. Called under the lock.
    */
   private long[] runRows(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) throws SQLException {
-    boolean ownTransaction = !inTransaction;
+    boolean ownTransaction = !inTransaction();
     if (ownTransaction) {
       run("BEGIN TRANSACTION");
     }

@@ -1,8 +1,6 @@
 package io.thallus.duckdb;
 
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Which column types an append accepts for a table column of another type: only conversions DuckDB makes exactly or
@@ -13,7 +11,6 @@ import java.util.regex.Pattern;
 final class IngestTypes {
   private static final Set<String> INTEGERS = Set.of("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
       "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT");
-  private static final Pattern DECIMAL = Pattern.compile("DECIMAL\\((\\d+),(\\d+)\\)");
 
   private IngestTypes() {}
 
@@ -28,7 +25,7 @@ final class IngestTypes {
     int targetScale = scale(target);
     // Integers into integers or decimals, decimals into decimals of at least their scale: overflow is checked.
     return incomingScale >= 0 && targetScale >= 0 && targetScale >= incomingScale
-        && (targetScale == 0 || DECIMAL.matcher(target).matches());
+        && (targetScale == 0 || DuckDBTypes.decimal(target).isPresent());
   }
 
   /** The digits after the point of an exact numeric type, or -1 for a type that is none. */
@@ -36,7 +33,6 @@ final class IngestTypes {
     if (INTEGERS.contains(type)) {
       return 0;
     }
-    Matcher decimal = DECIMAL.matcher(type);
-    return decimal.matches() ? Integer.parseInt(decimal.group(2)) : -1;
+    return DuckDBTypes.decimal(type).map(DuckDBTypes.Decimal::scale).orElse(-1);
   }
 }

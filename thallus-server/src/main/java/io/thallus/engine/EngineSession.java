@@ -14,7 +14,7 @@ public interface EngineSession extends AutoCloseable {
 
   /**
    * Writes {@code batches} into the spec's table, all or nothing: in one transaction of its own, or in the session's
-   * (with {@link QuerySpec#AUTOCOMMIT} false). Pulls batches from {@code batches} until it reports none left; a
+   * (with {@link TransactionMode#SESSION}). Pulls batches from {@code batches} until it reports none left; a
    * failure while reading them (the client went, the ingest was cancelled) undoes what was written. Returns the
    * rows written. Errors name the problem: an unknown table in append mode (NOT_FOUND), a table that exists in
    * create mode (ALREADY_EXISTS), a column whose type differs from the table's (INVALID_ARGUMENT, naming both).
@@ -22,6 +22,18 @@ public interface EngineSession extends AutoCloseable {
   default long ingest(IngestSpec spec, org.apache.arrow.vector.ipc.ArrowReader batches, BufferAllocator allocator,
       CancelSignal cancel) {
     throw io.thallus.ThallusException.of(io.thallus.StatusCode.UNIMPLEMENTED, "this engine does not take ingests");
+  }
+
+  /**
+   * What the spec's statement is, without running it: its kind, the Arrow type of each placeholder in order (the
+   * engine parses them: those inside string literals, quoted names and comments are none), and the schema of its
+   * rows. Prepared in this session (its temporary tables, search path and the spec's dataset count); the spec's
+   * parameters are not used. Bad SQL is INVALID_ARGUMENT with the engine's message.
+   */
+  default io.thallus.StatementDescription describeStatement(QuerySpec spec, BufferAllocator allocator,
+      CancelSignal cancel) {
+    throw io.thallus.ThallusException.of(io.thallus.StatusCode.UNIMPLEMENTED, "this engine does not describe "
+        + "statements");
   }
 
   /** Ends the session: an open transaction rolls back, session objects are dropped. Never throws. */

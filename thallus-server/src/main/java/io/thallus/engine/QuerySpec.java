@@ -1,6 +1,5 @@
 package io.thallus.engine;
 
-import io.thallus.internal.protocol.Protocol;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -15,50 +14,41 @@ import java.util.Optional;
  * the engine need only produce the schema: the server asks for no batch. {@code parameterRows}, when not empty,
  * is an Arrow IPC stream of rows of parameters: the statement runs once per row, all rows in one transaction, and
  * answers with one update count per row. The array is the request's own, not a copy (it may be megabytes): read it,
- * do not change it.
+ * do not change it. {@code transaction} says which transaction the statement runs in. {@code options} are what the
+ * client set with {@link io.thallus.QueryRequest.Builder#option}, for an engine that understands them.
  */
 public record QuerySpec(String sql, Optional<Path> dataset, int batchRows, List<Object> parameters,
-    boolean schemaOnly, Map<String, String> options, byte[] parameterRows) {
-  /**
-   * The option that asks for the session's transaction: "false" runs the statement in it, begun first if none is
-   * open (see {@link io.thallus.QueryRequest.Builder#autoCommit}).
-   */
-  public static final String AUTOCOMMIT = Protocol.OPTION_AUTOCOMMIT;
-
-  /**
-   * The option that asks, with "true", for the types of the SQL's {@code ?} placeholders instead of its result: the
-   * statement is prepared in the session, never run, and the answer is one row with one column, the DuckDB type
-   * name of each placeholder in order ({@code VARCHAR[]}; "INVALID" where DuckDB cannot tell before a value is bound).
-   */
-  public static final String DESCRIBE_PARAMETERS = Protocol.OPTION_DESCRIBE_PARAMETERS;
-
+    boolean schemaOnly, TransactionMode transaction, Map<String, String> options, byte[] parameterRows) {
   public QuerySpec {
     parameters = Collections.unmodifiableList(new ArrayList<>(parameters));
+    java.util.Objects.requireNonNull(transaction, "transaction");
     options = Map.copyOf(options);
   }
 
   public QuerySpec(String sql, Optional<Path> dataset, int batchRows, List<Object> parameters, boolean schemaOnly,
       Map<String, String> options) {
-    this(sql, dataset, batchRows, parameters, schemaOnly, options, new byte[0]);
+    this(sql, dataset, batchRows, parameters, schemaOnly, TransactionMode.AUTOCOMMIT, options, new byte[0]);
   }
 
   @Override
   public boolean equals(Object other) {
     return other instanceof QuerySpec o && sql.equals(o.sql) && dataset.equals(o.dataset) && batchRows == o.batchRows
-        && parameters.equals(o.parameters) && schemaOnly == o.schemaOnly && options.equals(o.options)
+        && parameters.equals(o.parameters) && schemaOnly == o.schemaOnly && transaction == o.transaction
+        && options.equals(o.options)
         && java.util.Arrays.equals(parameterRows, o.parameterRows);
   }
 
   @Override
   public int hashCode() {
-    return java.util.Objects.hash(sql, dataset, batchRows, parameters, schemaOnly, options,
+    return java.util.Objects.hash(sql, dataset, batchRows, parameters, schemaOnly, transaction, options,
         java.util.Arrays.hashCode(parameterRows));
   }
 
   @Override
   public String toString() {
     return "QuerySpec[sql=" + sql + ", dataset=" + dataset + ", batchRows=" + batchRows + ", parameters="
-        + parameters.size() + ", schemaOnly=" + schemaOnly + ", options=" + options + ", parameterRows="
+        + parameters.size() + ", schemaOnly=" + schemaOnly + ", transaction=" + transaction + ", options=" + options
+        + ", parameterRows="
         + parameterRows.length + " bytes]";
   }
 
@@ -69,5 +59,10 @@ public record QuerySpec(String sql, Optional<Path> dataset, int batchRows, List<
 
   public QuerySpec(String sql, Optional<Path> dataset, int batchRows, Map<String, String> options) {
     this(sql, dataset, batchRows, List.of(), false, options);
+  }
+
+  /** Whether the statement runs in the session's transaction ({@link TransactionMode#SESSION}). */
+  public boolean inSessionTransaction() {
+    return transaction == TransactionMode.SESSION;
   }
 }

@@ -315,7 +315,7 @@ public final class ClientConnection implements AutoCloseable {
       options.putAll(placer.parameters());
     }
     send(new Message.Ingest(id, request.table(), request.mode(), request.credits(), request.timeoutMillis(),
-        request.schema(), options));
+        request.schema(), request.flags(), request.insertStatement(), options));
     return state;
   }
 

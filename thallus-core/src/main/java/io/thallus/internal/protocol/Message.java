@@ -52,6 +52,15 @@ public sealed interface Message {
     public static final int SCHEMA_ONLY = 1;
     /** Flag: the frame ends with rows of parameters ({@link #parameterRows}). */
     public static final int PARAMETER_ROWS = 2;
+    /** Flag: run in the session's transaction, begun first if none is open (auto-commit off). */
+    public static final int IN_TRANSACTION = 4;
+    /**
+     * Flag: answer the statement's {@link io.thallus.StatementDescription} (see {@link StatementDescriptions})
+     * instead of running it.
+     */
+    public static final int DESCRIBE = 8;
+    /** Every flag this version knows. */
+    public static final int KNOWN_FLAGS = SCHEMA_ONLY | PARAMETER_ROWS | IN_TRANSACTION | DESCRIBE;
 
     public Open {
       parameters = List.copyOf(parameters);
@@ -73,6 +82,14 @@ public sealed interface Message {
 
     public boolean schemaOnly() {
       return (flags & SCHEMA_ONLY) != 0;
+    }
+
+    public boolean inTransaction() {
+      return (flags & IN_TRANSACTION) != 0;
+    }
+
+    public boolean describe() {
+      return (flags & DESCRIBE) != 0;
     }
 
     /** Equal when every field is, the rows of parameters compared by their bytes. */
@@ -203,32 +220,46 @@ public sealed interface Message {
    * wire value; {@code schema} the batches' Arrow schema as an IPC Schema message; {@code credits} how many batches
    * the client would like in flight (the server grants what it allows with NEXT). The client then sends BATCH
    * frames on this stream (each within the credits the server granted) and END when it has sent the last; the
-   * server answers END with the rows it wrote, or ERROR. {@code options} carry the session options and, prefixed with
-   * the transport's name, the parameters of the client's side of the write direction.
+   * server answers END with the rows it wrote, or ERROR. {@code flags}: {@link #IN_TRANSACTION}. {@code insertStatement}
+   * (empty for none) makes the batches rows of parameters for that {@code INSERT ... VALUES (?, ...)}. {@code options}
+   * carry, prefixed with the transport's name, the parameters of the client's side of the write direction.
    */
-  record Ingest(int streamId, String table, int mode, int credits, long timeoutMillis, byte[] schema,
-      Map<String, String> options) implements Message {
+  record Ingest(int streamId, String table, int mode, int credits, long timeoutMillis, byte[] schema, int flags,
+      String insertStatement, Map<String, String> options) implements Message {
+    /** Flag: write in the session's transaction, begun first if none is open (auto-commit off). */
+    public static final int IN_TRANSACTION = 1;
+
     public Ingest {
       options = Map.copyOf(options);
+    }
+
+    public Ingest(int streamId, String table, int mode, int credits, long timeoutMillis, byte[] schema,
+        Map<String, String> options) {
+      this(streamId, table, mode, credits, timeoutMillis, schema, 0, "", options);
+    }
+
+    public boolean inTransaction() {
+      return (flags & IN_TRANSACTION) != 0;
     }
 
     @Override
     public boolean equals(Object other) {
       return other instanceof Ingest o && streamId == o.streamId && table.equals(o.table) && mode == o.mode
           && credits == o.credits && timeoutMillis == o.timeoutMillis && java.util.Arrays.equals(schema, o.schema)
-          && options.equals(o.options);
+          && flags == o.flags && insertStatement.equals(o.insertStatement) && options.equals(o.options);
     }
 
     @Override
     public int hashCode() {
       return java.util.Objects.hash(streamId, table, mode, credits, timeoutMillis, java.util.Arrays.hashCode(schema),
-          options);
+          flags, insertStatement, options);
     }
 
     @Override
     public String toString() {
       return "Ingest[streamId=" + streamId + ", table=" + table + ", mode=" + mode + ", credits=" + credits
-          + ", timeoutMillis=" + timeoutMillis + ", schema=" + schema.length + " bytes, options=" + options + "]";
+          + ", timeoutMillis=" + timeoutMillis + ", schema=" + schema.length + " bytes, flags=" + flags
+          + ", insertStatement=" + insertStatement + ", options=" + options + "]";
     }
 
     @Override

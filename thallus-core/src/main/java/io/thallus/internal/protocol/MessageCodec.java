@@ -31,7 +31,8 @@ import java.util.Map;
  * HELLO    magic u32 "THAL", version u16, clientName string, transports list, parameters map, credentials map
  * WELCOME  version u16, transport string, parameters map, serverName string
  * OPEN     streamId i32, sql string, dataset string, batchRows i32, credits i32, timeoutMillis i64, flags u8
- *            (1: schema only, 2: parameter rows follow), parameterCount u16, parameter * parameterCount,
+ *            (1: schema only, 2: parameter rows follow, 4: in the session's transaction, 8: describe the statement
+ *            instead of running it), parameterCount u16, parameter * parameterCount,
  *            options map, then with flag 2: parameterRows u32 count + bytes (an Arrow IPC stream: one column per ?)
  *            parameter = tag u8, then by tag: 0 null; 1 boolean u8; 2 int8; 3 int16; 4 int32; 5 int64; 6 float32;
  *                        7 float64; 8 decimal string; 9 string; 10 bytes (u32 count + bytes); 11 date (epoch
@@ -49,7 +50,8 @@ import java.util.Map;
  * CANCEL   streamId i32
  * CLOSE    streamId i32
  * INGEST   streamId i32, table string, mode u8 (0 create, 1 append, 2 replace), credits i32, timeoutMillis i64,
- *            schema: u32 count + bytes (an Arrow IPC Schema message), options map
+ *            schema: u32 count + bytes (an Arrow IPC Schema message), flags u8 (1: in the session's transaction),
+ *            insertStatement string (empty: none), options map
  * </pre>
  *
  * On an ingest stream the roles of BATCH, NEXT and END turn around: the client sends BATCH and, after its last batch,
@@ -94,8 +96,7 @@ public final class MessageCodec {
         case ERROR -> new Message.Error(readInt(frame), StatusCode.fromWireValue(readU8(frame)), readString(frame));
         case CANCEL -> new Message.Cancel(readInt(frame));
         case CLOSE -> new Message.Close(readInt(frame));
-        case INGEST -> new Message.Ingest(readInt(frame), readString(frame), readU8(frame), readInt(frame),
-            readLong(frame), readBytes(frame), readMap(frame));
+        case INGEST -> readIngest(frame);
       };
       if (frame.isReadable()) {
         if (message instanceof Message.Batch batch) {
@@ -132,6 +133,21 @@ public final class MessageCodec {
       return new Message.Batch(BatchHeaderCodec.read(in), in.readRetainedSlice(in.readableBytes()));
     }
 
+    private static Message.Ingest readIngest(ByteBuf in) {
+      int streamId = readInt(in);
+      String table = readString(in);
+      int mode = readU8(in);
+      int credits = readInt(in);
+      long timeoutMillis = readLong(in);
+      byte[] schema = readBytes(in);
+      int flags = readU8(in);
+      if ((flags & ~Message.Ingest.IN_TRANSACTION) != 0) {
+        throw new CorruptedFrameException("INGEST flags " + flags + " set bits this version does not know");
+      }
+      return new Message.Ingest(streamId, table, mode, credits, timeoutMillis, schema, flags, readString(in),
+          readMap(in));
+    }
+
     private static Message.Open readOpen(ByteBuf in) {
       int streamId = readInt(in);
       String sql = readString(in);
@@ -140,7 +156,7 @@ public final class MessageCodec {
       int credits = readInt(in);
       long timeoutMillis = readLong(in);
       int flags = readU8(in);
-      if ((flags & ~(Message.Open.SCHEMA_ONLY | Message.Open.PARAMETER_ROWS)) != 0) {
+      if ((flags & ~Message.Open.KNOWN_FLAGS) != 0) {
         throw new CorruptedFrameException("OPEN flags " + flags + " set bits this version does not know");
       }
       List<Object> parameters = ParameterCodec.readParameters(in);
@@ -253,6 +269,8 @@ public final class MessageCodec {
           out.writeLong(m.timeoutMillis());
           out.writeInt(m.schema().length);
           out.writeBytes(m.schema());
+          out.writeByte(m.flags());
+          writeString(out, m.insertStatement());
           writeMap(out, m.options());
         }
       }
@@ -269,7 +287,7 @@ public final class MessageCodec {
         return 16 + opened.schema().length;
       }
       if (message instanceof Message.Ingest ingest) {
-        return 64 + ingest.table().length() * 3 + ingest.schema().length;
+        return 64 + ingest.table().length() * 3 + ingest.schema().length + ingest.insertStatement().length() * 3;
       }
       return 256;
     }

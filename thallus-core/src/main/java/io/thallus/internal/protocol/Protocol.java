@@ -19,13 +19,6 @@ public final class Protocol {
   public static final String SERVER_MAX_CREDITS = "server.max_credits_per_stream";
   /** What a client accepts from a server by default: ipc batches travel inside frames. */
   public static final int DEFAULT_CLIENT_MAX_FRAME = 512 << 20;
-  /**
-   * Request options a client sets and the server hands its engine unchanged. The engine SPI names them too
-   * ({@code QuerySpec}, {@code IngestSpec}); they are defined here because a client does not see the engine SPI.
-   */
-  public static final String OPTION_AUTOCOMMIT = "thallus.autocommit";
-  public static final String OPTION_DESCRIBE_PARAMETERS = "thallus.describe_parameters";
-  public static final String OPTION_INSERT_STATEMENT = "thallus.insert_statement";
   /** Credential keys a client sends in HELLO (the server's {@code Authentication} checks them). */
   public static final String CREDENTIAL_TOKEN = "token";
   public static final String CREDENTIAL_USER = "user";

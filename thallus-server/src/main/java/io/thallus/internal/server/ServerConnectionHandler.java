@@ -20,6 +20,7 @@ import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.Protocol;
 import io.thallus.internal.protocol.QueryParameters;
 import io.thallus.engine.QuerySpec;
+import io.thallus.engine.TransactionMode;
 import io.thallus.engine.EngineSession;
 import io.thallus.spi.IngestFetcher;
 import io.thallus.engine.IngestSpec;
@@ -313,8 +314,10 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
         throw ThallusException.of(StatusCode.UNAVAILABLE, "the server is shutting down");
       }
       QuerySpec spec = new QuerySpec(open.sql(), dataset, open.batchRows(),
-          QueryParameters.forEngine(open.parameters()), open.schemaOnly(), open.options(), open.parameterRows());
-      stream = new ServerStream(this, context, streamId, spec, open.credits());
+          QueryParameters.forEngine(open.parameters()), open.schemaOnly(),
+          open.inTransaction() ? TransactionMode.SESSION : TransactionMode.AUTOCOMMIT, open.options(),
+          open.parameterRows());
+      stream = new ServerStream(this, context, streamId, spec, open.describe(), open.credits());
       if (!context.registry().add(stream, context.limits().maxStreams())) {
         throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "the server has its maximum of "
             + context.limits().maxStreams() + " streams open; try again later");
@@ -371,18 +374,23 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       if (context.registry().isShuttingDown()) {
         throw ThallusException.of(StatusCode.UNAVAILABLE, "the server is shutting down");
       }
-      Map<String, String> options = new HashMap<>();
       Map<String, String> transportParameters = new HashMap<>();
       String prefix = transportName + ".";
-      request.options().forEach((key, value) -> (key.startsWith(prefix) ? transportParameters : options)
-          .put(key, value));
+      request.options().forEach((key, value) -> {
+        if (key.startsWith(prefix)) {
+          transportParameters.put(key, value);
+        }
+      });
       synchronized (this) {
         if (!transportParameters.isEmpty()) {
           ingestParameters = Map.copyOf(transportParameters);
         }
       }
       ServerIngest ingest = new ServerIngest(this, context, streamId,
-          new IngestSpec(request.table(), mode, schema, options), credits, this::ingestFetcher);
+          new IngestSpec(request.table(), mode, schema,
+              request.inTransaction() ? TransactionMode.SESSION : TransactionMode.AUTOCOMMIT,
+              request.insertStatement().isEmpty() ? Optional.empty() : Optional.of(request.insertStatement())),
+          credits, this::ingestFetcher);
       ingests.put(streamId, ingest);
       ingest.start(request.timeoutMillis());
     } catch (ThallusException e) {

@@ -45,6 +45,8 @@ final class ServerStream {
   private final ServerContext context;
   private final int id;
   private final QuerySpec spec;
+  /** The client asked what the statement is (its description), not for its result. */
+  private final boolean describe;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
   private final CancelSignal cancelSignal = new CancelSignal();
@@ -78,11 +80,12 @@ final class ServerStream {
   private volatile ScheduledFuture<?> timeout;
 
   ServerStream(ServerConnectionHandler connection, ServerContext context, int id,
-      QuerySpec spec, int initialCredits) {
+      QuerySpec spec, boolean describe, int initialCredits) {
     this.connection = connection;
     this.context = context;
     this.id = id;
     this.spec = spec;
+    this.describe = describe;
     this.credits = initialCredits;
   }
 
@@ -209,7 +212,11 @@ final class ServerStream {
   private boolean advance() {
     throwIfAborted();
     if (result == null) {
-      result = connection.engineSession().execute(spec, connection.allocator(), cancelSignal);
+      result = describe
+          ? WireAnswers.of(connection.engineSession().describeStatement(spec, connection.allocator(), cancelSignal),
+              connection.allocator())
+          : WireAnswers.of(connection.engineSession().execute(spec, connection.allocator(), cancelSignal),
+              connection.allocator());
       throwIfAborted();
       // Flushed with the first full batch, with END, or when the step parks or yields: one write for a small result.
       connection.sendUnflushed(new Message.Opened(id, result.schema().serializeAsMessage()));

@@ -1,0 +1,118 @@
+package io.thallus.duckdb;
+
+import io.thallus.StatementDescription;
+import io.thallus.StatementKind;
+import java.sql.ParameterMetaData;
+import java.sql.PreparedStatement;
+import java.sql.ResultSetMetaData;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.duckdb.DuckDBConnection;
+import org.duckdb.DuckDBResultSet;
+import org.duckdb.DuckDBResultSetMetaData;
+
+/**
+ * What a statement is, as DuckDB itself says: the engine's one reader of SQL text. Nothing here looks at keywords.
+ * <ul>
+ *   <li>Its kind is the return type DuckDB's planner gives the prepared statement (its {@code StatementReturnType}:
+ *       rows, changed rows, or nothing), the very property that decides what DuckDB's own driver answers: a result
+ *       set, an update count, or neither. DuckDB's JDBC driver exposes no finer statement type.
+ *   <li>Its placeholders are those DuckDB's parser found ({@code ?}, {@code $n}; never inside a string, a quoted
+ *       name, a comment or a dollar-quoted string), with the types DuckDB's binder inferred for them.
+ *   <li>Whether its rows can be planned without running it ({@code SELECT * FROM (...) LIMIT 0}): DuckDB's parser
+ *       says whether it is a SELECT-shaped statement ({@code json_serialize_sql} serializes exactly those). A
+ *       statement that is not (PRAGMA, EXPLAIN, CALL, ... RETURNING) is never wrapped: binding a wrapped PRAGMA as a
+ *       table name would fail, and such an error aborts the session's transaction.
+ * </ul>
+ * Preparing is DuckDB's parse, bind and plan, and runs nothing, except that DuckDB's driver runs every statement but
+ * the last of a text that holds several.
+ */
+final class DuckDBStatements {
+  private DuckDBStatements() {}
+
+  /** The kind DuckDB's planner gave a prepared statement. */
+  static StatementKind kind(PreparedStatement prepared) throws SQLException {
+    ResultSetMetaData meta = prepared.getMetaData();
+    return switch (((DuckDBResultSetMetaData) meta).getReturnType()) {
+      case QUERY_RESULT -> StatementKind.QUERY;
+      case CHANGED_ROWS -> StatementKind.UPDATE;
+      case NOTHING -> StatementKind.COMMAND;
+    };
+  }
+
+  /** The Arrow types of a prepared statement's placeholders, in order (see {@link DuckDBTypes#arrowType}). */
+  static List<Field> parameters(PreparedStatement prepared) throws SQLException {
+    ParameterMetaData meta = prepared.getParameterMetaData();
+    List<Field> fields = new ArrayList<>();
+    for (int i = 1; i <= meta.getParameterCount(); i++) {
+      fields.add(new Field("parameter_" + i, FieldType.nullable(DuckDBTypes.arrowType(meta.getParameterTypeName(i))),
+          null));
+    }
+    return fields;
+  }
+
+  /** Whether DuckDB's parser reads {@code sql} as one SELECT-shaped statement, which can be wrapped as a subquery. */
+  static boolean selectShaped(DuckDBConnection connection, String sql) throws SQLException {
+    try (PreparedStatement parse = connection.prepareStatement(
+        "SELECT NOT coalesce(json_extract(json_serialize_sql(?::VARCHAR), '$.error')::BOOLEAN, true)")) {
+      parse.setString(1, sql);
+      try (java.sql.ResultSet answer = parse.executeQuery()) {
+        return answer.next() && answer.getBoolean(1);
+      }
+    }
+  }
+
+  /** A SELECT-shaped query as one that yields the same columns and no row: DuckDB plans LIMIT 0 without reading. */
+  static String withoutRows(String sql) {
+    String body = sql.strip();
+    while (body.endsWith(";")) {
+      body = body.substring(0, body.length() - 1).stripTrailing();
+    }
+    return "SELECT * FROM (" + body + "\n) AS thallus_schema LIMIT 0";
+  }
+
+  /**
+   * Describes {@code sql} on {@code connection} without running it. A query's result schema is the one DuckDB's
+   * Arrow export gives it, planned under LIMIT 0 with every placeholder NULL; one that cannot be wrapped so has the
+   * schema its prepared columns' types map to.
+   */
+  static StatementDescription describe(DuckDBConnection connection, String sql, BufferAllocator allocator)
+      throws SQLException {
+    StatementKind kind;
+    List<Field> parameters;
+    List<Field> columns = new ArrayList<>();
+    try (PreparedStatement prepared = connection.prepareStatement(sql)) {
+      kind = kind(prepared);
+      parameters = parameters(prepared);
+      if (kind == StatementKind.QUERY) {
+        ResultSetMetaData meta = prepared.getMetaData();
+        for (int i = 1; i <= meta.getColumnCount(); i++) {
+          columns.add(new Field(meta.getColumnName(i),
+              FieldType.nullable(DuckDBTypes.arrowType(meta.getColumnTypeName(i))), null));
+        }
+      }
+    }
+    if (kind != StatementKind.QUERY) {
+      return new StatementDescription(kind, parameters, new Schema(List.of()));
+    }
+    if (!selectShaped(connection, sql)) {
+      return new StatementDescription(kind, parameters, new Schema(columns));
+    }
+    try (PreparedStatement planned = connection.prepareStatement(withoutRows(sql))) {
+      DuckDBEngine.bind(planned, Collections.nCopies(parameters.size(), null));
+      try (DuckDBResultSet rows = (DuckDBResultSet) planned.executeQuery();
+           ArrowReader reader = (ArrowReader) rows.arrowExportStream(allocator, 1)) {
+        return new StatementDescription(kind, parameters, DuckDBResult.messageSchema(reader));
+      } catch (java.io.IOException e) {
+        throw new SQLException("reading the planned schema: " + e.getMessage(), e);
+      }
+    }
+  }
+}
