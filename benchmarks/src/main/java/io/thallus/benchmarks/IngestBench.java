@@ -196,7 +196,7 @@ public final class IngestBench {
             record(results.get(peer), round, seconds, cpu);
           } else if (peer.equals(CEILING)) {
             try (ArrowReader reader = batches.reader()) {
-              ceiling.ingest(new IngestSpec("ingested", IngestMode.REPLACE, batches.schema, Map.of()), reader, source,
+              ceiling.ingest(new IngestSpec("ingested", IngestMode.REPLACE, batches.schema), reader, source,
                   new CancelSignal());
             }
             long seconds = System.nanoTime() - start;
@@ -575,7 +575,7 @@ public final class IngestBench {
           String table = String.join(".", stream.getDescriptor().getPath());
           try (ArrowReader reader = new LendingReader(memory, stream.getSchema(),
               () -> stream.next() ? stream.getRoot() : null)) {
-            database.ingest(new IngestSpec(table, IngestMode.REPLACE, stream.getSchema(), Map.of()), reader, memory,
+            database.ingest(new IngestSpec(table, IngestMode.REPLACE, stream.getSchema()), reader, memory,
                 new CancelSignal());
             ack.onCompleted();
           } catch (Exception e) {

@@ -6,9 +6,10 @@ import io.thallus.QueryRequest;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.ThallusStream;
-import io.thallus.engine.QuerySpec;
+import io.thallus.StatementDescription;
+import io.thallus.StatementKind;
+import org.apache.arrow.vector.types.pojo.ArrowType;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightInfo;
@@ -49,16 +50,12 @@ final class PreparedStatementCommands {
     try {
       FlightSession session = sessions.of(context, request.getTransactionId());
       String sql = request.getQuery();
-      List<String> types = parameterTypes(session, sql);
-      List<Field> parameters = new ArrayList<>();
-      for (int i = 0; i < types.size(); i++) {
-        parameters.add(new Field("parameter_" + (i + 1), FieldType.nullable(ArrowTypes.ofDuckDB(types.get(i))),
-            null));
-      }
-      Schema parameterSchema = new Schema(parameters);
-      Schema datasetSchema = StatementCommands.schema(session, sql, Collections.nCopies(types.size(), null));
+      StatementDescription description = StatementCommands.describe(session, sql);
+      Schema parameterSchema = parameterSchema(description);
+      Schema datasetSchema = StatementCommands.rowsSchema(description);
       String id = registry.addPrepared(new Statements.Prepared(session.id(), sql,
-          CallSessions.transactionId(request.getTransactionId()), datasetSchema, parameterSchema));
+          CallSessions.transactionId(request.getTransactionId()), description.kind(), datasetSchema,
+          parameterSchema));
       FlightSql.ActionCreatePreparedStatementResult result = FlightSql.ActionCreatePreparedStatementResult
           .newBuilder()
           .setPreparedStatementHandle(ByteString.copyFromUtf8(id))
@@ -72,25 +69,17 @@ final class PreparedStatementCommands {
     }
   }
 
-  /** The DuckDB type names of the statement's placeholders, in order (none asked for without a placeholder). */
-  private static List<String> parameterTypes(FlightSession session, String sql) {
-    if (!StatementText.mayHavePlaceholders(sql)) {
-      return List.of();
+  /**
+   * The schema a client binds the statement's placeholders with: the engine's type for each, in order; one the engine
+   * cannot tell before a value is bound is bound as text, which DuckDB casts from.
+   */
+  private static Schema parameterSchema(StatementDescription description) {
+    List<Field> fields = new ArrayList<>();
+    for (Field parameter : description.parameters()) {
+      ArrowType type = parameter.getType() instanceof ArrowType.Null ? ArrowType.Utf8.INSTANCE : parameter.getType();
+      fields.add(new Field(parameter.getName(), FieldType.nullable(type), parameter.getChildren()));
     }
-    QueryRequest request = QueryRequest.builder(sql).option(QuerySpec.DESCRIBE_PARAMETERS, "true").build();
-    try (ThallusStream stream = session.client().query(request)) {
-      List<String> types = new ArrayList<>();
-      while (stream.hasNext()) {
-        try (VectorSchemaRoot batch = stream.next()) {
-          if (batch.getRowCount() > 0) {
-            for (Object type : (List<?>) batch.getVector(0).getObject(0)) {
-              types.add(String.valueOf(type));
-            }
-          }
-        }
-      }
-      return types;
-    }
+    return new Schema(fields);
   }
 
   void close(FlightSql.ActionClosePreparedStatementRequest request, StreamListener<Result> listener) {
@@ -124,7 +113,7 @@ final class PreparedStatementCommands {
     try {
       Statements.Prepared prepared = prepared(command.getPreparedStatementHandle());
       List<Object> parameters = singleRow(prepared);
-      if (!StatementText.returnsRows(prepared.sql())) {
+      if (prepared.kind() != StatementKind.QUERY) {
         return statements.runNow(sessionOf(prepared), descriptor, prepared.sql(), parameters);
       }
       // A Thallus lane runs only the ticket's SQL, on a connection of its own: no parameters, no transaction.

@@ -4,6 +4,8 @@ import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.thallus.QueryRequest;
+import io.thallus.StatementDescription;
+import io.thallus.StatementKind;
 import io.thallus.ThallusStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,10 +52,11 @@ final class StatementCommands {
     try {
       FlightSession session = sessions.of(context, command.getTransactionId());
       String sql = command.getQuery();
-      if (!StatementText.returnsRows(sql)) {
+      StatementDescription description = describe(session, sql);
+      if (description.kind() != StatementKind.QUERY) {
         return runNow(session, descriptor, sql, List.of());
       }
-      Schema schema = schema(session, sql, List.of());
+      Schema schema = DecodedBatch.schema(description.result());
       String transactionId = CallSessions.transactionId(command.getTransactionId());
       return keep(new Statements.Pending(session.id(), sql, transactionId, List.of()), schema, descriptor,
           transactionId == null);
@@ -64,19 +67,25 @@ final class StatementCommands {
 
   SchemaResult schema(FlightSql.CommandStatementQuery command, CallContext context) {
     try {
-      return new SchemaResult(schema(sessions.of(context, command.getTransactionId()), command.getQuery(),
-          List.of()));
+      return new SchemaResult(rowsSchema(describe(sessions.of(context, command.getTransactionId()),
+          command.getQuery())));
     } catch (RuntimeException e) {
       throw FlightErrors.of(e);
     }
   }
 
-  /** The schema of a statement's rows, planned by DuckDB; no fields for a statement that answers an update count. */
-  static Schema schema(FlightSession session, String sql, List<Object> parameters) {
-    if (!StatementText.returnsRows(sql)) {
-      return new Schema(List.of());
-    }
-    return DecodedBatch.schema(session.client().schema(QueryRequest.builder(sql).parameters(parameters).build()));
+  /**
+   * What the statement is, as the session's engine classifies it (its kind, placeholder types and rows' schema),
+   * prepared in the session and not run.
+   */
+  static StatementDescription describe(FlightSession session, String sql) {
+    return session.client().describeStatement(QueryRequest.of(sql));
+  }
+
+  /** The schema of a statement's rows as a Flight client reads them; no fields for one that answers none. */
+  static Schema rowsSchema(StatementDescription description) {
+    return description.kind() == StatementKind.QUERY ? DecodedBatch.schema(description.result())
+        : new Schema(List.of());
   }
 
   /** Keeps a planned statement until the DoGet of its ticket ({@link #stream}) runs it; answers that ticket. */

@@ -206,16 +206,19 @@ final class Statements {
     private final String sessionId;
     private final String sql;
     private final String transactionId;
+    private final io.thallus.StatementKind kind;
     private final Schema datasetSchema;
     private final Schema parameterSchema;
     private VectorSchemaRoot parameters;
     /** Guarded by this. */
     private boolean closed;
 
-    Prepared(String sessionId, String sql, String transactionId, Schema datasetSchema, Schema parameterSchema) {
+    Prepared(String sessionId, String sql, String transactionId, io.thallus.StatementKind kind, Schema datasetSchema,
+        Schema parameterSchema) {
       this.sessionId = sessionId;
       this.sql = sql;
       this.transactionId = transactionId;
+      this.kind = kind;
       this.datasetSchema = datasetSchema;
       this.parameterSchema = parameterSchema;
     }
@@ -232,6 +235,11 @@ final class Statements {
 
     String transactionId() {
       return transactionId;
+    }
+
+    /** What the statement answers, as the engine classified it when it was prepared. */
+    io.thallus.StatementKind kind() {
+      return kind;
     }
 
     Schema datasetSchema() {

@@ -1,6 +1,7 @@
 package io.thallus.jdbc;
 
 import io.thallus.QueryRequest;
+import io.thallus.StatementDescription;
 import io.thallus.ThallusException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -43,8 +44,14 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
   private static final long REQUEST_MARGIN = 64 << 10;
 
   private final String sql;
-  private final Object[] parameters;
+  /** The values set so far, by index - 1 (UNSET where none is): as long as the highest index set. */
+  private Object[] parameters = new Object[0];
   private final List<Object[]> batches = new ArrayList<>();
+  /**
+   * How many placeholders the SQL has, as the server's engine parsed them: asked once, when a value is first needed
+   * (a statement run without values asks nothing, and the server checks that its SQL needs none). -1: not asked yet.
+   */
+  private int placeholders = -1;
 
   ThallusPreparedStatement(ThallusConnection connection, String sql) throws SQLException {
     super(connection);
@@ -52,26 +59,58 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
       throw Errors.invalid("empty SQL");
     }
     this.sql = sql;
-    this.parameters = new Object[Placeholders.count(sql)];
-    Arrays.fill(parameters, UNSET);
   }
 
-  private List<Object> bound() throws SQLException {
-    List<Object> values = new ArrayList<>(parameters.length);
-    for (int i = 0; i < parameters.length; i++) {
-      if (parameters[i] == UNSET) {
-        throw new SQLException("parameter " + (i + 1) + " of " + parameters.length + " is not set", "07001");
+  /** The statement as the server's engine describes it (a round trip; the statement is not run). */
+  private StatementDescription describe() throws SQLException {
+    try {
+      StatementDescription description = connection.client().describeStatement(request(sql, List.of()));
+      placeholders = description.parameterCount();
+      return description;
+    } catch (ThallusException e) {
+      throw Errors.from(e);
+    }
+  }
+
+  private int placeholders() throws SQLException {
+    if (placeholders < 0) {
+      describe();
+    }
+    return placeholders;
+  }
+
+  /** One value per placeholder, each set (a statement with none set and never described sends none). */
+  private Object[] complete() throws SQLException {
+    int count = parameters.length == 0 && placeholders < 0 ? 0 : placeholders();
+    for (int i = count; i < parameters.length; i++) {
+      if (parameters[i] != UNSET) {
+        throw Errors.invalid("parameter " + (i + 1) + " is outside 1.." + count + " (the SQL has " + count + " ?)");
       }
-      values.add(parameters[i]);
+    }
+    Object[] values = new Object[count];
+    for (int i = 0; i < count; i++) {
+      if (i >= parameters.length || parameters[i] == UNSET) {
+        throw new SQLException("parameter " + (i + 1) + " of " + count + " is not set", "07001");
+      }
+      values[i] = parameters[i];
     }
     return values;
   }
 
+  private List<Object> bound() throws SQLException {
+    return Arrays.asList(complete());
+  }
+
   private void set(int index, Object value) throws SQLException {
     checkOpen();
-    if (index < 1 || index > parameters.length) {
-      throw Errors.invalid("parameter " + index + " is outside 1.." + parameters.length + " (the SQL has "
-          + parameters.length + " ?)");
+    if (index < 1 || (placeholders >= 0 && index > placeholders)) {
+      throw Errors.invalid("parameter " + index + " is outside 1.." + Math.max(placeholders, 0) + " (the SQL has "
+          + Math.max(placeholders, 0) + " ?)");
+    }
+    if (index > parameters.length) {
+      int had = parameters.length;
+      parameters = Arrays.copyOf(parameters, index);
+      Arrays.fill(parameters, had, index, UNSET);
     }
     try {
       ParameterBatch.check(value);
@@ -104,12 +143,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
   @Override
   public void addBatch() throws SQLException {
     checkOpen();
-    for (int i = 0; i < parameters.length; i++) {
-      if (parameters[i] == UNSET) {
-        throw new SQLException("parameter " + (i + 1) + " of " + parameters.length + " is not set", "07001");
-      }
-    }
-    batches.add(parameters.clone());
+    batches.add(complete());
   }
 
   @Override
@@ -148,7 +182,8 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
     if (rows.isEmpty()) {
       return new long[0];
     }
-    if (parameters.length == 0) {
+    int width = rows.get(0).length;
+    if (width == 0) {
       // No ? to bind: the rows are only a repeat count.
       long[] counts = new long[rows.size()];
       for (int i = 0; i < counts.length; i++) {
@@ -156,8 +191,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
       }
       return counts;
     }
-    java.util.Optional<io.thallus.IngestRequest.Builder> ingest = io.thallus.IngestRequest.forInsert(sql,
-        parameters.length);
+    java.util.Optional<io.thallus.IngestRequest.Builder> ingest = io.thallus.IngestRequest.forInsert(sql, width);
     if (ingest.isPresent() && connection.ingestsBatches()) {
       try {
         long[] counts = ingestRows(ingest.get(), rows);
@@ -175,7 +209,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
     // The server's frame limit, less room for the SQL, the request's other fields and Arrow's schema, metadata and
     // padding (a few hundred bytes per column).
     long requestBytes = connection.client().maxRequestBytes() - REQUEST_MARGIN - io.netty.buffer.ByteBufUtil.utf8Bytes(sql)
-        - 1024L * parameters.length;
+        - 1024L * width;
     for (Object[] row : rows) {
       long size = ParameterBatch.rowBytes(row);
       if (!current.isEmpty() && bytes + size > requestBytes) {
@@ -223,7 +257,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
     if (queryTimeoutSeconds() > 0) {
       request.timeout(java.time.Duration.ofSeconds(queryTimeoutSeconds()));
     }
-    try (VectorSchemaRoot root = ParameterBatch.of(rows, parameters.length, connection.allocator());
+    try (VectorSchemaRoot root = ParameterBatch.of(rows, rows.get(0).length, connection.allocator());
          io.thallus.ThallusIngest ingest = connection.client().ingest(request.build(), root.getSchema())) {
       ingest.write(root);
       long written = ingest.finish().rows();
@@ -250,7 +284,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
     if (inTransaction) {
       request.autoCommit(false);
     }
-    try (VectorSchemaRoot root = ParameterBatch.of(rows, parameters.length, connection.allocator())) {
+    try (VectorSchemaRoot root = ParameterBatch.of(rows, rows.get(0).length, connection.allocator())) {
       request.parameterRows(root);
     } catch (IllegalArgumentException e) {
       throw Errors.conversion(e.getMessage());
@@ -282,25 +316,20 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
     Arrays.fill(parameters, UNSET);
   }
 
-  /** The result's columns without running the query: the server plans it under LIMIT 0. */
+  /**
+   * The result's columns without running the statement, as the server's engine plans them (a query under LIMIT 0);
+   * none for a statement that answers no rows.
+   */
   @Override
   public ResultSetMetaData getMetaData() throws SQLException {
     checkOpen();
-    List<Object> values = new ArrayList<>();
-    for (Object value : parameters) {
-      values.add(value == UNSET ? null : value);
-    }
-    try {
-      return new ThallusResultSetMetaData(connection.client().schema(request(sql, values)).getFields());
-    } catch (ThallusException e) {
-      throw Errors.from(e);
-    }
+    return new ThallusResultSetMetaData(describe().result().getFields());
   }
 
   @Override
   public ParameterMetaData getParameterMetaData() throws SQLException {
     checkOpen();
-    return new Placeholders.MetaData(parameters.length);
+    return new ParameterTypes(describe().parameters());
   }
 
   @Override
