@@ -57,6 +57,11 @@ class MessageCodecTest {
         new Message.Open(7, "SELECT 'ü' AS x", "data/a.parquet", 65536, 4, 1500, Map.of("k", "v")),
         new Message.Open(8, "INSERT INTO t VALUES (?)", "", 1024, 1, 0, Message.Open.PARAMETER_ROWS, List.of(),
             Map.of(), new byte[] {1, 2, 3, 4, 5}),
+        new Message.Open(9, "SELECT ?", "", 1024, 1, 0, Message.Open.IN_TRANSACTION | Message.Open.DESCRIBE,
+            List.of(), Map.of()),
+        new Message.Ingest(10, "t", 1, 4, 0, new byte[] {9, 8}, Message.Ingest.IN_TRANSACTION,
+            "INSERT INTO t VALUES (?)", Map.of("shm.x", "1")),
+        new Message.Ingest(11, "\"s\".t", 0, 1, 5, new byte[] {7}, Map.of()),
         new Message.End(7, 100, 2, 800, 12345, 678),
         new Message.Error(7, StatusCode.NOT_FOUND, "dataset missing.parquet does not exist"),
         new Message.Cancel(7),
@@ -80,6 +85,17 @@ class MessageCodecTest {
     assertThat(decoded.schemaOnly()).isTrue();
     assertThat(decoded.parameters()).usingRecursiveFieldByFieldElementComparator().isEqualTo(values);
     assertThat(QueryParameters.forEngine(decoded.parameters()).get(0)).isNull();
+  }
+
+  @Test
+  void flagsOfNoMeaningYetAreACorruptFrame() {
+    ByteBuf body = Unpooled.buffer().writeByte(MessageType.OPEN.wireValue()).writeInt(1);
+    body.writeInt(1).writeByte('x').writeInt(0).writeInt(10).writeInt(1).writeLong(0).writeByte(16);
+    body.writeShort(0).writeShort(0);
+    assertThatThrownBy(() -> MessageCodec.Decoder.decode(body))
+        .isInstanceOf(io.netty.handler.codec.CorruptedFrameException.class)
+        .hasMessageContaining("OPEN flags 16");
+    body.release();
   }
 
   @Test
