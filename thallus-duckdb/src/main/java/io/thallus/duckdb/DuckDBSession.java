@@ -14,11 +14,7 @@ import io.thallus.engine.TransactionMode;
 import io.thallus.engine.UpdateCounts;
 import io.thallus.StatementDescription;
 import io.thallus.StatementKind;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.io.ByteArrayInputStream;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -125,10 +121,20 @@ public final class DuckDBSession implements EngineSession {
 
   /**
    * The statement's kind, placeholder types and result schema, prepared on the session's connection (its temporary
-   * tables and search path count) and never run (see DuckDBStatements).
+   * tables and search path count) and never run (see DuckDBStatements). A session without state of its own whose
+   * connection is busy describes it beside, as it would run a query, so a result streaming now goes on streaming.
    */
   @Override
   public StatementDescription describeStatement(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
+    boolean beside;
+    synchronized (interruptGuard) {
+      beside = !pinned && (streaming != null || lock.isLocked());
+    }
+    if (beside) {
+      try (DuckDBSession alone = engine.openSession()) {
+        return alone.describeStatement(spec, allocator, cancel);
+      }
+    }
     acquire(cancel::isCancelled);
     try {
       readyFor(spec);
@@ -238,7 +244,7 @@ public final class DuckDBSession implements EngineSession {
    * COMMIT and the server's own BEGIN all show). Under the lock.
    */
   private boolean inTransaction() {
-    return TransactionState.open(connection);
+    return DuckDBNatives.inTransaction(connection);
   }
 
   /**
@@ -704,8 +710,8 @@ public final class DuckDBSession implements EngineSession {
    */
   void interrupt(Object owner) {
     synchronized (interruptGuard) {
-      if (calling == owner && !closed && NativeInterrupt.AVAILABLE) {
-        NativeInterrupt.interrupt(connection);
+      if (calling == owner && !closed && DuckDBNatives.INTERRUPT_AVAILABLE) {
+        DuckDBNatives.interrupt(connection);
       }
     }
   }
@@ -761,46 +767,6 @@ public final class DuckDBSession implements EngineSession {
       DuckDBEngine.closeQuietly(connection);
     } finally {
       lock.unlock();
-    }
-  }
-
-  /**
-   * DuckDB's connection interrupt, which its driver keeps package-private: reached by a method handle, and left out
-   * (a streaming read then stops at its next batch) if a later driver moves it.
-   */
-  private static final class NativeInterrupt {
-    private static final MethodHandle CONNECTION_REF;
-    private static final MethodHandle INTERRUPT;
-    static final boolean AVAILABLE;
-
-    static {
-      MethodHandle reference = null;
-      MethodHandle interrupt = null;
-      try {
-        MethodHandles.Lookup connections = MethodHandles.privateLookupIn(DuckDBConnection.class,
-            MethodHandles.lookup());
-        reference = connections.findGetter(DuckDBConnection.class, "connRef", ByteBuffer.class);
-        Class<?> natives = Class.forName("org.duckdb.DuckDBNative");
-        interrupt = MethodHandles.privateLookupIn(natives, MethodHandles.lookup())
-            .findStatic(natives, "duckdb_jdbc_interrupt", MethodType.methodType(void.class, ByteBuffer.class));
-      } catch (ReflectiveOperationException | RuntimeException e) {
-        reference = null;
-        interrupt = null;
-      }
-      CONNECTION_REF = reference;
-      INTERRUPT = interrupt;
-      AVAILABLE = interrupt != null;
-    }
-
-    static void interrupt(DuckDBConnection connection) {
-      try {
-        ByteBuffer reference = (ByteBuffer) CONNECTION_REF.invoke(connection);
-        if (reference != null) {
-          INTERRUPT.invoke(reference);
-        }
-      } catch (Throwable ignored) {
-        // The connection closed meanwhile: there is nothing left to interrupt.
-      }
     }
   }
 }

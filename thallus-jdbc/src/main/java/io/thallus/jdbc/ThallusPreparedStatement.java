@@ -39,19 +39,12 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * statement: the SQL text never has values spliced into it.
  */
 final class ThallusPreparedStatement extends ThallusStatement implements PreparedStatement {
-  private static final Object UNSET = new Object();
   /** Bytes of a batch request kept free of rows (see executeLargeBatch). */
   private static final long REQUEST_MARGIN = 64 << 10;
 
   private final String sql;
-  /** The values set so far, by index - 1 (UNSET where none is): as long as the highest index set. */
-  private Object[] parameters = new Object[0];
   private final List<Object[]> batches = new ArrayList<>();
-  /**
-   * How many placeholders the SQL has, as the server's engine parsed them: asked once, when a value is first needed
-   * (a statement run without values asks nothing, and the server checks that its SQL needs none). -1: not asked yet.
-   */
-  private int placeholders = -1;
+  private final BoundValues values = new BoundValues(() -> describe().parameterCount());
 
   ThallusPreparedStatement(ThallusConnection connection, String sql) throws SQLException {
     super(connection);
@@ -65,59 +58,25 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
   private StatementDescription describe() throws SQLException {
     try {
       StatementDescription description = connection.client().describeStatement(request(sql, List.of()));
-      placeholders = description.parameterCount();
+      values.known(description.parameterCount());
       return description;
     } catch (ThallusException e) {
       throw Errors.from(e);
     }
   }
 
-  private int placeholders() throws SQLException {
-    if (placeholders < 0) {
-      describe();
-    }
-    return placeholders;
-  }
-
-  /** One value per placeholder, each set (a statement with none set and never described sends none). */
-  private Object[] complete() throws SQLException {
-    int count = parameters.length == 0 && placeholders < 0 ? 0 : placeholders();
-    for (int i = count; i < parameters.length; i++) {
-      if (parameters[i] != UNSET) {
-        throw Errors.invalid("parameter " + (i + 1) + " is outside 1.." + count + " (the SQL has " + count + " ?)");
-      }
-    }
-    Object[] values = new Object[count];
-    for (int i = 0; i < count; i++) {
-      if (i >= parameters.length || parameters[i] == UNSET) {
-        throw new SQLException("parameter " + (i + 1) + " of " + count + " is not set", "07001");
-      }
-      values[i] = parameters[i];
-    }
-    return values;
-  }
-
   private List<Object> bound() throws SQLException {
-    return Arrays.asList(complete());
+    return Arrays.asList(values.complete());
   }
 
   private void set(int index, Object value) throws SQLException {
     checkOpen();
-    if (index < 1 || (placeholders >= 0 && index > placeholders)) {
-      throw Errors.invalid("parameter " + index + " is outside 1.." + Math.max(placeholders, 0) + " (the SQL has "
-          + Math.max(placeholders, 0) + " ?)");
-    }
-    if (index > parameters.length) {
-      int had = parameters.length;
-      parameters = Arrays.copyOf(parameters, index);
-      Arrays.fill(parameters, had, index, UNSET);
-    }
     try {
       ParameterBatch.check(value);
     } catch (IllegalArgumentException e) {
       throw Errors.conversion(e.getMessage());
     }
-    parameters[index - 1] = value;
+    values.set(index, value);
   }
 
   @Override
@@ -143,7 +102,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
   @Override
   public void addBatch() throws SQLException {
     checkOpen();
-    batches.add(complete());
+    batches.add(values.complete());
   }
 
   @Override
@@ -313,7 +272,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
   @Override
   public void clearParameters() throws SQLException {
     checkOpen();
-    Arrays.fill(parameters, UNSET);
+    values.clear();
   }
 
   /**
