@@ -47,9 +47,10 @@ import org.duckdb.DuckDBResultSet;
  * <p>DuckDB runs one statement at a time on a connection and refuses a new one while a streaming result is still
  * open on it. A client may still keep several results open (nested JDBC result sets, many streams of one client):
  * <ul>
- *   <li>As long as a session has run only queries (SELECT, WITH, FROM, VALUES, SHOW, DESCRIBE, ...), it has no state
- *       of its own: a query that finds the session's connection busy runs beside it, on a DuckDB connection of its
- *       own, and streams as a client with many streams expects.
+ *   <li>As long as a session has run only queries (statements DuckDB's planner says return rows: see
+ *       DuckDBStatements), it has no state of its own: a query that finds the session's connection busy runs beside
+ *       it, on a DuckDB connection of its own (prepared there first: a statement that turns out not to be a query
+ *       runs on the session's connection instead), and streams as a client with many streams expects.
  *   <li>Once it has run anything else (a write, DDL, SET, BEGIN, manual-commit mode), its statements may depend on
  *       its state, so all of them run on its connection: the session's lock lets one DuckDB call run at a time, and
  *       a statement that finds another result still streaming first reads that result's remaining batches into
