@@ -33,7 +33,8 @@ final class DuckDBTypes {
   /**
    * The Arrow type of a value of DuckDB type {@code typeName} as DuckDB's Arrow export has it. A type DuckDB cannot
    * tell before a value is bound ("INVALID", "UNKNOWN", "NULL") is {@link ArrowType.Null}; a nested or extension type
-   * (LIST, STRUCT, MAP, ENUM, ...) is text, which DuckDB casts from.
+   * (LIST, STRUCT, MAP, ENUM, ...) is text, which DuckDB casts from. A TIMESTAMP WITH TIME ZONE is in UTC here (the
+   * export names the session's zone; an instant does not depend on it).
    */
   static ArrowType arrowType(String typeName) {
     String type = typeName == null ? "" : typeName.strip().toUpperCase(Locale.ROOT);
