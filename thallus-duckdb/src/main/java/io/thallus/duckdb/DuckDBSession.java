@@ -139,7 +139,7 @@ public final class DuckDBSession implements EngineSession {
     acquire(cancel::isCancelled);
     try {
       readyFor(spec);
-      return DuckDBStatements.describe(connection, spec.sql(), allocator);
+      return DuckDBStatements.describe(connection, spec.sql(), allocator, inTransaction());
     } catch (SQLException e) {
       throw failure(e, spec, cancel);
     } finally {

@@ -80,11 +80,14 @@ final class DuckDBStatements {
 
   /**
    * Describes {@code sql} on {@code connection} without running it. A query's result schema is the one DuckDB's
-   * Arrow export gives it, planned under LIMIT 0 with every placeholder NULL; one that cannot be wrapped so has the
-   * schema its prepared columns' types map to.
+   * Arrow export gives it, planned under LIMIT 0 (with every placeholder NULL); where that cannot be done safely it
+   * is the schema its prepared columns' types map to ({@link DuckDBTypes#arrowType}): for a statement that is not
+   * SELECT-shaped, and for one with placeholders inside an open transaction (a NULL that a function refuses would
+   * fail the plan, and any failure aborts DuckDB's transaction). Outside a transaction such a failure only means the
+   * mapped schema.
    */
-  static StatementDescription describe(DuckDBConnection connection, String sql, BufferAllocator allocator)
-      throws SQLException {
+  static StatementDescription describe(DuckDBConnection connection, String sql, BufferAllocator allocator,
+      boolean inTransaction) throws SQLException {
     StatementKind kind;
     List<Field> parameters;
     List<Field> columns = new ArrayList<>();
@@ -102,8 +105,9 @@ final class DuckDBStatements {
     if (kind != StatementKind.QUERY) {
       return new StatementDescription(kind, parameters, new Schema(List.of()));
     }
-    if (!selectShaped(connection, sql)) {
-      return new StatementDescription(kind, parameters, new Schema(columns));
+    StatementDescription mapped = new StatementDescription(kind, parameters, new Schema(columns));
+    if ((inTransaction && !parameters.isEmpty()) || !selectShaped(connection, sql)) {
+      return mapped;
     }
     try (PreparedStatement planned = connection.prepareStatement(withoutRows(sql))) {
       DuckDBEngine.bind(planned, Collections.nCopies(parameters.size(), null));
@@ -113,6 +117,11 @@ final class DuckDBStatements {
       } catch (java.io.IOException e) {
         throw new SQLException("reading the planned schema: " + e.getMessage(), e);
       }
+    } catch (SQLException e) {
+      if (parameters.isEmpty()) {
+        throw e;
+      }
+      return mapped;
     }
   }
 }

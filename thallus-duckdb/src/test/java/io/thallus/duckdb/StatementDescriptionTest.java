@@ -198,6 +198,26 @@ class StatementDescriptionTest {
   }
 
   @Test
+  void aPlaceholderThatMayNotBeNullStillDescribesAndLeavesTheTransactionUsable() {
+    // DuckDB refuses NULL for repeat's count when it plans the statement with its values.
+    String sql = "SELECT * FROM repeat(7, ?)";
+    StatementDescription outside = client.describeStatement(QueryRequest.of(sql));
+    assertThat(outside.kind()).isEqualTo(StatementKind.QUERY);
+    assertThat(outside.parameterCount()).isEqualTo(1);
+    assertThat(outside.result().getFields()).hasSize(1);
+    readAll(client.query("BEGIN"));
+    readAll(client.query("INSERT INTO t VALUES (6, 'f')"));
+    assertThat(client.describeStatement(QueryRequest.of(sql)).parameterCount()).isEqualTo(1);
+    // The transaction is not aborted: it goes on and commits.
+    assertThat(count("SELECT count(*) FROM t")).isEqualTo(4);
+    readAll(client.query("COMMIT"));
+    assertThat(count("SELECT count(*) FROM t")).isEqualTo(4);
+    try (ThallusStream stream = client.query(QueryRequest.builder(sql).parameters(3).build())) {
+      assertThat(readAll(stream)).isEqualTo(3);
+    }
+  }
+
+  @Test
   void badSqlIsInvalidArgumentWithDuckDBsMessage() {
     assertThatThrownBy(() -> client.describeStatement(QueryRequest.of("SELECT * FROM missing_table")))
         .isInstanceOfSatisfying(ThallusException.class, e -> {
