@@ -5,27 +5,19 @@ import io.thallus.ThallusException;
 import io.thallus.engine.CancelSignal;
 import io.thallus.engine.EngineSession;
 import io.thallus.engine.IngestSpec;
-import io.thallus.IngestMode;
-import io.thallus.internal.batch.ValidatingStreamReader;
-import io.thallus.internal.protocol.InsertStatements;
 import io.thallus.engine.QueryResult;
 import io.thallus.engine.QuerySpec;
 import io.thallus.engine.TransactionMode;
 import io.thallus.engine.UpdateCounts;
 import io.thallus.StatementDescription;
 import io.thallus.StatementKind;
-import java.io.ByteArrayInputStream;
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -35,7 +27,6 @@ import java.util.regex.Pattern;
 import org.apache.arrow.c.ArrowArrayStream;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.duckdb.DuckDBConnection;
 import org.duckdb.DuckDBResultSet;
@@ -65,8 +56,6 @@ public final class DuckDBSession implements EngineSession {
   private static final Pattern ATTACH = Pattern.compile("(?is)\\s*ATTACH\\b");
   /** How many prepared statements a session keeps. */
   private static final int PREPARED_KEPT = 32;
-  /** The session's name for rows of parameters while an INSERT reads them. */
-  private static final String PARAMETER_ROWS_VIEW = "thallus_parameter_rows";
   /** The start of the session's name for the batches of an ingest while DuckDB reads them. */
   private static final String INGEST_VIEW = "thallus_ingest_";
   private static final java.util.concurrent.atomic.AtomicLong INGESTS = new java.util.concurrent.atomic.AtomicLong();
@@ -300,7 +289,7 @@ public final class DuckDBSession implements EngineSession {
         Data.exportArrayStream(allocator, batches, stream);
         connection.registerArrowStream(view, stream);
         try {
-          String sql = ingestStatement(spec, view);
+          String sql = new IngestStatements(connection).statement(spec, view);
           try (Statement insert = connection.createStatement()) {
             rows = DuckDBEngine.cancellable(insert, cancel, () -> insert.executeLargeUpdate(sql));
           }
@@ -341,116 +330,6 @@ public final class DuckDBSession implements EngineSession {
         // A failed COMMIT has rolled back already.
       }
     }
-  }
-
-  /** The statement that writes the view's rows into the table, after checking the table against the batches. */
-  private String ingestStatement(IngestSpec spec, String view) throws SQLException {
-    String statement = spec.insertStatement().orElse(null);
-    if (statement != null) {
-      // Rows of parameters for an INSERT ... VALUES (?, ...): inserted by position, cast as the INSERT casts.
-      int columns = spec.schema().getFields().size();
-      InsertStatements.Insert insert = InsertStatements.parse(statement)
-          .filter(parsed -> parsed.placeholders() == columns && spec.mode() == IngestMode.APPEND)
-          .orElseThrow(() -> ThallusException.of(StatusCode.INVALID_ARGUMENT, "an ingest of rows of parameters "
-              + "needs an INSERT INTO t [(columns)] VALUES (?, ...) with one ? per column of the batches ("
-              + columns + ") and mode append, not: " + statement));
-      return insert.selectingFrom(view);
-    }
-    String table = spec.table();
-    return switch (spec.mode()) {
-      case CREATE -> {
-        if (columnTypes(table) != null) {
-          throw ThallusException.of(StatusCode.ALREADY_EXISTS, "table " + table + " exists already; ingest "
-              + "with mode append to add rows to it, or replace to replace it");
-        }
-        yield "CREATE TABLE " + table + " AS SELECT * FROM " + view;
-      }
-      case REPLACE -> "CREATE OR REPLACE TABLE " + table + " AS SELECT * FROM " + view;
-      case APPEND -> {
-        Map<String, String> target = columnTypes(table);
-        if (target == null) {
-          throw ThallusException.of(StatusCode.NOT_FOUND, "table " + table + " does not exist; ingest with mode "
-              + "create to create it from the batches' schema");
-        }
-        Map<String, String> incoming = incomingTypes(view);
-        StringBuilder columns = new StringBuilder();
-        for (Map.Entry<String, String> column : incoming.entrySet()) {
-          String name = column.getKey();
-          String want = target.get(name.toLowerCase(Locale.ROOT));
-          if (want == null) {
-            throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "column " + name + " of the batches is not a "
-                + "column of table " + table + " (its columns: " + String.join(", ", target.keySet()) + ")");
-          }
-          if (!IngestTypes.fits(column.getValue(), want)) {
-            throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "column " + name + " is " + column.getValue()
-                + " in the batches but " + want + " in table " + table);
-          }
-          columns.append(columns.isEmpty() ? "" : ", ").append(quote(name));
-        }
-        yield "INSERT INTO " + table + " (" + columns + ") SELECT " + columns + " FROM " + view;
-      }
-    };
-  }
-
-  /**
-   * The batches' columns and their DuckDB types, as DuckDB binds the view over them (DESCRIBE only binds: it reads
-   * no batch).
-   */
-  private Map<String, String> incomingTypes(String view) throws SQLException {
-    Map<String, String> types = new LinkedHashMap<>();
-    try (Statement describe = connection.createStatement();
-         java.sql.ResultSet columns = describe.executeQuery("DESCRIBE " + view)) {
-      while (columns.next()) {
-        types.put(columns.getString("column_name"), columns.getString("column_type"));
-      }
-    }
-    return types;
-  }
-
-  /**
-   * A table's (or view's) columns and their DuckDB types, keyed by lower-case name (DuckDB's names match without
-   * case); null when there is none. Looked up in DuckDB's catalog functions rather than by DESCRIBE, whose error
-   * for a missing table would abort the session's transaction. The name resolves as DuckDB resolves it: one part in
-   * the temporary schema, then the current schema; two parts as schema.table, then catalog.table.
-   */
-  private Map<String, String> columnTypes(String table) throws SQLException {
-    List<String> parts = TableNames.parts(table);
-    List<String[]> candidates = new ArrayList<>();
-    switch (parts.size()) {
-      case 1 -> {
-        candidates.add(new String[] {"temp", "main", parts.get(0)});
-        candidates.add(new String[] {null, null, parts.get(0)});
-      }
-      case 2 -> {
-        candidates.add(new String[] {null, parts.get(0), parts.get(1)});
-        candidates.add(new String[] {parts.get(0), "main", parts.get(1)});
-      }
-      default -> candidates.add(new String[] {parts.get(0), parts.get(1), parts.get(2)});
-    }
-    String sql = "SELECT column_name, data_type FROM duckdb_columns() WHERE lower(database_name) = "
-        + "lower(coalesce(?, current_database())) AND lower(schema_name) = lower(coalesce(?, current_schema())) "
-        + "AND lower(table_name) = lower(?) ORDER BY column_index";
-    try (PreparedStatement lookup = connection.prepareStatement(sql)) {
-      for (String[] candidate : candidates) {
-        for (int i = 0; i < 3; i++) {
-          lookup.setString(i + 1, candidate[i]);
-        }
-        Map<String, String> types = new LinkedHashMap<>();
-        try (java.sql.ResultSet columns = lookup.executeQuery()) {
-          while (columns.next()) {
-            types.put(columns.getString(1).toLowerCase(Locale.ROOT), columns.getString(2));
-          }
-        }
-        if (!types.isEmpty()) {
-          return types;
-        }
-      }
-    }
-    return null;
-  }
-
-  private static String quote(String identifier) {
-    return "\"" + identifier.replace("\"", "\"\"") + "\"";
   }
 
   /**
@@ -532,30 +411,7 @@ public final class DuckDBSession implements EngineSession {
       run("BEGIN TRANSACTION");
     }
     try {
-      long[] counts;
-      // The client's rows are checked batch by batch before DuckDB or a getter reads them.
-      try (ValidatingStreamReader rows = new ValidatingStreamReader(new ByteArrayInputStream(spec.parameterRows()),
-          allocator)) {
-        int columns = rows.getVectorSchemaRoot().getFieldVectors().size();
-        Optional<InsertStatements.Insert> insert = InsertStatements.parse(spec.sql())
-            .filter(statement -> statement.placeholders() == columns);
-        try {
-          if (insert.isPresent()) {
-            counts = insertRows(insert.get(), rows, allocator, cancel);
-          } else {
-            counts = eachRow(spec.sql(), rows, columns, cancel);
-          }
-        } catch (SQLException e) {
-          // DuckDB pulls the rows and reports a refused batch only as text: the refusal says it better.
-          if (rows.refusal() != null) {
-            throw rows.refusal();
-          }
-          throw e;
-        }
-      } catch (java.io.IOException e) {
-        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the rows of parameters are not an Arrow IPC stream: "
-            + e.getMessage(), e);
-      }
+      long[] counts = new ParameterRowRuns(connection).run(spec, allocator, cancel);
       if (ownTransaction) {
         run("COMMIT");
       }
@@ -570,51 +426,6 @@ public final class DuckDBSession implements EngineSession {
       }
       throw e;
     }
-  }
-
-  private long[] insertRows(InsertStatements.Insert target, ArrowStreamReader rows, BufferAllocator allocator,
-      CancelSignal cancel) throws SQLException, java.io.IOException {
-    long expected = 0;
-    try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
-      Data.exportArrayStream(allocator, rows, stream);
-      connection.registerArrowStream(PARAMETER_ROWS_VIEW, stream);
-      try (Statement insert = connection.createStatement()) {
-        String sql = target.selectingFrom(PARAMETER_ROWS_VIEW);
-        expected = DuckDBEngine.cancellable(insert, cancel, () -> insert.executeLargeUpdate(sql));
-      } finally {
-        run("DROP VIEW IF EXISTS " + PARAMETER_ROWS_VIEW);
-      }
-    }
-    // Each row of an INSERT ... VALUES (?, ...) inserts one row: the total is one per row.
-    long[] counts = new long[(int) expected];
-    java.util.Arrays.fill(counts, 1);
-    return counts;
-  }
-
-  private long[] eachRow(String sql, ArrowStreamReader rows, int columns, CancelSignal cancel)
-      throws SQLException, java.io.IOException {
-    List<Long> counts = new ArrayList<>();
-    try (PreparedStatement prepared = connection.prepareStatement(sql)) {
-      DuckDBEngine.cancellable(prepared, cancel, () -> {
-        while (rows.loadNextBatch()) {
-          org.apache.arrow.vector.VectorSchemaRoot batch = rows.getVectorSchemaRoot();
-          List<Object> values = new ArrayList<>(columns);
-          for (int row = 0; row < batch.getRowCount(); row++) {
-            if (cancel.isCancelled()) {
-              throw ThallusException.of(StatusCode.CANCELLED, "the statement was cancelled");
-            }
-            values.clear();
-            for (org.apache.arrow.vector.FieldVector column : batch.getFieldVectors()) {
-              values.add(ParameterValues.at(column, row));
-            }
-            DuckDBEngine.bind(prepared, values);
-            counts.add(prepared.executeLargeUpdate());
-          }
-        }
-        return null;
-      });
-    }
-    return counts.stream().mapToLong(Long::longValue).toArray();
   }
 
   private void run(String sql) throws SQLException {
