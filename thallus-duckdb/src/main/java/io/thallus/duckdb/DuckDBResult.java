@@ -145,7 +145,7 @@ final class DuckDBResult implements QueryResult {
         throw ThallusException.of(StatusCode.CANCELLED, "the query was cancelled", e);
       }
       String message = e.getMessage() == null ? e.toString() : e.getMessage();
-      throw DuckDBSession.classify(message, e);
+      throw DuckDBErrors.classify(message, e);
     }
   }
 

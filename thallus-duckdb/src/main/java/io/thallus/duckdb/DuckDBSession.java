@@ -15,15 +15,11 @@ import java.nio.file.Path;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.arrow.c.ArrowArrayStream;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
@@ -50,10 +46,6 @@ import org.duckdb.DuckDBResultSet;
  * </ul>
  */
 public final class DuckDBSession implements EngineSession {
-  private static final Pattern LOCKED_SETTING = Pattern.compile(
-      "(?s).*Cannot change configuration option \"+([^\"]+)\"+ - the configuration has been locked.*");
-  /** An ATTACH statement: what it attaches belongs to the session and is detached when the session ends. */
-  private static final Pattern ATTACH = Pattern.compile("(?is)\\s*ATTACH\\b");
   /** How many prepared statements a session keeps. */
   private static final int PREPARED_KEPT = 32;
   /** The start of the session's name for the batches of an ingest while DuckDB reads them. */
@@ -77,7 +69,7 @@ public final class DuckDBSession implements EngineSession {
       new LinkedHashMap<>(16, 0.75f, true);
   private Optional<Path> boundDataset = Optional.empty();
   /** Databases this session's ATTACH statements attached. */
-  private final Set<String> attachedHere = new LinkedHashSet<>();
+  private final SessionAttachments attachments;
   // Guarded by interruptGuard.
   private Object calling;
   /**
@@ -90,6 +82,7 @@ public final class DuckDBSession implements EngineSession {
   DuckDBSession(DuckDBEngine engine, DuckDBConnection connection) {
     this.engine = engine;
     this.connection = connection;
+    this.attachments = new SessionAttachments(connection);
   }
 
   @Override
@@ -157,68 +150,119 @@ public final class DuckDBSession implements EngineSession {
    */
   QueryResult executeHere(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel, boolean onlyQueries) {
     acquire(cancel::isCancelled);
-    PreparedStatement statement = null;
+    PreparedStatement prepared = null;
     try {
       readyFor(spec);
+      if (spec.inSessionTransaction() || spec.hasParameterRows()) {
+        pin();
+      }
       if (spec.inSessionTransaction() && !inTransaction()) {
         run("BEGIN TRANSACTION");
       }
       if (spec.hasParameterRows()) {
-        pin();
         return QueryResult.of(UpdateCounts.of(runRows(spec, allocator, cancel)));
       }
       String sql = spec.sql();
-      boolean wrapped = spec.schemaOnly() && DuckDBStatements.selectShaped(connection, sql);
-      if (wrapped) {
-        sql = DuckDBStatements.withoutRows(sql);
-      }
-      PreparedStatement prepared = spec.parameters().isEmpty() ? prepareFresh(sql, cancel) : prepared(sql);
-      statement = prepared;
-      StatementKind kind = DuckDBStatements.kind(prepared);
-      if (kind != StatementKind.QUERY || spec.inSessionTransaction()) {
-        if (onlyQueries) {
-          release(statement);
-          return null;
+      if (spec.schemaOnly()) {
+        QueryResult planned = withoutRows(spec, allocator, cancel);
+        if (planned != null) {
+          return planned;
         }
-        pin();
       }
-      if (spec.schemaOnly() && kind != StatementKind.QUERY) {
-        // The schema of an update count, without running the statement.
-        release(statement);
-        return QueryResult.of(UpdateCounts.of(-1));
-      }
-      Set<String> databasesBefore = ATTACH.matcher(sql).lookingAt() ? databases() : null;
-      boolean hasRows = DuckDBEngine.cancellable(prepared, cancel, () -> {
-        if (!spec.parameters().isEmpty()) {
-          DuckDBEngine.bind(prepared, spec.parameters());
+      if (onlyQueries || spec.schemaOnly()) {
+        // Its kind decides whether it runs (here, beside, or not at all for a schema): DuckDB's planner says.
+        prepared = spec.parameters().isEmpty() ? prepareFresh(sql, cancel) : prepared(sql);
+        if (DuckDBStatements.kind(prepared) != StatementKind.QUERY) {
+          release(prepared);
+          // The schema of an update count, without running the statement.
+          return onlyQueries ? null : QueryResult.of(UpdateCounts.of(-1));
         }
-        return prepared.execute();
-      });
-      if (databasesBefore != null) {
-        Set<String> added = databases();
-        added.removeAll(databasesBefore);
-        attachedHere.addAll(added);
+      } else if (!spec.parameters().isEmpty()) {
+        prepared = prepared(sql);
       }
-      if (!hasRows) {
-        // A statement without rows answers with its update count as DuckDB reports it: the rows an INSERT, UPDATE or
-        // DELETE changed, -1 for one that changes no rows (DDL, SET), as DuckDB's own driver says.
-        long count = prepared.getLargeUpdateCount();
-        release(statement);
-        return QueryResult.of(UpdateCounts.of(count));
-      }
-      DuckDBResultSet resultSet = (DuckDBResultSet) prepared.getResultSet();
-      ArrowReader reader = (ArrowReader) resultSet.arrowExportStream(allocator, spec.batchRows());
-      DuckDBResult result = new DuckDBResult(this, prepared, resultSet, reader, allocator);
-      streaming = result;
-      return result;
+      PreparedStatement running = prepared;
+      prepared = null;
+      return runStatement(spec, sql, running, allocator, cancel);
     } catch (SQLException e) {
-      forget(statement);
+      forget(prepared);
+      // Whatever it was, a text of several statements may have run some: the session keeps to its connection.
+      pin();
       throw failure(e, spec, cancel);
     } catch (RuntimeException e) {
-      forget(statement);
+      forget(prepared);
+      pin();
       throw e;
     } finally {
       lock.unlock();
+    }
+  }
+
+  /**
+   * The statement's rows planned without producing any ({@code SELECT * FROM (...) LIMIT 0}, see DuckDBStatements);
+   * null when DuckDB cannot plan it so (not SELECT-shaped: PRAGMA, EXPLAIN, ... RETURNING, or no query at all).
+   * Outside a transaction DuckDB's attempt decides, and a failure costs nothing; inside one a failed plan would
+   * abort the transaction, so DuckDB's parser is asked first. Under the lock.
+   */
+  private QueryResult withoutRows(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel)
+      throws SQLException {
+    boolean inTransaction = inTransaction();
+    if (inTransaction && !DuckDBStatements.selectShaped(connection, spec.sql())) {
+      return null;
+    }
+    String wrapped = DuckDBStatements.withoutRows(spec.sql());
+    try {
+      return runStatement(spec, wrapped, spec.parameters().isEmpty() ? null : prepared(wrapped), allocator, cancel);
+    } catch (SQLException e) {
+      if (inTransaction || cancel.isCancelled()) {
+        throw e;
+      }
+      return null;
+    }
+  }
+
+  /**
+   * Runs {@code sql} ({@code prepared}, with the spec's values, or as a plain statement when null) and answers its
+   * rows or its update count. Under the lock.
+   */
+  private QueryResult runStatement(QuerySpec spec, String sql, PreparedStatement prepared, BufferAllocator allocator,
+      CancelSignal cancel) throws SQLException {
+    Statement statement = prepared;
+    try {
+      Set<String> databasesBefore = attachments.before(sql);
+      boolean hasRows;
+      if (prepared == null) {
+        // DuckDB's driver runs a plain statement in one call, without a prepared statement's round trips.
+        Statement plain = connection.createStatement();
+        statement = plain;
+        hasRows = DuckDBEngine.cancellable(plain, cancel, () -> plain.execute(sql));
+      } else {
+        hasRows = DuckDBEngine.cancellable(prepared, cancel, () -> {
+          if (!spec.parameters().isEmpty()) {
+            DuckDBEngine.bind(prepared, spec.parameters());
+          }
+          return prepared.execute();
+        });
+      }
+      if (!hasRows) {
+        // DuckDB's planner said it is no query: the session may have state of its own from now on.
+        pin();
+      }
+      attachments.after(databasesBefore);
+      if (!hasRows) {
+        // A statement without rows answers with its update count as DuckDB reports it: the rows an INSERT, UPDATE or
+        // DELETE changed, -1 for one that changes no rows (DDL, SET), as DuckDB's own driver says.
+        long count = statement.getLargeUpdateCount();
+        release(statement);
+        return QueryResult.of(UpdateCounts.of(count));
+      }
+      DuckDBResultSet resultSet = (DuckDBResultSet) statement.getResultSet();
+      ArrowReader reader = (ArrowReader) resultSet.arrowExportStream(allocator, spec.batchRows());
+      DuckDBResult result = new DuckDBResult(this, statement, resultSet, reader, allocator);
+      streaming = result;
+      return result;
+    } catch (SQLException | RuntimeException e) {
+      forget(statement);
+      throw e;
     }
   }
 
@@ -313,7 +357,7 @@ public final class DuckDBSession implements EngineSession {
       if (cancel.isCancelled()) {
         throw ThallusException.of(StatusCode.CANCELLED, "the ingest was cancelled; nothing was written", e);
       }
-      throw classify(message + (ownTransaction ? "; nothing was written" : ""), e);
+      throw DuckDBErrors.classify(message + (ownTransaction ? "; nothing was written" : ""), e);
     } catch (RuntimeException e) {
       rollBack(ownTransaction);
       throw e;
@@ -370,18 +414,6 @@ public final class DuckDBSession implements EngineSession {
       preparedStatements.values().remove(statement);
       DuckDBEngine.closeQuietly(statement);
     }
-  }
-
-  /** The names of the databases attached now. Under the lock. */
-  private Set<String> databases() throws SQLException {
-    Set<String> names = new HashSet<>();
-    try (Statement statement = connection.createStatement();
-         java.sql.ResultSet rows = statement.executeQuery("SELECT database_name FROM duckdb_databases()")) {
-      while (rows.next()) {
-        names.add(rows.getString(1));
-      }
-    }
-    return names;
   }
 
   /** Makes {@code dataset} the session's (the view {@code dataset}, or the attached database as default catalog). */
@@ -444,30 +476,7 @@ public final class DuckDBSession implements EngineSession {
       message = engine.diagnose(spec, cancel).orElse("DuckDB stopped the statement while producing its first rows "
           + "and, streaming, does not say why (DuckDB: " + message + ")");
     }
-    return classify(message, e);
-  }
-
-  /** DuckDB's message with the status a client can act on. */
-  static ThallusException classify(String message, Throwable cause) {
-    if (message.contains("Conflict on") || message.contains("write-write conflict")
-        || message.contains("Transaction conflict") || message.contains("TransactionContext Error: Conflict")) {
-      return ThallusException.of(StatusCode.ABORTED, message
-          + " (another transaction changed the same rows; this transaction is aborted: roll back and retry)", cause);
-    }
-    Matcher locked = LOCKED_SETTING.matcher(message);
-    if (locked.matches()) {
-      return ThallusException.of(StatusCode.PERMISSION_DENIED, "the setting " + locked.group(1) + " is locked on "
-          + "this server (the server's configuration protects its data root and limits); a session may change "
-          + "search_path, schema (USE) and variables (SET VARIABLE)", cause);
-    }
-    if (message.contains("Current transaction is aborted")) {
-      return ThallusException.of(StatusCode.ABORTED, message, cause);
-    }
-    if (message.contains("read-only mode") || message.contains("read only mode")) {
-      return ThallusException.of(StatusCode.PERMISSION_DENIED, message + " (the server serves its database "
-          + "read-only)", cause);
-    }
-    return ThallusException.of(StatusCode.INVALID_ARGUMENT, message, cause);
+    return DuckDBErrors.classify(message, e);
   }
 
   /**
@@ -561,21 +570,7 @@ public final class DuckDBSession implements EngineSession {
       preparedStatements.values().forEach(DuckDBEngine::closeQuietly);
       preparedStatements.clear();
       // DuckDB attaches for the whole database; the session's ATTACH ends with it, so its files are free again.
-      if (!attachedHere.isEmpty()) {
-        try {
-          // DETACH does not run inside a transaction the client left open.
-          run("ROLLBACK");
-        } catch (SQLException noTransaction) {
-          // Nothing was open.
-        }
-      }
-      for (String name : attachedHere) {
-        try {
-          run("DETACH DATABASE IF EXISTS \"" + name.replace("\"", "\"\"") + "\"");
-        } catch (SQLException e) {
-          // In use as another session's default catalog: it stays until the database closes.
-        }
-      }
+      attachments.detachAll();
       DuckDBEngine.closeQuietly(connection);
     } finally {
       lock.unlock();

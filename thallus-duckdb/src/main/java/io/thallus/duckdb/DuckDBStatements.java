@@ -6,6 +6,7 @@ import java.sql.ParameterMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -26,10 +27,12 @@ import org.duckdb.DuckDBResultSetMetaData;
  *       set, an update count, or neither. DuckDB's JDBC driver exposes no finer statement type.
  *   <li>Its placeholders are those DuckDB's parser found ({@code ?}, {@code $n}; never inside a string, a quoted
  *       name, a comment or a dollar-quoted string), with the types DuckDB's binder inferred for them.
- *   <li>Whether its rows can be planned without running it ({@code SELECT * FROM (...) LIMIT 0}): DuckDB's parser
- *       says whether it is a SELECT-shaped statement ({@code json_serialize_sql} serializes exactly those). A
- *       statement that is not (PRAGMA, EXPLAIN, CALL, ... RETURNING) is never wrapped: binding a wrapped PRAGMA as a
- *       table name would fail, and such an error aborts the session's transaction.
+ *   <li>Whether its rows can be planned without running it ({@code SELECT * FROM (...) LIMIT 0}): DuckDB decides,
+ *       by planning the wrapped statement. Outside a transaction it is simply tried (a statement that is not
+ *       SELECT-shaped, such as PRAGMA, EXPLAIN, CALL or ... RETURNING, fails to plan wrapped, at no cost). Inside
+ *       one a failed plan would abort the transaction (DuckDB binds a wrapped PRAGMA as a table name), so DuckDB's
+ *       parser is asked first whether it is SELECT-shaped ({@code json_serialize_sql} serializes exactly those; it
+ *       costs a query, so only there).
  * </ul>
  * Preparing is DuckDB's parse, bind and plan, and runs nothing, except that DuckDB's driver runs every statement but
  * the last of a text that holds several.
@@ -83,8 +86,8 @@ final class DuckDBStatements {
    * Arrow export gives it, planned under LIMIT 0 (with every placeholder NULL); where that cannot be done safely it
    * is the schema its prepared columns' types map to ({@link DuckDBTypes#arrowType}): for a statement that is not
    * SELECT-shaped, and for one with placeholders inside an open transaction (a NULL that a function refuses would
-   * fail the plan, and any failure aborts DuckDB's transaction). Outside a transaction such a failure only means the
-   * mapped schema.
+   * fail the plan, and any failure aborts DuckDB's transaction: there DuckDB's parser is asked first whether the
+   * wrap can work). Outside a transaction the wrapped plan is simply tried.
    */
   static StatementDescription describe(DuckDBConnection connection, String sql, BufferAllocator allocator,
       boolean inTransaction) throws SQLException {
@@ -106,22 +109,43 @@ final class DuckDBStatements {
       return new StatementDescription(kind, parameters, new Schema(List.of()));
     }
     StatementDescription mapped = new StatementDescription(kind, parameters, new Schema(columns));
-    if ((inTransaction && !parameters.isEmpty()) || !selectShaped(connection, sql)) {
+    if (inTransaction && (!parameters.isEmpty() || !selectShaped(connection, sql))) {
       return mapped;
     }
-    try (PreparedStatement planned = connection.prepareStatement(withoutRows(sql))) {
-      DuckDBEngine.bind(planned, Collections.nCopies(parameters.size(), null));
-      try (DuckDBResultSet rows = (DuckDBResultSet) planned.executeQuery();
+    try {
+      return new StatementDescription(kind, parameters, plannedSchema(connection, sql, parameters.size(), allocator));
+    } catch (SQLException e) {
+      if (inTransaction) {
+        throw e;
+      }
+      // Not SELECT-shaped (PRAGMA, EXPLAIN, ... RETURNING), or a NULL DuckDB refuses: outside a transaction the
+      // attempt costs nothing, and the prepared columns' types say what they are.
+      return mapped;
+    }
+  }
+
+  /**
+   * The Arrow schema DuckDB's export gives the rows of {@code sql} planned under LIMIT 0 with every placeholder NULL
+   * (a statement without placeholders runs as a plain statement: DuckDB's driver then needs no prepared statement).
+   */
+  private static Schema plannedSchema(DuckDBConnection connection, String sql, int placeholders,
+      BufferAllocator allocator) throws SQLException {
+    try (Statement planned = placeholders == 0 ? connection.createStatement()
+        : connection.prepareStatement(withoutRows(sql))) {
+      java.sql.ResultSet result;
+      if (placeholders == 0) {
+        result = planned.executeQuery(withoutRows(sql));
+      } else {
+        PreparedStatement prepared = (PreparedStatement) planned;
+        DuckDBEngine.bind(prepared, Collections.nCopies(placeholders, null));
+        result = prepared.executeQuery();
+      }
+      try (DuckDBResultSet rows = (DuckDBResultSet) result;
            ArrowReader reader = (ArrowReader) rows.arrowExportStream(allocator, 1)) {
-        return new StatementDescription(kind, parameters, DuckDBResult.messageSchema(reader));
+        return DuckDBResult.messageSchema(reader);
       } catch (java.io.IOException e) {
         throw new SQLException("reading the planned schema: " + e.getMessage(), e);
       }
-    } catch (SQLException e) {
-      if (parameters.isEmpty()) {
-        throw e;
-      }
-      return mapped;
     }
   }
 }
