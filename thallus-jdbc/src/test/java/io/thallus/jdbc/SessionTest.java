@@ -7,6 +7,7 @@ import io.thallus.Location;
 import io.thallus.server.ThallusServer;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.testing.ChildJvm;
+import io.thallus.testing.JdbcRows;
 import io.thallus.testing.ServeProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,7 +19,6 @@ import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLTransactionRollbackException;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -85,7 +85,7 @@ class SessionTest {
       }
       String sql = "SELECT sum(square) * getvariable('factor') AS total, current_schema() AS schema, "
           + "(SELECT count(*) FROM in_schema) AS here FROM scratch";
-      assertThat(rows(thallus, sql)).isEqualTo(rows(duckdb, sql)).isNotEmpty();
+      assertThat(JdbcRows.of(thallus, sql)).isEqualTo(JdbcRows.of(duckdb, sql)).isNotEmpty();
       assertThat(thallus.getSchema()).isEqualTo(duckdb.getSchema()).isEqualTo("s19");
       thallus.setSchema("main");
       duckdb.setSchema("main");
@@ -110,7 +110,7 @@ class SessionTest {
     }
     // Detached with the session: the file is free again, here as a dataset of another connection.
     try (Connection reader = DriverManager.getConnection(url + "/mine.duckdb")) {
-      assertThat(rows(reader, "SELECT note FROM notes ORDER BY note"))
+      assertThat(JdbcRows.of(reader, "SELECT note FROM notes ORDER BY note"))
           .containsExactly(List.of("added"), List.of("kept"));
     }
   }
@@ -154,7 +154,7 @@ class SessionTest {
         connection.setAutoCommit(true);
       }
       String sql = "SELECT id, amount FROM ledger ORDER BY id";
-      assertThat(rows(thallus, sql)).isEqualTo(rows(duckdb, sql))
+      assertThat(JdbcRows.of(thallus, sql)).isEqualTo(JdbcRows.of(duckdb, sql))
           .containsExactly(List.of("1", "10.00"), List.of("3", "30.25"), List.of("4", "40.00"));
       assertThat(thallus.getTransactionIsolation()).isEqualTo(duckdb.getTransactionIsolation())
           .isEqualTo(Connection.TRANSACTION_REPEATABLE_READ);
@@ -287,7 +287,7 @@ class SessionTest {
     try (ChildJvm serve = serve(root, database)) {
       try (Connection connection = DriverManager.getConnection(jdbcUrl(serve));
            Statement statement = connection.createStatement()) {
-        assertThat(rows(connection, "SELECT id, note FROM kept ORDER BY id"))
+        assertThat(JdbcRows.of(connection, "SELECT id, note FROM kept ORDER BY id"))
             .containsExactly(List.of("1", "before restart"));
         statement.executeUpdate("INSERT INTO kept VALUES (2, 'before kill')");
         connection.setAutoCommit(false);
@@ -299,7 +299,7 @@ class SessionTest {
     }
     try (ChildJvm serve = serve(root, database)) {
       try (Connection connection = DriverManager.getConnection(jdbcUrl(serve))) {
-        assertThat(rows(connection, "SELECT id, note FROM kept ORDER BY id")).containsExactly(
+        assertThat(JdbcRows.of(connection, "SELECT id, note FROM kept ORDER BY id")).containsExactly(
             List.of("1", "before restart"), List.of("2", "before kill"), List.of("3", "committed before kill"));
       }
       ProcessHandle.of(serve.pid()).orElseThrow().destroy();
@@ -307,7 +307,7 @@ class SessionTest {
     }
     // What the server wrote is a DuckDB database: DuckDB's own driver reads the same rows.
     try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:" + database)) {
-      assertThat(rows(duckdb, "SELECT id, note FROM kept ORDER BY id")).hasSize(3);
+      assertThat(JdbcRows.of(duckdb, "SELECT id, note FROM kept ORDER BY id")).hasSize(3);
     }
     // thallus serve runs in its data root: relative paths in SQL mean files there.
     Files.writeString(root.resolve("relative.csv"), "id,note\n7,from a relative path\n");
@@ -324,9 +324,9 @@ class SessionTest {
         // The server's time zone, set by the operator, is every session's.
         direct.execute("SET TimeZone = 'Asia/Kolkata'");
         String shown = "SELECT current_setting('TimeZone'), TIMESTAMPTZ '2024-03-01 12:00:00+00'::VARCHAR";
-        assertThat(rows(connection, shown)).isEqualTo(rows(duckdb, shown))
+        assertThat(JdbcRows.of(connection, shown)).isEqualTo(JdbcRows.of(duckdb, shown))
             .containsExactly(List.of("Asia/Kolkata", "2024-03-01 17:30:00+05:30"));
-        assertThat(rows(connection, "SELECT id, note FROM read_csv('relative.csv')"))
+        assertThat(JdbcRows.of(connection, "SELECT id, note FROM read_csv('relative.csv')"))
             .containsExactly(List.of("7", "from a relative path"));
         statement.execute("ATTACH 'side.duckdb' AS side (READ_ONLY)");
         assertThat(count(connection, "SELECT answer FROM side.side")).isEqualTo(42);
@@ -350,21 +350,5 @@ class SessionTest {
 
   private static String jdbcUrl(ChildJvm serve) throws InterruptedException {
     return ServeProcess.jdbcUrl(serve);
-  }
-
-  /** Every row as strings, for comparing two drivers' answers. */
-  static List<List<String>> rows(Connection connection, String sql) throws SQLException {
-    List<List<String>> rows = new ArrayList<>();
-    try (Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
-      int columns = result.getMetaData().getColumnCount();
-      while (result.next()) {
-        List<String> row = new ArrayList<>();
-        for (int i = 1; i <= columns; i++) {
-          row.add(result.getString(i));
-        }
-        rows.add(row);
-      }
-    }
-    return rows;
   }
 }

@@ -6,7 +6,6 @@ import io.thallus.Location;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.server.ThallusServer;
 import io.thallus.testing.ChildJvm;
-import io.thallus.testing.LoadDriverMain;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * application server runs it. Loading it prints nothing; sqlline queries through it; the one transport that needs a
  * flag (ipc) says which.
  */
-class PlainJvmTest {
+class PlainJvmIT {
   @TempDir
   Path data;
 

@@ -1,14 +1,19 @@
 package io.thallus.testing;
 
-import io.thallus.cli.ThallusCli;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-/** {@code thallus serve} in a JVM of its own, as an operator runs it, for tests that stop, kill and restart it. */
+/**
+ * {@code thallus serve} in a JVM of its own, as an operator runs it, for tests that stop, kill and restart it. The
+ * test module that uses it puts thallus-cli on its test class path: this library cannot depend on the CLI (the CLI
+ * needs thallus-flightsql, whose tests need this library).
+ */
 public final class ServeProcess {
+  private static final String THALLUS_CLI = "io.thallus.cli.ThallusCli";
+
   private ServeProcess() {}
 
   /** Serves {@code root} and the database file on {@code port} (0: any) over tcp, with {@code extra} flags. */
@@ -16,7 +21,7 @@ public final class ServeProcess {
     List<String> args = new ArrayList<>(List.of("serve", "--data-root", root.toString(), "--port",
         Integer.toString(port), "--transports", "tcp", "--database", database.toString()));
     args.addAll(List.of(extra));
-    return ChildJvm.start(ThallusCli.class, args.toArray(String[]::new));
+    return ChildJvm.start(THALLUS_CLI, args.toArray(String[]::new));
   }
 
   /** Waits for the server to listen and answers its JDBC URL. */

@@ -1,8 +1,9 @@
-package io.thallus.jdbc;
+package io.thallus.flyway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.thallus.testing.ChildJvm;
+import io.thallus.testing.JdbcRows;
 import io.thallus.testing.ServeProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -66,11 +67,11 @@ class FlywayTest {
       try (Connection thallus = DriverManager.getConnection(url);
            Connection duckdb = DriverManager.getConnection("jdbc:duckdb:" + direct)) {
         String sql = "SELECT id, name, email FROM customers ORDER BY id";
-        List<List<String>> rows = SessionTest.rows(thallus, sql);
-        assertThat(rows).isEqualTo(SessionTest.rows(duckdb, sql)).hasSize(2);
+        List<List<String>> rows = JdbcRows.of(thallus, sql);
+        assertThat(rows).isEqualTo(JdbcRows.of(duckdb, sql)).hasSize(2);
         String history = "SELECT version, description, script, success FROM flyway_schema_history "
             + "ORDER BY installed_rank";
-        assertThat(SessionTest.rows(thallus, history)).isEqualTo(SessionTest.rows(duckdb, history));
+        assertThat(JdbcRows.of(thallus, history)).isEqualTo(JdbcRows.of(duckdb, history));
       }
     }
   }

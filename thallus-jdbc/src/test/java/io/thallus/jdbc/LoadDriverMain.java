@@ -1,4 +1,4 @@
-package io.thallus.testing;
+package io.thallus.jdbc;
 
 import java.sql.Driver;
 import java.sql.DriverManager;

@@ -44,6 +44,19 @@ public final class ChildJvm implements AutoCloseable {
    */
   public static ChildJvm start(List<String> launcher, String classPath, Class<?> main, String... args)
       throws IOException {
+    return start(launcher, classPath, main.getName(), args);
+  }
+
+  /**
+   * Starts the class named {@code mainClass} on this JVM's class path with its flags: for a main this module cannot
+   * compile against (the CLI's, see {@link ServeProcess}).
+   */
+  public static ChildJvm start(String mainClass, String... args) throws IOException {
+    return start(List.of(), System.getProperty("java.class.path"), mainClass, args);
+  }
+
+  private static ChildJvm start(List<String> launcher, String classPath, String mainClass, String... args)
+      throws IOException {
     List<String> command = new ArrayList<>(launcher);
     command.add(javaExecutable());
     command.addAll(JvmFlags.forChild());
@@ -53,7 +66,7 @@ public final class ChildJvm implements AutoCloseable {
     command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
     command.add("-cp");
     command.add(classPath);
-    command.add(main.getName());
+    command.add(mainClass);
     command.addAll(List.of(args));
     return new ChildJvm(new ProcessBuilder(command).redirectErrorStream(true).start());
   }

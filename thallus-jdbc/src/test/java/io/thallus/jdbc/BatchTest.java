@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.thallus.Location;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.server.ThallusServer;
+import io.thallus.testing.JdbcRows;
 import java.math.BigDecimal;
 import java.sql.BatchUpdateException;
 import java.sql.Connection;
@@ -102,7 +103,7 @@ class BatchTest {
       }
       String sql = "SELECT i, b, s, f, r, ok, d, name, day, clock, stamp, epoch_us(zoned) AS zoned, id, raw FROM typed "
           + "ORDER BY i";
-      assertThat(SessionTest.rows(thallus, sql)).hasSize(12_000).isEqualTo(SessionTest.rows(duckdb, sql));
+      assertThat(JdbcRows.of(thallus, sql)).hasSize(12_000).isEqualTo(JdbcRows.of(duckdb, sql));
       try (Statement statement = thallus.createStatement()) {
         statement.execute("DROP TABLE typed");
       }
@@ -130,7 +131,7 @@ class BatchTest {
         }
       }
       String sql = "SELECT item, sum(qty) FROM stock GROUP BY item ORDER BY item";
-      assertThat(SessionTest.rows(thallus, sql)).isEqualTo(SessionTest.rows(duckdb, sql));
+      assertThat(JdbcRows.of(thallus, sql)).isEqualTo(JdbcRows.of(duckdb, sql));
       try (Statement statement = thallus.createStatement()) {
         statement.execute("DROP TABLE stock");
       }
@@ -152,7 +153,7 @@ class BatchTest {
             .hasMessageContaining("none of its 50000 rows applied").hasMessageContaining("5")
             .satisfies(e -> assertThat(((BatchUpdateException) e).getLargeUpdateCounts()).isEmpty());
       }
-      assertThat(SessionTest.rows(thallus, "SELECT count(*) FROM keyed")).containsExactly(List.of("1"));
+      assertThat(JdbcRows.of(thallus, "SELECT count(*) FROM keyed")).containsExactly(List.of("1"));
       // In manual-commit mode the batch joins the transaction, and a rollback takes it back.
       thallus.setAutoCommit(false);
       try (PreparedStatement insert = thallus.prepareStatement("INSERT INTO keyed (id, note) VALUES (?, ?)")) {
@@ -163,10 +164,10 @@ class BatchTest {
         }
         assertThat(insert.executeBatch()).hasSize(10);
       }
-      assertThat(SessionTest.rows(thallus, "SELECT count(*) FROM keyed")).containsExactly(List.of("11"));
+      assertThat(JdbcRows.of(thallus, "SELECT count(*) FROM keyed")).containsExactly(List.of("11"));
       thallus.rollback();
       thallus.setAutoCommit(true);
-      assertThat(SessionTest.rows(thallus, "SELECT count(*) FROM keyed")).containsExactly(List.of("1"));
+      assertThat(JdbcRows.of(thallus, "SELECT count(*) FROM keyed")).containsExactly(List.of("1"));
       statement.execute("DROP TABLE keyed");
     }
   }
