@@ -1,4 +1,4 @@
-package io.thallus.bench;
+package io.thallus.cli.sidebyside;
 
 import io.thallus.QueryRequest;
 import io.thallus.ThallusClient;

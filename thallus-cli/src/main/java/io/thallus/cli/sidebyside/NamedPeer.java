@@ -1,4 +1,4 @@
-package io.thallus.bench;
+package io.thallus.cli.sidebyside;
 
 /** A peer whose name and kind are fixed when it is made; what it pulls is the subclass's. */
 public abstract class NamedPeer implements Peer {

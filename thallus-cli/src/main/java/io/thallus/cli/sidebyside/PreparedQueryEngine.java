@@ -1,4 +1,4 @@
-package io.thallus.bench;
+package io.thallus.cli.sidebyside;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;

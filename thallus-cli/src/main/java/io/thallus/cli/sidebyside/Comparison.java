@@ -1,4 +1,4 @@
-package io.thallus.bench;
+package io.thallus.cli.sidebyside;
 
 import com.sun.management.OperatingSystemMXBean;
 import java.io.PrintStream;

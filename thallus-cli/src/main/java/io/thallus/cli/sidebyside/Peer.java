@@ -1,4 +1,4 @@
-package io.thallus.bench;
+package io.thallus.cli.sidebyside;
 
 /** Something that moves one result to a consumer, timed by itself: a Thallus transport, a peer, a ceiling. */
 public interface Peer extends AutoCloseable {

@@ -1,4 +1,4 @@
-package io.thallus.bench;
+package io.thallus.cli.sidebyside;
 
 import org.apache.arrow.vector.VectorSchemaRoot;
 

@@ -1,4 +1,4 @@
-package io.thallus.bench;
+package io.thallus.cli.sidebyside;
 
 /**
  * One movement of a whole result by a {@link Peer}: how long it took, what arrived, and the CPU each side spent
