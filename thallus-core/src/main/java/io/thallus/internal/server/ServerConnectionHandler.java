@@ -235,7 +235,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
         continue;
       }
       try {
-        ServerSession accepted = started.get().server().accept(remote, hello.parameters());
+        ServerSession accepted = started.get().server().accept(remote, hello.parameters(), allocator);
         sender = new BatchSender(accepted, accepted, started.get().transport().serializesBatches(),
             (header, inline) -> {
               // A body outside its frame may wait for the client to read the frame (tcp's data connection): the frame
