@@ -45,8 +45,9 @@ import java.util.function.BooleanSupplier;
  * <p>Every connection is a stranger, held to the native port's stranger rules: it has {@link Settings#deadline} from
  * its accept to send its request and read the answer, and then it is closed whatever it was doing; an answer closes
  * the connection ({@code Connection: close}), so no connection outlives its deadline. At most
- * {@link Settings#maxConnections} are open: one more closes the oldest other connection that has sent nothing, else
- * the oldest other one, so neither silent sockets nor half-sent requests keep a health check out.
+ * {@link Settings#maxConnections} are waiting for their requests: one more closes the oldest other connection that
+ * has sent nothing for a second, else the oldest other one, so neither silent sockets nor half-sent requests keep a
+ * health check out; a connection whose request has come whole is being answered and is not closed for a newcomer.
  */
 final class MetricsEndpoint implements AutoCloseable {
   /** The longest request line and the most header bytes a request may have; a scrape needs far less. */
@@ -97,7 +98,7 @@ final class MetricsEndpoint implements AutoCloseable {
             protected void initChannel(SocketChannel connection) {
               connection.pipeline().addLast(strangers.admit(connection),
                   new HttpServerCodec(MAX_LINE_BYTES, MAX_HEADER_BYTES, MAX_BODY_BYTES),
-                  new HttpObjectAggregator(MAX_BODY_BYTES), new Answer(registry, accepting));
+                  new HttpObjectAggregator(MAX_BODY_BYTES), new Answer(registry, accepting, strangers));
             }
           })
           .bind(host, port).syncUninterruptibly().channel();
@@ -120,17 +121,34 @@ final class MetricsEndpoint implements AutoCloseable {
 
   /**
    * The open connections, held to the same rule as every door's strangers ({@link Admission.Strangers}); each also
-   * has its deadline. A connection stays a stranger until it closes: an answer closes it.
+   * has its deadline. A connection stays a stranger until its whole request has come: then it is being answered (and
+   * closed), and newcomers past the cap can no longer push it out before its answer leaves.
    */
   private static final class Strangers {
+    /**
+     * How long a new connection counts as speaking before its first byte: one just accepted whose request is still on
+     * its way (a health probe) is no silent socket, and the oldest half-sent request goes before it.
+     */
+    private static final long FIRST_BYTE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private final Settings settings;
-    /** Touched only on the endpoint's one event loop thread (reads and closes run there). */
+    /** Touched only on the endpoint's one event loop thread (accepts, reads and closes run there). */
     private final Set<Channel> spoken = new HashSet<>();
+    private final java.util.Map<Channel, Long> arrivedNanos = new java.util.HashMap<>();
     private final Admission.Strangers<Channel> open;
 
     Strangers(Settings settings) {
       this.settings = settings;
-      this.open = new Admission.Strangers<>(settings.maxConnections(), spoken::contains);
+      this.open = new Admission.Strangers<>(settings.maxConnections(), this::hasSpoken);
+    }
+
+    private boolean hasSpoken(Channel connection) {
+      Long arrived = arrivedNanos.get(connection);
+      return spoken.contains(connection) || arrived != null && System.nanoTime() - arrived < FIRST_BYTE_GRACE_NANOS;
+    }
+
+    /** The connection's request has come whole: it is answered now, and no newcomer closes it first. */
+    void requestComplete(Channel connection) {
+      open.leave(connection);
     }
 
     /** Counts a new connection in, closes one if there are too many, and returns what notices its first byte. */
@@ -141,7 +159,9 @@ final class MetricsEndpoint implements AutoCloseable {
         deadline.cancel(false);
         open.leave(connection);
         spoken.remove(connection);
+        arrivedNanos.remove(connection);
       });
+      arrivedNanos.put(connection, System.nanoTime());
       // Out of the count at once, so the next newcomer picks another even before this close completes.
       open.arrive(connection).ifPresent(Channel::close);
       return new ChannelInboundHandlerAdapter() {
@@ -159,11 +179,13 @@ final class MetricsEndpoint implements AutoCloseable {
   private static final class Answer extends SimpleChannelInboundHandler<FullHttpRequest> {
     private final PrometheusMeterRegistry registry;
     private final BooleanSupplier accepting;
+    private final Strangers strangers;
     private boolean answered;
 
-    Answer(PrometheusMeterRegistry registry, BooleanSupplier accepting) {
+    Answer(PrometheusMeterRegistry registry, BooleanSupplier accepting, Strangers strangers) {
       this.registry = registry;
       this.accepting = accepting;
+      this.strangers = strangers;
     }
 
     @Override
@@ -172,6 +194,7 @@ final class MetricsEndpoint implements AutoCloseable {
         return;
       }
       answered = true;
+      strangers.requestComplete(ctx.channel());
       if (request.decoderResult().isFailure()) {
         answer(ctx, request, HttpResponseStatus.BAD_REQUEST, "bad request\n", "text/plain; charset=utf-8");
         return;

@@ -39,8 +39,8 @@ final class DuckDBResult implements QueryResult {
   private final ArrowReader reader;
   /** The stream's budget, where each batch is accounted once imported. */
   private final BufferAllocator allocator;
-  /** Where {@link #reader} imports DuckDB's batches ({@link ImportedBatches}); closed after it. */
-  private final BufferAllocator importing;
+  /** Where {@link #reader} imports DuckDB's batches ({@link ImportedBatches}); finished after it. */
+  private final ImportedBatches.Importing importing;
   private final Schema schema;
   /** Batches read ahead for another statement's sake, in order. Guarded by the session's lock. */
   private final ArrayDeque<BatchContents> readAhead = new ArrayDeque<>();
@@ -53,7 +53,7 @@ final class DuckDBResult implements QueryResult {
   private volatile boolean cancelled;
 
   DuckDBResult(DuckDBSession session, Statement statement, DuckDBResultSet resultSet, ArrowReader reader,
-      BufferAllocator allocator, BufferAllocator importing) {
+      BufferAllocator allocator, ImportedBatches.Importing importing) {
     this.session = session;
     this.statement = statement;
     this.resultSet = resultSet;
@@ -218,16 +218,6 @@ final class DuckDBResult implements QueryResult {
     }
   }
 
-  /** Every imported batch has moved to the stream's budget, and the reader has let go of its own: nothing is left. */
-  private void closeImporting() {
-    try {
-      importing.close();
-    } catch (IllegalStateException leak) {
-      org.slf4j.LoggerFactory.getLogger(DuckDBResult.class).error("a DuckDB result's import left memory behind: {}",
-          leak.getMessage());
-    }
-  }
-
   /** Whether this result reads from {@code other}. */
   boolean reads(Statement other) {
     return statement == other && !readerDone;
@@ -240,7 +230,7 @@ final class DuckDBResult implements QueryResult {
     }
     readerDone = true;
     DuckDBEngine.closeQuietly(reader);
-    closeImporting();
+    importing.finish();
     DuckDBEngine.closeQuietly(resultSet);
     session.streamingEnded(this);
     session.release(statement);

@@ -227,12 +227,12 @@ public final class DuckDBSession implements EngineSession {
       }
       DuckDBResultSet resultSet = (DuckDBResultSet) statement.getResultSet();
       // Arrow's import leaks when a budget refuses it: it runs where none does, and each batch then moves.
-      BufferAllocator importing = ImportedBatches.importAllocator(allocator);
+      ImportedBatches.Importing importing = ImportedBatches.open(allocator);
       ArrowReader reader;
       try {
-        reader = (ArrowReader) resultSet.arrowExportStream(importing, spec.batchRows());
+        reader = (ArrowReader) resultSet.arrowExportStream(importing.allocator(), spec.batchRows());
       } catch (RuntimeException e) {
-        importing.close();
+        importing.finish();
         throw e;
       }
       DuckDBResult result = new DuckDBResult(this, statement, resultSet, reader, allocator, importing);

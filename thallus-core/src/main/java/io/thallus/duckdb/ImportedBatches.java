@@ -26,10 +26,48 @@ final class ImportedBatches {
 
   private ImportedBatches() {}
 
-  /** The allocator a result's import runs in: a child of {@code target}'s root, with no limit of its own. */
-  static BufferAllocator importAllocator(BufferAllocator target) {
+  /**
+   * Where one result's import runs: a child of {@code target}'s root, with no limit of its own. Each imported batch
+   * keeps a 128-byte struct there (Arrow's copy of DuckDB's array) until the batch's last buffer is released, which
+   * may be after the result has ended (a client still reading it): the allocator closes itself when the result has
+   * {@linkplain Importing#finish finished} and the last of them is gone.
+   */
+  static Importing open(BufferAllocator target) {
     BufferAllocator root = target.getRoot();
-    return root.newChildAllocator("duckdb-import-" + NAMES.incrementAndGet(), 0, root.getLimit());
+    Importing importing = new Importing();
+    importing.allocator = root.newChildAllocator("duckdb-import-" + NAMES.incrementAndGet(), importing, 0,
+        root.getLimit());
+    return importing;
+  }
+
+  /** One result's import allocator, which closes once the result is done with it and nothing is left in it. */
+  static final class Importing implements org.apache.arrow.memory.AllocationListener {
+    private BufferAllocator allocator;
+    private volatile boolean finished;
+
+    BufferAllocator allocator() {
+      return allocator;
+    }
+
+    /** The result reads no more: the allocator closes now if empty, else with the release of its last struct. */
+    void finish() {
+      finished = true;
+      closeIfEmpty();
+    }
+
+    @Override
+    public void onRelease(long size) {
+      if (finished) {
+        closeIfEmpty();
+      }
+    }
+
+    private void closeIfEmpty() {
+      // Closing is idempotent and synchronized; once finished, nothing is allocated here any more.
+      if (allocator.getAllocatedMemory() == 0) {
+        allocator.close();
+      }
+    }
   }
 
   /** {@code batch} accounted in {@code target} instead; {@code batch} is closed whatever happens. */

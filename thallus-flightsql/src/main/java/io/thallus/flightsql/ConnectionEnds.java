@@ -36,6 +36,10 @@ final class ConnectionEnds extends ServerTransportFilter {
   }
 
   private static String remote(Attributes transport) {
+    if (transport == null) {
+      // A connection that ended before gRPC had it ready (a stranger closed at its deadline): no session knew it.
+      return null;
+    }
     SocketAddress remote = transport.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
     return remote == null ? null : remote.toString();
   }

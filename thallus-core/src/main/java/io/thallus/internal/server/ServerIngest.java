@@ -38,6 +38,11 @@ import org.slf4j.LoggerFactory;
  * each time the engine takes a batch; a body the client holds (shm, cma) is reported released once the engine has
  * let go of its bytes. Whatever stops it (an error, CANCEL, the client gone, the timeout) fails the reader, so the
  * engine rolls the whole ingest back, and the answer is END with the rows written or ERROR.
+ *
+ * <p>The batches that arrived count in the connection's memory, inside its credential's. Like a result stream, an
+ * ingest asks for more only while its credential's connections together hold less than their share
+ * ({@code maxMemoryPerCredential}): past it, the credit the engine frees is owed, not granted, until the share has
+ * room again or this ingest has nothing left queued (so it always moves, one batch at a time).
  */
 final class ServerIngest {
   private static final Logger LOG = LoggerFactory.getLogger(ServerIngest.class);
@@ -332,6 +337,10 @@ final class ServerIngest {
   private final class Batches extends ArrowReader {
     private final BufferAllocator allocator = connection.allocator();
     private boolean granted;
+    /** Credits the engine freed but the credential's share had no room for yet. */
+    private int owed;
+    /** The largest batch so far: the room the share needs before one more is asked for. */
+    private long largestBatch;
     private boolean ended;
     /** Checks each batch before the loader or the engine reads it; made at the first batch. */
     private BatchValidator validator;
@@ -366,9 +375,18 @@ final class ServerIngest {
       if (ended) {
         return false;
       }
-      // The batch the engine took last has been passed on: the client may send one more.
-      grant(granted ? 1 : credits);
-      granted = true;
+      // The batch the engine took last has been passed on: the client may send one more, if its credential has room.
+      if (granted) {
+        owed++;
+        int now = creditsWithinShare();
+        if (now > 0) {
+          owed -= now;
+          grant(now);
+        }
+      } else {
+        grant(credits);
+        granted = true;
+      }
       Arrival arrival = next();
       if (arrival.end != null) {
         ended = true;
@@ -398,8 +416,25 @@ final class ServerIngest {
         batches++;
         rows += contents.rowCount();
         bytes += batchBytes;
+        largestBatch = Math.max(largestBatch, batchBytes);
       }
       return true;
+    }
+
+    /**
+     * How many of the owed credits to grant now: all while the credential's share has room for another batch as large
+     * as the largest so far, else one when nothing of this ingest is queued or on its way (it would stall otherwise).
+     */
+    private int creditsWithinShare() {
+      if (context.budgets().headroom(allocator) >= largestBatch) {
+        return owed;
+      }
+      lock.lock();
+      try {
+        return queue.isEmpty() && outstanding == 0 ? 1 : 0;
+      } finally {
+        lock.unlock();
+      }
     }
 
     private void grant(int more) {
