@@ -85,9 +85,9 @@ public abstract class TransportConformanceSuite {
   }
 
   /**
-   * What the server's connections hold for their streams. A transport's own pools (shm segments) are not counted:
-   * they stay with a connection until it closes, when the server's whole allocator must be back to zero. (A remote
-   * server's metrics give only the whole allocator: see {@link ServerUnderTest#connectionBytes()}.)
+   * What the server's connections hold for their streams, their transports' shm segments included (a segment left
+   * empty goes within seconds). (A remote server's metrics give only the whole allocator: see
+   * {@link ServerUnderTest#connectionBytes()}.)
    */
   protected long connectionBytes() {
     return server.connectionBytes();

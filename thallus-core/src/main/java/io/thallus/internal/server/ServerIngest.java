@@ -40,9 +40,10 @@ import org.slf4j.LoggerFactory;
  * engine rolls the whole ingest back, and the answer is END with the rows written or ERROR.
  *
  * <p>The batches that arrived count in the connection's memory, inside its credential's. Like a result stream, an
- * ingest asks for more only while its credential's connections together hold less than their share
- * ({@code maxMemoryPerCredential}): past it, the credit the engine frees is owed, not granted, until the share has
- * room again or this ingest has nothing left queued (so it always moves, one batch at a time).
+ * ingest asks for more only as far as its credential's share ({@code maxMemoryPerCredential}) has room: the first
+ * grant is one batch, and from then on each credit (the client's wish, within the server's limits) is granted only
+ * while the share has room for a batch as large as the largest so far; the others are owed until it has, and when
+ * nothing of this ingest is queued or on its way one is granted regardless, so it always moves.
  */
 final class ServerIngest {
   private static final Logger LOG = LoggerFactory.getLogger(ServerIngest.class);
@@ -384,7 +385,9 @@ final class ServerIngest {
           grant(now);
         }
       } else {
-        grant(credits);
+        // The first batch tells how large they are: the rest of the client's credits follow within the share.
+        owed = credits - 1;
+        grant(1);
         granted = true;
       }
       Arrival arrival = next();
@@ -422,12 +425,14 @@ final class ServerIngest {
     }
 
     /**
-     * How many of the owed credits to grant now: all while the credential's share has room for another batch as large
-     * as the largest so far, else one when nothing of this ingest is queued or on its way (it would stall otherwise).
+     * How many of the owed credits to grant now: as many batches as large as the largest so far as the credential's
+     * share (and the client's budget) has room for, else one when nothing of this ingest is queued or on its way (it
+     * would stall otherwise).
      */
     private int creditsWithinShare() {
-      if (context.budgets().headroom(allocator) >= largestBatch) {
-        return owed;
+      long room = context.budgets().headroom(allocator) / Math.max(1, largestBatch);
+      if (room > 0) {
+        return (int) Math.min(owed, room);
       }
       lock.lock();
       try {

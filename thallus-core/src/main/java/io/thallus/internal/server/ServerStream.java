@@ -344,10 +344,10 @@ final class ServerStream {
   }
 
   /**
-   * Waits until the memory budgets (this client's, and the server's over all clients) have room for the next batch.
-   * Importing a batch that does not fit fails halfway through, inside Arrow's C data import, and leaks what it had
-   * imported; so a batch is only asked for when it fits. One that could never fit fails at once; otherwise the wait
-   * ends at the I/O deadline.
+   * Waits until the memory budgets (this client's, its credential's share, and the server's over all clients) have
+   * room for the next batch: a batch is only asked for when it fits (one that then does not, the estimate being low,
+   * fails with RESOURCE_EXHAUSTED and is freed whole). One that could never fit fails at once; otherwise the wait ends
+   * at the I/O deadline.
    */
   private void awaitHeadroom(long needed) {
     BufferAllocator memory = connection.allocator();
