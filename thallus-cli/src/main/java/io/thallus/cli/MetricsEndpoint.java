@@ -46,8 +46,9 @@ import java.util.function.BooleanSupplier;
  * its accept to send its request and read the answer, and then it is closed whatever it was doing; an answer closes
  * the connection ({@code Connection: close}), so no connection outlives its deadline. At most
  * {@link Settings#maxConnections} are waiting for their requests: one more closes the oldest other connection that
- * has sent nothing for a second, else the oldest other one, so neither silent sockets nor half-sent requests keep a
- * health check out; a connection whose request has come whole is being answered and is not closed for a newcomer.
+ * has sent nothing for a second or has sent part of a request, else the oldest other one (one just accepted), so
+ * neither silent sockets nor half-sent requests keep a health check out; a connection whose request has come whole
+ * is being answered and is not closed for a newcomer.
  */
 final class MetricsEndpoint implements AutoCloseable {
   /** The longest request line and the most header bytes a request may have; a scrape needs far less. */
@@ -138,12 +139,17 @@ final class MetricsEndpoint implements AutoCloseable {
 
     Strangers(Settings settings) {
       this.settings = settings;
-      this.open = new Admission.Strangers<>(settings.maxConnections(), this::hasSpoken);
+      // The rule lets go first of those the predicate says no to, oldest first, then of the oldest: no to a socket
+      // silent past the grace and to a request that has started and not finished (a request comes in one piece; a
+      // half-sent one is what a slowloris holds), yes only to a connection just accepted whose request may be on its
+      // way (a health probe), which so goes last.
+      this.open = new Admission.Strangers<>(settings.maxConnections(), this::mayBeOnItsWay);
     }
 
-    private boolean hasSpoken(Channel connection) {
+    private boolean mayBeOnItsWay(Channel connection) {
       Long arrived = arrivedNanos.get(connection);
-      return spoken.contains(connection) || arrived != null && System.nanoTime() - arrived < FIRST_BYTE_GRACE_NANOS;
+      return !spoken.contains(connection) && arrived != null
+          && System.nanoTime() - arrived < FIRST_BYTE_GRACE_NANOS;
     }
 
     /** The connection's request has come whole: it is answered now, and no newcomer closes it first. */

@@ -64,11 +64,14 @@ final class SessionAuthenticator implements CallHeaderAuthenticator {
     }
     try {
       FlightSession opened = open(authorization, headers.get(ConnectionAddresses.HOST_HEADER));
-      if (connection != null && !sessions.bindConnection(headers.get(ConnectionAddresses.HEADER), connection,
-          opened)) {
+      if (connection == null) {
+        return result(opened, true);
+      }
+      FlightSession bound = sessions.bindConnection(headers.get(ConnectionAddresses.HEADER), connection, opened);
+      if (bound == null) {
         throw ThallusException.of(StatusCode.UNAVAILABLE, "the connection closed while its session was opened");
       }
-      return result(opened, true);
+      return result(bound, bound == opened);
     } catch (ThallusException e) {
       throw FlightErrors.of(e);
     }

@@ -211,18 +211,22 @@ final class SessionRegistry implements AutoCloseable {
 
   /**
    * Lets the calls of the gRPC connection at {@code remote} find {@code session} by {@code key} (that connection and
-   * its credentials). False, and the session closed, when that connection has already ended: nothing could reach
-   * the session again.
+   * its credentials), and returns the session those calls use: {@code session}, or the one an earlier call that
+   * raced this one bound first (then {@code session} is closed, so that no session is left that no call can reach).
+   * Null, and the session closed, when that connection has already ended: nothing could reach the session again.
    */
-  boolean bindConnection(String remote, String key, FlightSession session) {
+  FlightSession bindConnection(String remote, String key, FlightSession session) {
+    FlightSession bound = null;
     synchronized (openConnections) {
       if (openConnections.contains(remote)) {
-        connections.put(key, session);
-        return true;
+        bound = connections.putIfAbsent(key, session);
+        if (bound == null) {
+          return session;
+        }
       }
     }
     close(session);
-    return false;
+    return bound;
   }
 
   /** A gRPC connection has opened at {@code remote} (before any of its calls). */

@@ -127,6 +127,22 @@ public final class CredentialBudgets {
     return "the server's memory budget (memoryLimit, " + server.getLimit() + " bytes)";
   }
 
+  /**
+   * What each connection in {@code connectionMemory}'s budget holds now, largest first (at most 8), for the log line
+   * that says why a stream found no room: which of a credential's connections hold its share.
+   */
+  String holders(BufferAllocator connectionMemory) {
+    BufferAllocator budget = connectionMemory.getParentAllocator();
+    if (budget == null) {
+      return "";
+    }
+    return budget.getChildAllocators().stream()
+        .sorted(java.util.Comparator.comparingLong(BufferAllocator::getAllocatedMemory).reversed()).limit(8)
+        .map(child -> child.getName() + "=" + child.getAllocatedMemory())
+        .collect(java.util.stream.Collectors.joining(", ", budget.getName() + " holds " + budget.getAllocatedMemory()
+            + " bytes of " + perCredential + " in " + budget.getChildAllocators().size() + " connections: ", ""));
+  }
+
   private static BufferAllocator credentialOf(BufferAllocator connectionMemory) {
     BufferAllocator parent = connectionMemory.getParentAllocator();
     return parent != null && parent.getName().startsWith(PREFIX) ? parent : null;

@@ -37,6 +37,11 @@ final class SegmentWriter implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SegmentWriter.class);
   private static final long MIN_SEGMENT = 1L << 20;
   private static final long MAX_GROWN_SEGMENT = 64L << 20;
+  /**
+   * A new segment holds at most this many bodies of the size that made it: segments that grow far past the bodies
+   * they carry would hold their connection's budget (and its credential's share) for bytes no body uses.
+   */
+  private static final long MAX_BODIES_PER_NEW_SEGMENT = 8;
   private static final long PAGE = 4096;
 
   private final Path folder;
@@ -183,11 +188,13 @@ final class SegmentWriter implements AutoCloseable {
   }
 
   /**
-   * A new segment: twice the last one (up to 64 MiB), at least the batch, within the client's budget and the room its
-   * allocator has now. Null when the budget has no room until bodies in this writer are released.
+   * A new segment: twice the last one (up to 64 MiB, and up to 8 bodies of this one's size), at least the batch,
+   * within the client's budget and the room its allocator has now. Null when the budget has no room until bodies in
+   * this writer are released.
    */
   private Segment createSegment(long needed) {
-    long preferred = Math.min(MAX_GROWN_SEGMENT, Math.max(MIN_SEGMENT, 2 * lastSize));
+    long preferred = Math.min(Math.min(MAX_GROWN_SEGMENT, MAX_BODIES_PER_NEW_SEGMENT * roundToPage(needed)),
+        Math.max(MIN_SEGMENT, 2 * lastSize));
     long room = Math.min(budget - totalBytes, roundDownToPage(allocator.getHeadroom()));
     long size = Math.max(roundToPage(needed), Math.min(preferred, room));
     if (totalBytes + size > budget) {
