@@ -31,7 +31,10 @@ final class DuckDBResult implements QueryResult {
   private final Statement statement;
   private final DuckDBResultSet resultSet;
   private final ArrowReader reader;
+  /** The stream's budget, where each batch is accounted once imported. */
   private final BufferAllocator allocator;
+  /** Where {@link #reader} imports DuckDB's batches ({@link ImportedBatches}); finished after it. */
+  private final ImportedBatches.Importing importing;
   private final Schema schema;
   /** Batches read ahead for another statement's sake, in order. Guarded by the session's lock. */
   private final ArrayDeque<BatchContents> readAhead = new ArrayDeque<>();
@@ -44,12 +47,13 @@ final class DuckDBResult implements QueryResult {
   private volatile boolean cancelled;
 
   DuckDBResult(DuckDBSession session, Statement statement, DuckDBResultSet resultSet, ArrowReader reader,
-      BufferAllocator allocator) {
+      BufferAllocator allocator, ImportedBatches.Importing importing) {
     this.session = session;
     this.statement = statement;
     this.resultSet = resultSet;
     this.reader = reader;
     this.allocator = allocator;
+    this.importing = importing;
     this.schema = messageSchema(reader);
   }
 
@@ -157,7 +161,7 @@ final class DuckDBResult implements QueryResult {
     for (Field field : root.getSchema().getFields()) {
       collectDictionaries(field, dictionaries);
     }
-    return new BatchContents(dictionaries, records);
+    return ImportedBatches.moveTo(new BatchContents(dictionaries, records), allocator);
   }
 
   private void collectDictionaries(Field field, List<ArrowDictionaryBatch> out) {
@@ -188,6 +192,7 @@ final class DuckDBResult implements QueryResult {
     }
     readerDone = true;
     DuckDBEngine.closeQuietly(reader);
+    importing.finish();
     DuckDBEngine.closeQuietly(resultSet);
     session.streamingEnded(this);
     session.release(statement);

@@ -140,11 +140,15 @@ final class DuckDBStatements {
         DuckDBEngine.bind(prepared, Collections.nCopies(placeholders, null));
         result = prepared.executeQuery();
       }
+      // Arrow's import never meets a budget (see ImportedBatches); LIMIT 0 imports no batch, only the schema.
+      ImportedBatches.Importing importing = ImportedBatches.open(allocator);
       try (DuckDBResultSet rows = (DuckDBResultSet) result;
-           ArrowReader reader = (ArrowReader) rows.arrowExportStream(allocator, 1)) {
+           ArrowReader reader = (ArrowReader) rows.arrowExportStream(importing.allocator(), 1)) {
         return DuckDBResult.messageSchema(reader);
       } catch (java.io.IOException e) {
         throw new SQLException("reading the planned schema: " + e.getMessage(), e);
+      } finally {
+        importing.finish();
       }
     }
   }
