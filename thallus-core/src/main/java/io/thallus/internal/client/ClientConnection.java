@@ -363,6 +363,18 @@ public final class ClientConnection implements AutoCloseable {
     }
   }
 
+  /**
+   * Reports the stream's releases recorded so far and {@code credits} owed, if there is either: a consumer that waits
+   * for the next batch must not hold back what the server may be waiting for.
+   */
+  void settle(int streamId, int credits) {
+    BatchInbox current = inbox;
+    long[] releases = current == null ? ReleasedBatches.NONE : current.takeReleases(streamId);
+    if (credits > 0 || releases.length > 0) {
+      send(new Message.Next(streamId, credits, releases));
+    }
+  }
+
   void send(Message message) {
     Channel ch = channel;
     if (ch != null && ch.isActive()) {
