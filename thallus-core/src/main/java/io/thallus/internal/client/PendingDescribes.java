@@ -29,6 +29,7 @@ final class PendingDescribes {
       send.accept(request);
       return answer.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
+      cancelQuietly(request.streamId(), send);
       throw ThallusException.of(StatusCode.DEADLINE_EXCEEDED, "the server did not describe " + request.name()
           + " within " + timeout.toMillis() + " ms");
     } catch (ExecutionException e) {
@@ -40,6 +41,15 @@ final class PendingDescribes {
       throw ThallusException.of(StatusCode.CANCELLED, "interrupted while describing " + request.name());
     } finally {
       waiting.remove(request.streamId());
+    }
+  }
+
+  /** Tells the server to stop working on an answer nobody waits for any more. */
+  private static void cancelQuietly(int streamId, Consumer<Message> send) {
+    try {
+      send.accept(new Message.Cancel(streamId));
+    } catch (ThallusException connectionGone) {
+      // Nothing runs on a connection that is gone.
     }
   }
 

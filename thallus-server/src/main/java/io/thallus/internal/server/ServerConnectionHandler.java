@@ -93,9 +93,11 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   /** Frames queued for the event loop by any thread, written there in order (see {@link #flush}). */
   private final Queue<Message> outbox = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean drainScheduled = new AtomicBoolean();
+  private final ServerDescribes describes;
 
   public ServerConnectionHandler(ServerContext context) {
     this.context = context;
+    this.describes = new ServerDescribes(this, context);
   }
 
   long id() {
@@ -179,6 +181,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
           Status.of(StatusCode.CANCELLED, "stream " + cancel.streamId() + " cancelled by the client"), true);
       case Message.Close close -> closeStream(close.streamId());
       case Message.Ingest ingest -> onIngest(ingest);
+      case Message.Describe describe -> describes.start(describe,
+          id -> streams.containsKey(id) || ingests.containsKey(id), streams.size() - closing.size() + ingests.size());
       case Message.Batch batch -> onIngestBatch(batch);
       case Message.End end -> {
         ServerIngest ingest = ingests.get(end.streamId());
@@ -282,7 +286,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
     ServerStream stream = null;
     try {
-      if (streams.containsKey(streamId)) {
+      if (streams.containsKey(streamId) || describes.isRunning(streamId)) {
         throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "stream id " + streamId + " is in use");
       }
       if (open.batchRows() < 1 || open.batchRows() > context.maxBatchRows()) {
@@ -335,7 +339,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       return;
     }
     try {
-      if (streams.containsKey(streamId) || ingests.containsKey(streamId)) {
+      if (streams.containsKey(streamId) || ingests.containsKey(streamId) || describes.isRunning(streamId)) {
         throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "stream id " + streamId + " is in use");
       }
       IngestMode mode = IngestMode.fromWireValue(request.mode());
@@ -495,6 +499,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   }
 
   private void abortStream(int streamId, Status status, boolean answer) {
+    describes.cancel(streamId);
     ServerStream stream = streams.get(streamId);
     if (stream != null) {
       stream.abort(status, answer);
@@ -631,6 +636,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     for (ServerIngest ingest : ingests.values()) {
       ingest.abort(Status.of(StatusCode.UNAVAILABLE, "the client disconnected; nothing was written"), false);
     }
+    describes.cancelAll();
     context.registry().remove(this);
     closeSessionIfIdle();
   }
