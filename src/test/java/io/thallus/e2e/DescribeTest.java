@@ -301,6 +301,31 @@ class DescribeTest {
     assertThat(count("SELECT count(*) FROM numbers", "")).isEqualTo(TABLE_ROWS - TABLE_ROWS / 10);
   }
 
+  @Test
+  void onTheWireAnAnswerComesOnItsStreamIdAndStreamZeroIsRefused() throws Exception {
+    try (RawControlConnection raw = new RawControlConnection(server.getLocation())) {
+      raw.send(new io.thallus.internal.protocol.Message.Hello(io.thallus.internal.protocol.Protocol.VERSION, "raw",
+          List.of("ipc"), Map.of(), Map.of()));
+      assertThat(raw.receive()).isInstanceOf(io.thallus.internal.protocol.Message.Welcome.class);
+      raw.send(new io.thallus.internal.protocol.Message.Describe(5, "numbers_view", ""));
+      assertThat(raw.receive()).isInstanceOfSatisfying(io.thallus.internal.protocol.Message.Described.class, d -> {
+        assertThat(d.streamId()).isEqualTo(5);
+        assertThat(d.description().kind()).isEqualTo(Kind.VIEW);
+      });
+      raw.send(new io.thallus.internal.protocol.Message.Describe(6, "nope", ""));
+      assertThat(raw.receive()).isInstanceOfSatisfying(io.thallus.internal.protocol.Message.Error.class, e -> {
+        assertThat(e.streamId()).isEqualTo(6);
+        assertThat(e.code()).isEqualTo(StatusCode.NOT_FOUND);
+      });
+      raw.send(new io.thallus.internal.protocol.Message.Describe(0, "numbers", ""));
+      assertThat(raw.receive()).isInstanceOfSatisfying(io.thallus.internal.protocol.Message.Error.class, e -> {
+        assertThat(e.streamId()).isZero();
+        assertThat(e.code()).isEqualTo(StatusCode.PROTOCOL_ERROR);
+        assertThat(e.message()).contains("stream id 0");
+      });
+    }
+  }
+
   private static void assertRefused(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, StatusCode code,
       String message) {
     assertThatThrownBy(call).isInstanceOfSatisfying(ThallusException.class, e -> {
