@@ -1,19 +1,24 @@
 package io.thallus.internal.protocol;
 
+import static io.thallus.internal.protocol.WireReader.readBytes;
+import static io.thallus.internal.protocol.WireReader.readCount;
+import static io.thallus.internal.protocol.WireReader.readInt;
+import static io.thallus.internal.protocol.WireReader.readLong;
+import static io.thallus.internal.protocol.WireReader.readString;
+import static io.thallus.internal.protocol.WireReader.readU8;
+import static io.thallus.internal.protocol.WireWriter.writeString;
+
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.thallus.DatasetDescription;
 import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * The bodies of DESCRIBE and DESCRIBED (see {@link MessageCodec} for the field types):
+ * The bodies of DESCRIBE and DESCRIBED (see {@link MessageCodec} for the field types, read by {@link WireReader} and
+ * written by {@link WireWriter}):
  *
  * <pre>
  * DESCRIBE   streamId i32, name string, dataset string
@@ -53,8 +58,7 @@ final class DescriptionCodec {
     if (kind == null) {
       throw new CorruptedFrameException("unknown dataset kind " + kindValue);
     }
-    byte[] schemaBytes = new byte[readCount(in, 1)];
-    in.readBytes(schemaBytes);
+    byte[] schemaBytes = readBytes(in);
     Schema schema;
     try {
       schema = Schema.deserializeMessage(ByteBuffer.wrap(schemaBytes));
@@ -127,56 +131,6 @@ final class DescriptionCodec {
           out.writeLong(range.bytes());
         }
       }
-    }
-  }
-
-  // The field reads below check every count against the bytes left, as MessageCodec's do.
-
-  private static int readU8(ByteBuf in) {
-    need(in, 1);
-    return in.readUnsignedByte();
-  }
-
-  private static int readInt(ByteBuf in) {
-    need(in, Integer.BYTES);
-    return in.readInt();
-  }
-
-  private static long readLong(ByteBuf in) {
-    need(in, Long.BYTES);
-    return in.readLong();
-  }
-
-  private static int readCount(ByteBuf in, int itemBytes) {
-    long count = Integer.toUnsignedLong(readInt(in));
-    if (count * itemBytes > in.readableBytes()) {
-      throw new CorruptedFrameException(
-          "count " + count + " needs " + count * itemBytes + " bytes, only " + in.readableBytes() + " left");
-    }
-    return (int) count;
-  }
-
-  private static String readString(ByteBuf in) {
-    int length = readCount(in, 1);
-    try {
-      String value = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT).decode(in.nioBuffer(in.readerIndex(), length)).toString();
-      in.skipBytes(length);
-      return value;
-    } catch (CharacterCodingException e) {
-      throw new CorruptedFrameException("a string of " + length + " bytes is not valid UTF-8");
-    }
-  }
-
-  private static void writeString(ByteBuf out, String value) {
-    int lengthIndex = out.writerIndex();
-    out.writeInt(0);
-    out.setInt(lengthIndex, ByteBufUtil.writeUtf8(out, value));
-  }
-
-  private static void need(ByteBuf in, int bytes) {
-    if (in.readableBytes() < bytes) {
-      throw new CorruptedFrameException("frame ends early: needed " + bytes + " more bytes");
     }
   }
 }
