@@ -44,11 +44,18 @@ final class DatasetDescriber {
   private final DuckDBConnection connection;
   private final Path filesRoot;
   private final CancelSignal cancel;
+  /** The most parts an answer lists: {@link DatasetDescription#MAX_PARTS}, less in tests of the limit. */
+  private final int maxParts;
 
   DatasetDescriber(DuckDBConnection connection, Path filesRoot, CancelSignal cancel) {
+    this(connection, filesRoot, cancel, DatasetDescription.MAX_PARTS);
+  }
+
+  DatasetDescriber(DuckDBConnection connection, Path filesRoot, CancelSignal cancel, int maxParts) {
     this.connection = connection;
     this.filesRoot = filesRoot;
     this.cancel = cancel;
+    this.maxParts = maxParts;
   }
 
   /** {@code dataset}: the session's bound dataset, whose files the name {@code dataset} stands for. */
@@ -149,13 +156,13 @@ final class DatasetDescriber {
     long rowBytes = rowBytes(schema);
     List<DatasetDescription.Part> ranges = new ArrayList<>();
     String sql = "SELECT rowid // " + ROWS_PER_RANGE + " AS g, min(rowid), max(rowid), count(*) FROM " + table
-        + " GROUP BY g ORDER BY g LIMIT " + (DatasetDescription.MAX_PARTS + 1);
+        + " GROUP BY g ORDER BY g LIMIT " + (maxParts + 1);
     try (Statement statement = connection.createStatement()) {
       DuckDBEngine.cancellable(statement, cancel, () -> statement.execute(sql));
       try (ResultSet rows = statement.getResultSet()) {
         while (rows.next()) {
-          if (ranges.size() == DatasetDescription.MAX_PARTS) {
-            throw tooMany("table " + table, DatasetDescription.MAX_PARTS, "row ranges of " + ROWS_PER_RANGE + " rows");
+          if (ranges.size() == maxParts) {
+            throw tooMany("table " + table, maxParts, "row ranges of " + ROWS_PER_RANGE + " rows");
           }
           long count = rows.getLong(4);
           ranges.add(new DatasetDescription.RowRange(rows.getLong(2), rows.getLong(3) + 1, count, count * rowBytes));
@@ -196,11 +203,11 @@ final class DatasetDescriber {
     List<String> names = new ArrayList<>();
     try (Statement statement = connection.createStatement()) {
       DuckDBEngine.cancellable(statement, cancel, () -> statement.execute("SELECT file FROM glob("
-          + DuckDBEngine.literal(files.glob()) + ") ORDER BY file LIMIT " + (DatasetDescription.MAX_PARTS + 1)));
+          + DuckDBEngine.literal(files.glob()) + ") ORDER BY file LIMIT " + (maxParts + 1)));
       try (ResultSet rows = statement.getResultSet()) {
         while (rows.next()) {
-          if (names.size() == DatasetDescription.MAX_PARTS) {
-            throw tooMany("dataset " + files.glob(), DatasetDescription.MAX_PARTS, "files");
+          if (names.size() == maxParts) {
+            throw tooMany("dataset " + files.glob(), maxParts, "files");
           }
           names.add(rows.getString(1));
         }

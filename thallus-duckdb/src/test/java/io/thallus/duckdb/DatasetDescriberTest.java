@@ -1,0 +1,57 @@
+package io.thallus.duckdb;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.thallus.DatasetDescription;
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
+import io.thallus.engine.CancelSignal;
+import java.nio.file.Path;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.Optional;
+import org.apache.arrow.memory.RootAllocator;
+import org.duckdb.DuckDBConnection;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The part limit of an answer, on a real DuckDB with the limit lowered: past it the answer is a refusal by name. */
+class DatasetDescriberTest {
+  @TempDir
+  Path root;
+
+  @Test
+  void moreFilesOrRowRangesThanTheLimitAreRefused() throws Exception {
+    try (RootAllocator allocator = new RootAllocator();
+         DuckDBConnection connection = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:");
+         Statement statement = connection.createStatement()) {
+      Path files = root.toRealPath();
+      for (String name : new String[] {"a", "b", "c"}) {
+        statement.execute("COPY (SELECT range AS id FROM range(10)) TO '" + files.resolve(name + ".parquet")
+            + "' (FORMAT parquet)");
+      }
+      statement.execute("CREATE TEMP VIEW dataset AS SELECT * FROM " + DatasetFiles.of(files).source());
+      statement.execute("CREATE TABLE big AS SELECT range AS id FROM range(300000)");
+
+      DatasetDescription three = new DatasetDescriber(connection, files, new CancelSignal(), 3)
+          .describe("dataset", Optional.of(files), allocator);
+      assertThat(three.parts()).hasSize(3);
+      assertThat(three.rows()).isEqualTo(30);
+      assertThatThrownBy(() -> new DatasetDescriber(connection, files, new CancelSignal(), 2)
+          .describe("dataset", Optional.of(files), allocator))
+          .isInstanceOfSatisfying(ThallusException.class, e -> assertThat(e.code())
+              .isEqualTo(StatusCode.RESOURCE_EXHAUSTED))
+          .hasMessageContaining("has more than 2 files");
+
+      assertThat(new DatasetDescriber(connection, files, new CancelSignal(), 3)
+          .describe("big", Optional.empty(), allocator).parts()).hasSize(3);
+      assertThatThrownBy(() -> new DatasetDescriber(connection, files, new CancelSignal(), 2)
+          .describe("big", Optional.empty(), allocator))
+          .isInstanceOfSatisfying(ThallusException.class, e -> assertThat(e.code())
+              .isEqualTo(StatusCode.RESOURCE_EXHAUSTED))
+          .hasMessageContaining("has more than 2 row ranges");
+      assertThat(allocator.getAllocatedMemory()).isZero();
+    }
+  }
+}
