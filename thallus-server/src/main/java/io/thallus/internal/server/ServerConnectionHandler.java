@@ -614,7 +614,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
 
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
-    if (event instanceof IdleStateEvent && session != null && streams.isEmpty() && ingests.isEmpty()) {
+    if (event instanceof IdleStateEvent && session != null && streams.isEmpty() && ingests.isEmpty()
+        && describes.running() == 0) {
       failConnection(Status.of(StatusCode.DEADLINE_EXCEEDED, "closing a connection that sent nothing for "
           + context.limits().connectionIdleTimeout().toSeconds() + " s and has no stream open"));
       return;
