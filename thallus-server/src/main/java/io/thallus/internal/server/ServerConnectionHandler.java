@@ -97,7 +97,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
 
   public ServerConnectionHandler(ServerContext context) {
     this.context = context;
-    this.describes = new ServerDescribes(this, context);
+    this.describes = new ServerDescribes(context, step -> lane().submit(step), this::engineSession, this::allocator,
+        this::send, this::failConnection);
   }
 
   long id() {

@@ -5,13 +5,18 @@ import io.thallus.Status;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.engine.CancelSignal;
+import io.thallus.engine.EngineSession;
 import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.TableNames;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 import java.util.function.IntPredicate;
+import java.util.function.Supplier;
+import org.apache.arrow.memory.BufferAllocator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,14 +28,27 @@ import org.slf4j.LoggerFactory;
 final class ServerDescribes {
   private static final Logger LOG = LoggerFactory.getLogger(ServerDescribes.class);
 
-  private final ServerConnectionHandler connection;
   private final ServerContext context;
+  private final Executor lane;
+  private final Supplier<EngineSession> session;
+  private final Supplier<BufferAllocator> allocator;
+  private final Consumer<Message> send;
+  private final Consumer<Status> failConnection;
   /** The describes that have not answered yet, by stream id. */
   private final Map<Integer, CancelSignal> running = new ConcurrentHashMap<>();
 
-  ServerDescribes(ServerConnectionHandler connection, ServerContext context) {
-    this.connection = connection;
+  /**
+   * The connection's pieces a describe needs: its engine {@code lane}, its engine {@code session} and memory
+   * ({@code allocator}), where its answers go ({@code send}), and how the connection ends on a protocol error.
+   */
+  ServerDescribes(ServerContext context, Executor lane, Supplier<EngineSession> session,
+      Supplier<BufferAllocator> allocator, Consumer<Message> send, Consumer<Status> failConnection) {
     this.context = context;
+    this.lane = lane;
+    this.session = session;
+    this.allocator = allocator;
+    this.send = send;
+    this.failConnection = failConnection;
   }
 
   /** Describes not answered yet: they count against the client's streams. */
@@ -49,7 +67,7 @@ final class ServerDescribes {
   void start(Message.Describe request, IntPredicate inUse, int openElsewhere) {
     int streamId = request.streamId();
     if (streamId <= 0) {
-      connection.failConnection(Status.of(StatusCode.PROTOCOL_ERROR, "stream id " + streamId
+      failConnection.accept(Status.of(StatusCode.PROTOCOL_ERROR, "stream id " + streamId
           + " is not allowed: stream ids start at 1 (0 is reserved for connection errors)"));
       return;
     }
@@ -75,9 +93,9 @@ final class ServerDescribes {
       CancelSignal cancel = new CancelSignal();
       running.put(streamId, cancel);
       Optional<Path> bound = dataset;
-      connection.lane().submit(() -> run(streamId, request.name(), bound, cancel));
+      lane.execute(() -> run(streamId, request.name(), bound, cancel));
     } catch (ThallusException e) {
-      connection.send(new Message.Error(streamId, e.code(), e.status().description()));
+      send.accept(new Message.Error(streamId, e.code(), e.status().description()));
     }
   }
 
@@ -87,8 +105,7 @@ final class ServerDescribes {
       if (cancel.isCancelled()) {
         throw ThallusException.of(StatusCode.CANCELLED, "describing " + name + " was cancelled by the client");
       }
-      DatasetDescription description = connection.engineSession().describe(name, dataset, connection.allocator(),
-          cancel);
+      DatasetDescription description = session.get().describe(name, dataset, allocator.get(), cancel);
       answer = new Message.Described(streamId, description);
     } catch (ThallusException e) {
       answer = new Message.Error(streamId, cancel.isCancelled() ? StatusCode.CANCELLED : e.code(),
@@ -99,7 +116,7 @@ final class ServerDescribes {
     } finally {
       running.remove(streamId);
     }
-    connection.send(answer);
+    send.accept(answer);
   }
 
   /** Stops the describe on {@code streamId}, if one runs; it answers CANCELLED. */
