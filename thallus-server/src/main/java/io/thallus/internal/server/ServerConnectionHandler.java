@@ -98,7 +98,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   public ServerConnectionHandler(ServerContext context) {
     this.context = context;
     this.describes = new ServerDescribes(context, step -> lane().submit(step), this::engineSession, this::allocator,
-        this::send, this::failConnection);
+        this::send, this::failConnection, () -> context.registry().isShuttingDown());
   }
 
   long id() {
@@ -287,7 +287,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
     ServerStream stream = null;
     try {
-      if (streams.containsKey(streamId) || describes.isRunning(streamId)) {
+      describes.checkFree(streamId);
+      if (streams.containsKey(streamId)) {
         throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "stream id " + streamId + " is in use");
       }
       if (open.batchRows() < 1 || open.batchRows() > context.maxBatchRows()) {
@@ -340,7 +341,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       return;
     }
     try {
-      if (streams.containsKey(streamId) || ingests.containsKey(streamId) || describes.isRunning(streamId)) {
+      describes.checkFree(streamId);
+      if (streams.containsKey(streamId) || ingests.containsKey(streamId)) {
         throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "stream id " + streamId + " is in use");
       }
       IngestMode mode = IngestMode.fromWireValue(request.mode());

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.IntPredicate;
 import java.util.function.Supplier;
@@ -34,21 +35,25 @@ final class ServerDescribes {
   private final Supplier<BufferAllocator> allocator;
   private final Consumer<Message> send;
   private final Consumer<Status> failConnection;
+  private final BooleanSupplier shuttingDown;
   /** The describes that have not answered yet, by stream id. */
   private final Map<Integer, CancelSignal> running = new ConcurrentHashMap<>();
 
   /**
    * The connection's pieces a describe needs: its engine {@code lane}, its engine {@code session} and memory
-   * ({@code allocator}), where its answers go ({@code send}), and how the connection ends on a protocol error.
+   * ({@code allocator}), where its answers go ({@code send}), how the connection ends on a protocol error, and
+   * whether the server is shutting down (it then takes no new request).
    */
   ServerDescribes(ServerContext context, Executor lane, Supplier<EngineSession> session,
-      Supplier<BufferAllocator> allocator, Consumer<Message> send, Consumer<Status> failConnection) {
+      Supplier<BufferAllocator> allocator, Consumer<Message> send, Consumer<Status> failConnection,
+      BooleanSupplier shuttingDown) {
     this.context = context;
     this.lane = lane;
     this.session = session;
     this.allocator = allocator;
     this.send = send;
     this.failConnection = failConnection;
+    this.shuttingDown = shuttingDown;
   }
 
   /** Describes not answered yet: they count against the client's streams. */
@@ -56,8 +61,11 @@ final class ServerDescribes {
     return running.size();
   }
 
-  boolean isRunning(int streamId) {
-    return running.containsKey(streamId);
+  /** Refuses a stream or ingest on {@code streamId} while a describe still runs there (one id space for all). */
+  void checkFree(int streamId) {
+    if (running.containsKey(streamId)) {
+      throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "stream id " + streamId + " is in use");
+    }
   }
 
   /**
@@ -87,7 +95,7 @@ final class ServerDescribes {
         throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "this client already has " + open
             + " streams open, the most this server allows; close one first");
       }
-      if (context.registry().isShuttingDown()) {
+      if (shuttingDown.getAsBoolean()) {
         throw ThallusException.of(StatusCode.UNAVAILABLE, "the server is shutting down");
       }
       CancelSignal cancel = new CancelSignal();
