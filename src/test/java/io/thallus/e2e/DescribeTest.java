@@ -198,7 +198,10 @@ class DescribeTest {
     assertThat(view.parts()).isEmpty();
     assertThat(names(view.schema())).isEqualTo(describeNames.get("numbers_view"));
     assertThat(duckdbTypes(view.schema())).isEqualTo(describeTypes.get("numbers_view"));
-    assertThat(view.schema()).isEqualTo(querySchema("SELECT * FROM numbers_view", ""));
+    assertThat(view.schema()).isEqualTo(querySchema("SELECT * FROM numbers_view", ""));    // DuckDB's own catalog views are views too.
+    DatasetDescription tables = client.describe("information_schema.tables");
+    assertThat(tables.kind()).isEqualTo(Kind.VIEW);
+    assertThat(names(tables.schema())).contains("table_name");
   }
 
   @Test

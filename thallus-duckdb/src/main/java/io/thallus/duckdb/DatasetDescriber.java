@@ -113,6 +113,7 @@ final class DatasetDescriber {
       case 2 -> {
         order.add(new String[] {currentDatabase, parts.get(0)});
         order.add(new String[] {"temp", parts.get(0)});
+        order.add(new String[] {"system", parts.get(0)});
         order.add(new String[] {parts.get(0), "main"});
       }
       default -> {
