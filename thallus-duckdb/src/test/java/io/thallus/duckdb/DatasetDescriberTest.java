@@ -54,4 +54,24 @@ class DatasetDescriberTest {
       assertThat(allocator.getAllocatedMemory()).isZero();
     }
   }
+
+  @Test
+  void jsonFilesAreCountedRowByRow() throws Exception {
+    try (RootAllocator allocator = new RootAllocator();
+         DuckDBConnection connection = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:");
+         Statement statement = connection.createStatement()) {
+      Path files = root.toRealPath();
+      Path json = files.resolve("rows.ndjson");
+      statement.execute("COPY (SELECT range AS id, 'r' || range AS name FROM range(42)) TO '" + json
+          + "' (FORMAT json)");
+      statement.execute("CREATE TEMP VIEW dataset AS SELECT * FROM " + DatasetFiles.of(json).source());
+      DatasetDescription description = new DatasetDescriber(connection, files, new CancelSignal())
+          .describe("dataset", Optional.of(json), allocator);
+      assertThat(description.kind()).isEqualTo(DatasetDescription.Kind.FILES);
+      DatasetDescription.FilePart file = (DatasetDescription.FilePart) description.parts().get(0);
+      assertThat(file.rows()).isEqualTo(42);
+      assertThat(file.rowGroupRows()).isEmpty();
+      assertThat(file.bytes()).isEqualTo(java.nio.file.Files.size(json));
+    }
+  }
 }
