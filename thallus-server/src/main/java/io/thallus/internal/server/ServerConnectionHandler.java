@@ -55,6 +55,8 @@ import org.slf4j.LoggerFactory;
 public final class ServerConnectionHandler extends SimpleChannelInboundHandler<Message> {
   private static final Logger LOG = LoggerFactory.getLogger(ServerConnectionHandler.class);
   private static final AtomicLong IDS = new AtomicLong();
+  private static final io.thallus.internal.RateLimitedLog FAILED_LOGINS = new io.thallus.internal.RateLimitedLog(LOG,
+      java.time.Duration.ofSeconds(1));
   /** The name of each connection's allocator starts so. */
   public static final String ALLOCATOR_PREFIX = "connection-";
   /** How long an oversized frame is read and thrown away after its ERROR, so the client can read the ERROR. */
@@ -209,7 +211,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
     Optional<String> credential = context.authentication().credential(hello.credentials());
     if (credential.isEmpty()) {
-      LOG.warn("connection {} from {} failed authentication", id, channel.remoteAddress());
+      // Rate-limited: a guesser (or a Flight session trying a Basic password as the token) can fail thousands a second.
+      FAILED_LOGINS.warn("authentication", "connection {} from {} failed authentication", id, channel.remoteAddress());
       // Which part was wrong is not said: that would help a guesser.
       failConnection(Status.of(StatusCode.UNAUTHENTICATED,
           "authentication failed: this server needs a valid token, or a user name and password"));
@@ -240,7 +243,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
         continue;
       }
       try {
-        ServerSession accepted = started.get().server().accept(remote, hello.parameters());
+        ServerSession accepted = started.get().server().accept(remote, hello.parameters(), allocator);
         sender = new BatchSender(accepted, accepted, started.get().transport().serializesBatches(),
             (header, inline) -> {
               // A body outside its frame may wait for the client to read the frame (tcp's data connection): the frame
