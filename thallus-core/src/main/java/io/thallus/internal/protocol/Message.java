@@ -58,9 +58,9 @@ public sealed interface Message {
      * Flag: answer the statement's {@link io.thallus.StatementDescription} (see {@link StatementDescriptions})
      * instead of running it.
      */
-    public static final int DESCRIBE = 8;
+    public static final int DESCRIBE_STATEMENT = 8;
     /** Every flag this version knows. */
-    public static final int KNOWN_FLAGS = SCHEMA_ONLY | PARAMETER_ROWS | IN_TRANSACTION | DESCRIBE;
+    public static final int KNOWN_FLAGS = SCHEMA_ONLY | PARAMETER_ROWS | IN_TRANSACTION | DESCRIBE_STATEMENT;
 
     public Open {
       parameters = List.copyOf(parameters);
@@ -88,8 +88,8 @@ public sealed interface Message {
       return (flags & IN_TRANSACTION) != 0;
     }
 
-    public boolean describe() {
-      return (flags & DESCRIBE) != 0;
+    public boolean describeStatement() {
+      return (flags & DESCRIBE_STATEMENT) != 0;
     }
 
     /** Equal when every field is, the rows of parameters compared by their bytes. */
@@ -273,6 +273,26 @@ public sealed interface Message {
     @Override
     public MessageType type() {
       return MessageType.CLOSE;
+    }
+  }
+
+  /**
+   * Client → server: what is {@code name} (a table, a view, or {@code dataset} for the request's files)? With
+   * {@code dataset} not empty, the name is looked up with that dataset bound, as an OPEN with it would see it. The
+   * server answers DESCRIBED or ERROR on the same stream id, which is free again after the answer.
+   */
+  record Describe(int streamId, String name, String dataset) implements Message {
+    @Override
+    public MessageType type() {
+      return MessageType.DESCRIBE;
+    }
+  }
+
+  /** Server → client: the answer to DESCRIBE. */
+  record Described(int streamId, io.thallus.DatasetDescription description) implements Message {
+    @Override
+    public MessageType type() {
+      return MessageType.DESCRIBED;
     }
   }
 }

@@ -52,6 +52,7 @@ import java.util.Map;
  * INGEST   streamId i32, table string, mode u8 (0 create, 1 append, 2 replace), credits i32, timeoutMillis i64,
  *            schema: u32 count + bytes (an Arrow IPC Schema message), flags u8 (1: in the session's transaction),
  *            insertStatement string (empty: none), options map
+ * DESCRIBE, DESCRIBED: see {@link DescriptionCodec}
  * </pre>
  *
  * On an ingest stream the roles of BATCH, NEXT and END turn around: the client sends BATCH and, after its last batch,
@@ -97,6 +98,8 @@ public final class MessageCodec {
         case CANCEL -> new Message.Cancel(readInt(frame));
         case CLOSE -> new Message.Close(readInt(frame));
         case INGEST -> readIngest(frame);
+        case DESCRIBE -> DescriptionCodec.readDescribe(frame);
+        case DESCRIBED -> DescriptionCodec.readDescribed(frame);
       };
       if (frame.isReadable()) {
         if (message instanceof Message.Batch batch) {
@@ -273,6 +276,8 @@ public final class MessageCodec {
           writeString(out, m.insertStatement());
           writeMap(out, m.options());
         }
+        case Message.Describe m -> DescriptionCodec.writeDescribe(out, m);
+        case Message.Described m -> DescriptionCodec.writeDescribed(out, m);
       }
     }
 

@@ -57,7 +57,7 @@ class MessageCodecTest {
         new Message.Open(7, "SELECT 'ü' AS x", "data/a.parquet", 65536, 4, 1500, Map.of("k", "v")),
         new Message.Open(8, "INSERT INTO t VALUES (?)", "", 1024, 1, 0, Message.Open.PARAMETER_ROWS, List.of(),
             Map.of(), new byte[] {1, 2, 3, 4, 5}),
-        new Message.Open(9, "SELECT ?", "", 1024, 1, 0, Message.Open.IN_TRANSACTION | Message.Open.DESCRIBE,
+        new Message.Open(9, "SELECT ?", "", 1024, 1, 0, Message.Open.IN_TRANSACTION | Message.Open.DESCRIBE_STATEMENT,
             List.of(), Map.of()),
         new Message.Ingest(10, "t", 1, 4, 0, new byte[] {9, 8}, Message.Ingest.IN_TRANSACTION,
             "INSERT INTO t VALUES (?)", Map.of("shm.x", "1")),

@@ -96,9 +96,12 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   /** Frames queued for the event loop by any thread, written there in order (see {@link #flush}). */
   private final Queue<Message> outbox = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean drainScheduled = new AtomicBoolean();
+  private final ServerDescribes describes;
 
   public ServerConnectionHandler(ServerContext context) {
     this.context = context;
+    this.describes = new ServerDescribes(context, step -> lane().submit(step), this::engineSession, this::allocator,
+        this::send, this::failConnection, () -> context.registry().isShuttingDown());
   }
 
   long id() {
@@ -182,6 +185,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
           Status.of(StatusCode.CANCELLED, "stream " + cancel.streamId() + " cancelled by the client"), true);
       case Message.Close close -> closeStream(close.streamId());
       case Message.Ingest ingest -> onIngest(ingest);
+      case Message.Describe describe -> describes.start(describe,
+          id -> streams.containsKey(id) || ingests.containsKey(id), streams.size() - closing.size() + ingests.size());
       case Message.Batch batch -> onIngestBatch(batch);
       case Message.End end -> {
         ServerIngest ingest = ingests.get(end.streamId());
@@ -286,6 +291,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
     ServerStream stream = null;
     try {
+      describes.checkFree(streamId);
       if (streams.containsKey(streamId)) {
         throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "stream id " + streamId + " is in use");
       }
@@ -320,7 +326,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
           QueryParameters.forEngine(open.parameters()), open.schemaOnly(),
           open.inTransaction() ? TransactionMode.SESSION : TransactionMode.AUTOCOMMIT, open.options(),
           open.parameterRows());
-      stream = new ServerStream(this, context, streamId, spec, open.describe(), open.credits());
+      stream = new ServerStream(this, context, streamId, spec, open.describeStatement(), open.credits());
       if (!context.registry().add(stream, context.limits().maxStreams())) {
         throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "the server has its maximum of "
             + context.limits().maxStreams() + " streams open; try again later");
@@ -341,6 +347,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       return;
     }
     try {
+      describes.checkFree(streamId);
       if (streams.containsKey(streamId) || ingests.containsKey(streamId)) {
         throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "stream id " + streamId + " is in use");
       }
@@ -506,6 +513,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   }
 
   private void abortStream(int streamId, Status status, boolean answer) {
+    describes.cancel(streamId);
     ServerStream stream = streams.get(streamId);
     if (stream != null) {
       stream.abort(status, answer);
@@ -620,7 +628,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
 
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
-    if (event instanceof IdleStateEvent && session != null && streams.isEmpty() && ingests.isEmpty()) {
+    if (event instanceof IdleStateEvent && session != null && streams.isEmpty() && ingests.isEmpty()
+        && describes.running() == 0) {
       failConnection(Status.of(StatusCode.DEADLINE_EXCEEDED, "closing a connection that sent nothing for "
           + context.limits().connectionIdleTimeout().toSeconds() + " s and has no stream open"));
       return;
@@ -642,6 +651,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     for (ServerIngest ingest : ingests.values()) {
       ingest.abort(Status.of(StatusCode.UNAVAILABLE, "the client disconnected; nothing was written"), false);
     }
+    describes.cancelAll();
     context.registry().remove(this);
     closeSessionIfIdle();
   }
