@@ -122,7 +122,7 @@ public final class DuckDBSession implements EngineSession {
     acquire(cancel::isCancelled);
     try {
       readyFor(spec);
-      return DuckDBStatements.describe(connection, spec.sql(), allocator, inTransaction());
+      return DuckDBStatements.describe(connection, spec.sql(), allocator, DuckDBNatives.inTransaction(connection));
     } catch (SQLException e) {
       throw failure(e, spec, cancel);
     } finally {
@@ -177,7 +177,7 @@ public final class DuckDBSession implements EngineSession {
       if (spec.inSessionTransaction() || spec.hasParameterRows()) {
         pin();
       }
-      if (spec.inSessionTransaction() && !inTransaction()) {
+      if (spec.inSessionTransaction() && !DuckDBNatives.inTransaction(connection)) {
         run("BEGIN TRANSACTION");
       }
       if (spec.hasParameterRows()) {
@@ -226,7 +226,7 @@ public final class DuckDBSession implements EngineSession {
    */
   private QueryResult withoutRows(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel)
       throws SQLException {
-    boolean inTransaction = inTransaction();
+    boolean inTransaction = DuckDBNatives.inTransaction(connection);
     if (inTransaction && !DuckDBStatements.selectShaped(connection, spec.sql())) {
       return null;
     }
@@ -303,14 +303,6 @@ public final class DuckDBSession implements EngineSession {
   }
 
   /**
-   * Whether a transaction is open on the session's connection, as DuckDB itself says (a BEGIN, a COMMIT, a failed
-   * COMMIT and the server's own BEGIN all show). Under the lock.
-   */
-  private boolean inTransaction() {
-    return DuckDBNatives.inTransaction(connection);
-  }
-
-  /**
    * Prepares {@code sql} (DuckDB parses, binds and plans it): a cancel while DuckDB prepares interrupts it, as it
    * would interrupt the statement's run.
    */
@@ -349,10 +341,10 @@ public final class DuckDBSession implements EngineSession {
       if (earlier != null) {
         earlier.readRest();
       }
-      if (spec.transaction() == TransactionMode.SESSION && !inTransaction()) {
+      if (spec.transaction() == TransactionMode.SESSION && !DuckDBNatives.inTransaction(connection)) {
         run("BEGIN TRANSACTION");
       }
-      ownTransaction = !inTransaction();
+      ownTransaction = !DuckDBNatives.inTransaction(connection);
       if (ownTransaction) {
         run("BEGIN TRANSACTION");
       }
@@ -467,7 +459,7 @@ public final class DuckDBSession implements EngineSession {
    * in place), any other statement prepared once and executed per row. Called under the lock.
    */
   private long[] runRows(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) throws SQLException {
-    boolean ownTransaction = !inTransaction();
+    boolean ownTransaction = !DuckDBNatives.inTransaction(connection);
     if (ownTransaction) {
       run("BEGIN TRANSACTION");
     }
