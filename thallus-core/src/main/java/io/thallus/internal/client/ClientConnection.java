@@ -21,6 +21,7 @@ import io.thallus.Location;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.Transports;
+import io.thallus.internal.batch.BatchReceiver;
 import io.thallus.internal.batch.BatchSender;
 import io.thallus.spi.IngestPlacer;
 import io.thallus.internal.protocol.FrameDecoder;
@@ -71,7 +72,10 @@ public final class ClientConnection implements AutoCloseable {
   private final AtomicInteger nextStreamId = new AtomicInteger(1);
   private final CompletableFuture<Message.Welcome> welcome = new CompletableFuture<>();
   private volatile ClientSession session;
-  private volatile BatchInbox inbox;
+  /** Receives the batches of this connection's streams; made with the session. */
+  private volatile BatchReceiver inbox;
+  /** The batches the consumers released and the server has not been told of yet. */
+  private final ReleasedBatches released = new ReleasedBatches();
   private volatile ThallusException broken;
   private String transport;
   private Channel channel;
@@ -192,7 +196,18 @@ public final class ClientConnection implements AutoCloseable {
         session = chosen.accept(welcomed.parameters());
         serializes = candidates.stream().filter(t -> t.name().equals(welcomed.transport()))
             .anyMatch(Transport::serializesBatches);
-        inbox = new BatchInbox(session, serializes, allocator, new Receiver());
+        ClientSession accepted = session;
+        inbox = new BatchReceiver(new BatchReceiver.Fetchers() {
+          @Override
+          public io.thallus.spi.BodyFetcher fetcher() {
+            return accepted;
+          }
+
+          @Override
+          public boolean peerHoldsBodies() {
+            return accepted.serverHoldsBodies();
+          }
+        }, serializes, allocator, () -> "the client's memory for received batches", new Receiver());
       } catch (ThallusException e) {
         chosen.close();
         if (location.transport().isEmpty() && e.code() == StatusCode.UNAVAILABLE && candidates.size() > 1) {
@@ -354,8 +369,7 @@ public final class ClientConnection implements AutoCloseable {
   }
 
   void grant(int streamId, int credits) {
-    BatchInbox current = inbox;
-    long[] releases = current == null ? ReleasedBatches.NONE : current.takeReleases(streamId);
+    long[] releases = released.take(streamId);
     if (streams.containsKey(streamId)) {
       send(new Message.Next(streamId, credits, releases));
     } else if (releases.length > 0) {
@@ -396,7 +410,7 @@ public final class ClientConnection implements AutoCloseable {
 
   void forget(StreamState state) {
     if (streams.remove(state.id(), state)) {
-      BatchInbox current = inbox;
+      BatchReceiver current = inbox;
       if (current != null) {
         current.forget(state.id());
       }
@@ -406,9 +420,8 @@ public final class ClientConnection implements AutoCloseable {
 
   /** Sends a stream's waiting releases now, for a stream that will grant no more credits. */
   private void flushReleases(int streamId) {
-    BatchInbox current = inbox;
-    if (current != null && !streams.containsKey(streamId)) {
-      long[] releases = current.takeReleases(streamId);
+    if (!streams.containsKey(streamId)) {
+      long[] releases = released.take(streamId);
       if (releases.length > 0) {
         send(new Message.Next(streamId, 0, releases));
       }
@@ -447,13 +460,13 @@ public final class ClientConnection implements AutoCloseable {
     if (current != null) {
       current.close();
     }
-    BatchInbox arrived = inbox;
+    BatchReceiver arrived = inbox;
     if (arrived != null) {
       arrived.close();
     }
   }
 
-  private final class Receiver implements BatchInbox.Receiver {
+  private final class Receiver implements BatchReceiver.Consumer {
     @Override
     public void batch(int streamId, BatchContents contents) {
       StreamState state = streams.get(streamId);
@@ -465,7 +478,17 @@ public final class ClientConnection implements AutoCloseable {
     }
 
     @Override
-    public void releasesWaiting(int streamId) {
+    public void refused(int streamId, ThallusException error) {
+      StreamState state = streams.get(streamId);
+      if (state != null) {
+        state.onRefused(error);
+      }
+    }
+
+    @Override
+    public void released(int streamId, long batchId) {
+      released.add(streamId, batchId);
+      // A stream that grants no more credits sends its releases alone.
       flushReleases(streamId);
     }
 
@@ -475,7 +498,8 @@ public final class ClientConnection implements AutoCloseable {
     }
 
     @Override
-    public void fail(ThallusException error) {
+    public void failed(int streamId, ThallusException error) {
+      // A body that cannot be fetched or rebuilt leaves the transport out of step: the connection cannot go on.
       failAll(error);
       Channel ch = channel;
       if (ch != null) {
@@ -499,12 +523,18 @@ public final class ClientConnection implements AutoCloseable {
         }
         case Message.Opened o -> {
           StreamState state = streams.get(o.streamId());
+          BatchReceiver current = inbox;
           if (state != null) {
-            state.onOpened(Schema.deserializeMessage(ByteBuffer.wrap(o.schema())));
+            Schema schema = Schema.deserializeMessage(ByteBuffer.wrap(o.schema()));
+            if (current != null) {
+              // The stream's batches are checked against it before anyone reads them.
+              current.expect(o.streamId(), schema);
+            }
+            state.onOpened(schema);
           }
         }
         case Message.Batch b -> {
-          BatchInbox current = inbox;
+          BatchReceiver current = inbox;
           if (current == null) {
             failAndClose(ctx, ThallusException.of(StatusCode.PROTOCOL_ERROR, "BATCH before the handshake ended"));
           } else {
@@ -556,7 +586,7 @@ public final class ClientConnection implements AutoCloseable {
 
     /** Runs a stream's END or error only after the batches the server sent before it. */
     private void afterBatches(int streamId, Runnable action) {
-      BatchInbox current = inbox;
+      BatchReceiver current = inbox;
       if (current == null) {
         action.run();
       } else {
