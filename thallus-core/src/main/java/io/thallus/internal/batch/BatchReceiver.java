@@ -103,16 +103,15 @@ public final class BatchReceiver implements AutoCloseable {
     private void drain() {
       while (!slots.isEmpty() && slots.peek().ready) {
         Slot head = slots.poll();
-        if (closed || refused) {
-          if (head.contents != null) {
-            head.contents.close();
-          }
-        } else if (head.action != null) {
+        if (head.contents != null && (closed || refused)) {
+          // Nobody takes it: the receiver has closed, or the stream has refused a batch before it.
+          head.contents.close();
+        } else if (head.contents != null) {
+          deliver(head.contents);
+        } else if (head.action != null && !closed) {
           head.action.run();
           // END and errors are a stream's last word.
           over = true;
-        } else if (head.contents != null) {
-          deliver(head.contents);
         }
       }
       if (slots.isEmpty() && (over || !consumer.isOpen(streamId))) {
