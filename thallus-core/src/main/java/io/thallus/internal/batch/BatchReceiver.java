@@ -53,6 +53,21 @@ public final class BatchReceiver implements AutoCloseable {
 
     /** Whether the peer keeps each body until released (shm, cma, rdma), so releases are reported. */
     boolean peerHoldsBodies();
+
+    /** A fetcher there from the start (the client's session). */
+    static Fetchers of(BodyFetcher fetcher, boolean peerHoldsBodies) {
+      return new Fetchers() {
+        @Override
+        public BodyFetcher fetcher() {
+          return fetcher;
+        }
+
+        @Override
+        public boolean peerHoldsBodies() {
+          return peerHoldsBodies;
+        }
+      };
+    }
   }
 
   /** One thing a stream is owed, in arrival order: a batch (ready once its body is in), or an action. */

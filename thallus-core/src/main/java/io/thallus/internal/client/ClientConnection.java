@@ -196,18 +196,8 @@ public final class ClientConnection implements AutoCloseable {
         session = chosen.accept(welcomed.parameters());
         serializes = candidates.stream().filter(t -> t.name().equals(welcomed.transport()))
             .anyMatch(Transport::serializesBatches);
-        ClientSession accepted = session;
-        inbox = new BatchReceiver(new BatchReceiver.Fetchers() {
-          @Override
-          public io.thallus.spi.BodyFetcher fetcher() {
-            return accepted;
-          }
-
-          @Override
-          public boolean peerHoldsBodies() {
-            return accepted.serverHoldsBodies();
-          }
-        }, serializes, allocator, () -> "the client's memory for received batches", new Receiver());
+        inbox = new BatchReceiver(BatchReceiver.Fetchers.of(session, session.serverHoldsBodies()), serializes,
+            allocator, () -> "the client's memory for received batches", new Receiver());
       } catch (ThallusException e) {
         chosen.close();
         if (location.transport().isEmpty() && e.code() == StatusCode.UNAVAILABLE && candidates.size() > 1) {
@@ -523,13 +513,10 @@ public final class ClientConnection implements AutoCloseable {
         }
         case Message.Opened o -> {
           StreamState state = streams.get(o.streamId());
-          BatchReceiver current = inbox;
           if (state != null) {
             Schema schema = Schema.deserializeMessage(ByteBuffer.wrap(o.schema()));
-            if (current != null) {
-              // The stream's batches are checked against it before anyone reads them.
-              current.expect(o.streamId(), schema);
-            }
+            // The stream's batches are checked against it before anyone reads them (inbox: made before WELCOME ends).
+            inbox.expect(o.streamId(), schema);
             state.onOpened(schema);
           }
         }

@@ -54,17 +54,7 @@ class BatchReceiverOrderTest {
       List<String> seen = new CopyOnWriteArrayList<>();
       CountDownLatch handingOver = new CountDownLatch(1);
       CountDownLatch letGo = new CountDownLatch(1);
-      BatchReceiver.Fetchers fetchers = new BatchReceiver.Fetchers() {
-        @Override
-        public io.thallus.spi.BodyFetcher fetcher() {
-          return session;
-        }
-
-        @Override
-        public boolean peerHoldsBodies() {
-          return session.serverHoldsBodies();
-        }
-      };
+      BatchReceiver.Fetchers fetchers = BatchReceiver.Fetchers.of(session, session.serverHoldsBodies());
       BatchReceiver inbox = new BatchReceiver(fetchers, false, allocator, () -> "the test's memory",
           new BatchReceiver.Consumer() {
         @Override
