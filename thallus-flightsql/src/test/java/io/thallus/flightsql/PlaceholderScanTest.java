@@ -7,12 +7,12 @@ import org.junit.jupiter.api.Test;
 class PlaceholderScanTest {
   @Test
   void findsPlaceholdersOutsideLiteralsNamesAndComments() {
-    assertThat(ThallusSqlProducer.mayHavePlaceholders("SELECT * FROM t WHERE a = ?")).isTrue();
-    assertThat(ThallusSqlProducer.mayHavePlaceholders("SELECT $1 + 1")).isTrue();
-    assertThat(ThallusSqlProducer.mayHavePlaceholders("SELECT 42")).isFalse();
-    assertThat(ThallusSqlProducer.mayHavePlaceholders("SELECT 'what?' AS \"who?\" -- why?\n FROM t /* $1 */"))
+    assertThat(StatementText.mayHavePlaceholders("SELECT * FROM t WHERE a = ?")).isTrue();
+    assertThat(StatementText.mayHavePlaceholders("SELECT $1 + 1")).isTrue();
+    assertThat(StatementText.mayHavePlaceholders("SELECT 42")).isFalse();
+    assertThat(StatementText.mayHavePlaceholders("SELECT 'what?' AS \"who?\" -- why?\n FROM t /* $1 */"))
         .isFalse();
-    assertThat(ThallusSqlProducer.mayHavePlaceholders("SELECT 'it''s ?' , ?")).isTrue();
-    assertThat(ThallusSqlProducer.mayHavePlaceholders("SELECT 'unterminated")).isTrue();
+    assertThat(StatementText.mayHavePlaceholders("SELECT 'it''s ?' , ?")).isTrue();
+    assertThat(StatementText.mayHavePlaceholders("SELECT 'unterminated")).isTrue();
   }
 }

@@ -4,7 +4,6 @@ import io.thallus.ClientOptions;
 import io.thallus.QueryRequest;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
-import io.thallus.Tls;
 import java.sql.Array;
 import java.sql.Blob;
 import java.sql.CallableStatement;
@@ -21,15 +20,9 @@ import java.sql.SQLXML;
 import java.sql.Savepoint;
 import java.sql.Statement;
 import java.sql.Struct;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
-import java.util.Set;
 import java.util.concurrent.Executor;
 import org.apache.arrow.memory.BufferAllocator;
 
@@ -44,45 +37,25 @@ final class ThallusConnection implements Connection {
   private final JdbcUrl url;
   private final BufferAllocator allocator;
   private final ThallusClient client;
-  private final Set<ThallusStatement> statements = Collections.synchronizedSet(new LinkedHashSet<>());
+  private final OpenStatements statements = new OpenStatements();
+  private final SessionTransaction transaction;
   private volatile boolean closed;
-  private volatile boolean autoCommit = true;
-  /** A statement ran in manual-commit mode since the last commit or rollback: the server's transaction is open. */
-  private volatile boolean transactionOpen;
+  /** Whether INSERT ... VALUES batches go on the write path: until a server says its engine takes no ingests. */
+  private volatile boolean ingests = true;
 
   private ThallusConnection(JdbcUrl url, BufferAllocator allocator, ThallusClient client) {
     this.url = url;
     this.allocator = allocator;
     this.client = client;
+    this.transaction = new SessionTransaction(client);
   }
 
   static ThallusConnection open(JdbcUrl url) throws SQLException {
-    ClientOptions.Builder options = ClientOptions.builder()
-        .clientName("thallus-jdbc")
-        .batchRows(url.integer(ThallusProperty.BATCH_ROWS))
-        .credits(url.integer(ThallusProperty.CREDITS))
-        .connectTimeout(Duration.ofSeconds(url.integer(ThallusProperty.CONNECT_TIMEOUT)))
-        .timeout(Duration.ofSeconds(url.integer(ThallusProperty.TIMEOUT)))
-        .receivePoolBytes((long) url.integer(ThallusProperty.RECEIVE_POOL_MB) << 20);
-    for (ThallusProperty credential : List.of(ThallusProperty.USER, ThallusProperty.PASSWORD, ThallusProperty.TOKEN)) {
-      String value = url.string(credential);
-      if (!value.isEmpty()) {
-        options.credential(credential.key(), value);
-      }
-    }
-    if (url.bool(ThallusProperty.TLS)) {
-      String trust = url.string(ThallusProperty.TLS_TRUST);
-      try {
-        Tls tls = trust.isEmpty() ? Tls.client() : Tls.client(java.nio.file.Path.of(trust));
-        options.tls(url.bool(ThallusProperty.TLS_VERIFY_HOSTNAME) ? tls : tls.withoutHostnameVerification());
-      } catch (ThallusException e) {
-        throw Errors.from(e);
-      }
-    }
+    ClientOptions options = UrlClientOptions.of(url);
     BufferAllocator allocator = ThallusClient.newRootAllocator();
     ThallusClient client = null;
     try {
-      client = ThallusClient.connect(allocator, url.location(), options.build());
+      client = ThallusClient.connect(allocator, url.location(), options);
       ThallusConnection connection = new ThallusConnection(url, allocator, client);
       connection.dataset().ifPresent(dataset ->
           // The server resolves the dataset for a query's schema: a missing one fails here, not at the first query.
@@ -136,15 +109,10 @@ final class ThallusConnection implements Connection {
     statements.remove(statement);
   }
 
-  private <T extends ThallusStatement> T track(T statement) {
-    statements.add(statement);
-    return statement;
-  }
-
   @Override
   public Statement createStatement() throws SQLException {
     checkOpen();
-    return track(new ThallusStatement(this));
+    return statements.add(new ThallusStatement(this));
   }
 
   @Override
@@ -162,7 +130,7 @@ final class ThallusConnection implements Connection {
   @Override
   public PreparedStatement prepareStatement(String sql) throws SQLException {
     checkOpen();
-    return track(new ThallusPreparedStatement(this, sql));
+    return statements.add(new ThallusPreparedStatement(this, sql));
   }
 
   @Override
@@ -228,83 +196,39 @@ final class ThallusConnection implements Connection {
     return sql;
   }
 
-  /**
-   * Manual-commit mode: from the next statement on, statements run in one transaction until {@link #commit} or
-   * {@link #rollback}. Turning auto-commit back on commits an open transaction, as JDBC asks.
-   */
+  /** Manual-commit mode from the next statement on; turning auto-commit back on commits an open transaction. */
   @Override
   public void setAutoCommit(boolean autoCommit) throws SQLException {
     checkOpen();
-    if (autoCommit && !this.autoCommit && transactionOpen) {
-      endTransaction("COMMIT");
-    }
-    this.autoCommit = autoCommit;
+    transaction.setAutoCommit(autoCommit);
   }
 
   @Override
   public boolean getAutoCommit() throws SQLException {
     checkOpen();
-    return autoCommit;
+    return transaction.autoCommit();
   }
 
-  /** Commits the transaction; in manual-commit mode with no statement since the last end there is nothing to do. */
   @Override
   public void commit() throws SQLException {
     checkOpen();
-    if (autoCommit) {
-      // DuckDB's own driver answers the same.
-      throw new SQLException("cannot commit: no transaction is active (the connection is in auto-commit mode)",
-          "25000");
-    }
-    if (transactionOpen) {
-      endTransaction("COMMIT");
-    }
+    transaction.commit();
   }
 
   @Override
   public void rollback() throws SQLException {
     checkOpen();
-    if (autoCommit) {
-      throw new SQLException("cannot roll back: no transaction is active (the connection is in auto-commit mode); "
-          + "every statement has committed on its own", "25000");
-    }
-    if (transactionOpen) {
-      endTransaction("ROLLBACK");
-    }
-  }
-
-  /**
-   * Runs COMMIT or ROLLBACK on the server. The transaction is over either way: a COMMIT that fails (a write
-   * conflict, SQLState 40001) has rolled back.
-   */
-  private void endTransaction(String verb) throws SQLException {
-    transactionOpen = false;
-    try (io.thallus.ThallusStream stream = client.query(QueryRequest.builder(verb).build())) {
-      while (stream.loadNextBatch()) {
-        // The one-row update count of COMMIT or ROLLBACK: read to its end, where a failure would show.
-      }
-    } catch (java.io.IOException e) {
-      throw new SQLException(verb + " failed: " + e.getMessage(), "08006", e);
-    } catch (ThallusException e) {
-      if (e.getMessage() != null && e.getMessage().contains("no transaction is active")) {
-        // The statement that was to begin it failed before it did: there is nothing to end.
-        return;
-      }
-      throw Errors.from(e);
-    }
+    transaction.rollback();
   }
 
   /** Ends the transaction a batch of several requests ran in, in auto-commit mode. */
   void endBatchTransaction(String verb) throws SQLException {
-    endTransaction(verb);
+    transaction.end(verb);
   }
 
   BufferAllocator allocator() {
     return allocator;
   }
-
-  /** Whether INSERT ... VALUES batches go on the write path: until a server says its engine takes no ingests. */
-  private volatile boolean ingests = true;
 
   boolean ingestsBatches() {
     return ingests;
@@ -314,20 +238,14 @@ final class ThallusConnection implements Connection {
     ingests = false;
   }
 
-  /** The same for an ingest (a batch of INSERT ... VALUES rows on the write path). */
-  void inSession(io.thallus.IngestRequest.Builder request) {
-    if (!autoCommit) {
-      request.autoCommit(false);
-      transactionOpen = true;
-    }
-  }
-
   /** What the next statement's request asks of the session: its transaction, in manual-commit mode. */
   void inSession(QueryRequest.Builder request) {
-    if (!autoCommit) {
-      request.autoCommit(false);
-      transactionOpen = true;
-    }
+    transaction.join(request);
+  }
+
+  /** The same for an ingest (a batch of INSERT ... VALUES rows on the write path). */
+  void inSession(io.thallus.IngestRequest.Builder request) {
+    transaction.join(request);
   }
 
   @Override
@@ -336,19 +254,7 @@ final class ThallusConnection implements Connection {
       return;
     }
     closed = true;
-    List<ThallusStatement> open;
-    synchronized (statements) {
-      open = new ArrayList<>(statements);
-    }
-    Collections.reverse(open);
-    SQLException failure = null;
-    for (ThallusStatement statement : open) {
-      try {
-        statement.close();
-      } catch (SQLException e) {
-        failure = failure == null ? e : failure;
-      }
-    }
+    SQLException failure = statements.closeAll();
     try {
       client.close();
     } catch (ThallusException e) {
@@ -407,20 +313,11 @@ final class ThallusConnection implements Connection {
     return single("SELECT current_database()");
   }
 
-  /**
-   * DuckDB gives every transaction a snapshot (no dirty or non-repeatable reads; write-write conflicts abort with
-   * 40001): repeatable read, as DuckDB's own driver reports it. A weaker level asked for is served by this stronger
-   * one, as JDBC allows; serializable is not offered.
-   */
+  /** Any level up to repeatable read, which DuckDB's snapshots give (see {@link SessionTransaction#checkIsolation}). */
   @Override
   public void setTransactionIsolation(int level) throws SQLException {
     checkOpen();
-    switch (level) {
-      case TRANSACTION_READ_UNCOMMITTED, TRANSACTION_READ_COMMITTED, TRANSACTION_REPEATABLE_READ -> { }
-      case TRANSACTION_SERIALIZABLE -> throw Errors.unsupported("TRANSACTION_SERIALIZABLE",
-          "DuckDB isolates transactions by snapshot (repeatable read), which is not serializable");
-      default -> throw Errors.invalid("not a transaction isolation level: " + level);
-    }
+    SessionTransaction.checkIsolation(level);
   }
 
   @Override

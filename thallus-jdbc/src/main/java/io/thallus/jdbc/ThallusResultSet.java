@@ -18,49 +18,39 @@ import java.sql.Statement;
 import java.sql.Time;
 import java.sql.Timestamp;
 import java.util.Calendar;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import javax.sql.rowset.serial.SerialBlob;
 import javax.sql.rowset.serial.SerialClob;
 
 /**
  * A forward-only, read-only result set over Arrow batches: every getter reads the current batch's vectors in place
- * (see {@link ColumnReader} and {@link Values}). Closing it ends the stream and returns the batch's buffers.
+ * (see {@link ColumnReader} and {@link Values}) at the row its {@link RowCursor} stands on; getters by label are
+ * {@link ByLabelResultSet}'s. Closing it ends the stream and returns the batch's buffers.
  */
-final class ThallusResultSet extends ReadOnlyResultSet {
+final class ThallusResultSet extends ByLabelResultSet {
   private final ThallusStatement statement;
   private final Rows rows;
   private final List<ColumnReader> readers;
   private final ThallusResultSetMetaData metaData;
-  private Map<String, Integer> columnsByLabel;
+  private final RowCursor cursor;
+  private final ColumnLabels labels;
   private boolean wasNull;
   private boolean closed;
-  private boolean started;
-  private boolean after;
-  private long rowNumber;
 
   ThallusResultSet(ThallusStatement statement, Rows rows) {
     this.statement = statement;
     this.rows = rows;
     this.readers = rows.readers();
     this.metaData = new ThallusResultSetMetaData(readers.stream().map(r -> r.field).toList());
+    this.cursor = new RowCursor(rows);
+    this.labels = new ColumnLabels(readers);
   }
 
   @Override
   public boolean next() throws SQLException {
     checkOpen();
-    if (after) {
-      return false;
-    }
-    started = true;
-    if (rows.next()) {
-      rowNumber++;
-      return true;
-    }
-    after = true;
-    return false;
+    return cursor.next();
   }
 
   /** Stops the query; the next {@link #next()} reports the cancellation. */
@@ -99,16 +89,13 @@ final class ThallusResultSet extends ReadOnlyResultSet {
     if (column < 1 || column > readers.size()) {
       throw Errors.badColumn("column " + column + " is outside 1.." + readers.size());
     }
-    if (!started || after) {
-      throw new SQLException(after ? "the result set is past its last row" : "call next() before reading a row",
-          "24000");
-    }
+    cursor.checkOnRow();
     return readers.get(column - 1);
   }
 
   /** The current row's natural value of a column, remembering whether it was NULL. */
   private Object value(int column) throws SQLException {
-    Object value = reader(column).value(rows.row());
+    Object value = reader(column).value(cursor.row());
     wasNull = value == null;
     return value;
   }
@@ -151,7 +138,7 @@ final class ThallusResultSet extends ReadOnlyResultSet {
 
   private long whole(int column, long min, long max, String target) throws SQLException {
     ColumnReader reader = reader(column);
-    int row = rows.row();
+    int row = cursor.row();
     if (reader.hasLong()) {
       // The hot path: no boxing for integer columns.
       if (reader.isNull(row)) {
@@ -176,7 +163,7 @@ final class ThallusResultSet extends ReadOnlyResultSet {
   @Override
   public double getDouble(int column) throws SQLException {
     ColumnReader reader = reader(column);
-    int row = rows.row();
+    int row = cursor.row();
     if (reader.hasDouble() || reader.hasLong()) {
       if (reader.isNull(row)) {
         wasNull = true;
@@ -318,176 +305,7 @@ final class ThallusResultSet extends ReadOnlyResultSet {
   @Override
   public int findColumn(String label) throws SQLException {
     checkOpen();
-    if (columnsByLabel == null) {
-      Map<String, Integer> byLabel = new HashMap<>();
-      for (int i = readers.size() - 1; i >= 0; i--) {
-        // The first column of a name wins, as JDBC asks; exact case first, then any case.
-        byLabel.put(readers.get(i).field.getName().toLowerCase(Locale.ROOT), i + 1);
-      }
-      for (int i = readers.size() - 1; i >= 0; i--) {
-        byLabel.put("\u0000" + readers.get(i).field.getName(), i + 1);
-      }
-      columnsByLabel = byLabel;
-    }
-    Integer exact = columnsByLabel.get("\u0000" + label);
-    if (exact != null) {
-      return exact;
-    }
-    Integer anyCase = label == null ? null : columnsByLabel.get(label.toLowerCase(Locale.ROOT));
-    if (anyCase == null) {
-      throw Errors.badColumn("no column named '" + label + "'; the columns are "
-          + readers.stream().map(r -> r.field.getName()).toList());
-    }
-    return anyCase;
-  }
-
-  // By label: each getter finds the column and reads it as above.
-
-  @Override
-  public String getString(String label) throws SQLException {
-    return getString(findColumn(label));
-  }
-
-  @Override
-  public boolean getBoolean(String label) throws SQLException {
-    return getBoolean(findColumn(label));
-  }
-
-  @Override
-  public byte getByte(String label) throws SQLException {
-    return getByte(findColumn(label));
-  }
-
-  @Override
-  public short getShort(String label) throws SQLException {
-    return getShort(findColumn(label));
-  }
-
-  @Override
-  public int getInt(String label) throws SQLException {
-    return getInt(findColumn(label));
-  }
-
-  @Override
-  public long getLong(String label) throws SQLException {
-    return getLong(findColumn(label));
-  }
-
-  @Override
-  public float getFloat(String label) throws SQLException {
-    return getFloat(findColumn(label));
-  }
-
-  @Override
-  public double getDouble(String label) throws SQLException {
-    return getDouble(findColumn(label));
-  }
-
-  @Override
-  @Deprecated
-  public BigDecimal getBigDecimal(String label, int scale) throws SQLException {
-    return getBigDecimal(findColumn(label), scale);
-  }
-
-  @Override
-  public BigDecimal getBigDecimal(String label) throws SQLException {
-    return getBigDecimal(findColumn(label));
-  }
-
-  @Override
-  public byte[] getBytes(String label) throws SQLException {
-    return getBytes(findColumn(label));
-  }
-
-  @Override
-  public Date getDate(String label) throws SQLException {
-    return getDate(findColumn(label));
-  }
-
-  @Override
-  public Date getDate(String label, Calendar calendar) throws SQLException {
-    return getDate(findColumn(label), calendar);
-  }
-
-  @Override
-  public Time getTime(String label) throws SQLException {
-    return getTime(findColumn(label));
-  }
-
-  @Override
-  public Time getTime(String label, Calendar calendar) throws SQLException {
-    return getTime(findColumn(label), calendar);
-  }
-
-  @Override
-  public Timestamp getTimestamp(String label) throws SQLException {
-    return getTimestamp(findColumn(label));
-  }
-
-  @Override
-  public Timestamp getTimestamp(String label, Calendar calendar) throws SQLException {
-    return getTimestamp(findColumn(label), calendar);
-  }
-
-  @Override
-  public InputStream getAsciiStream(String label) throws SQLException {
-    return getAsciiStream(findColumn(label));
-  }
-
-  @Override
-  @Deprecated
-  public InputStream getUnicodeStream(String label) throws SQLException {
-    return getUnicodeStream(findColumn(label));
-  }
-
-  @Override
-  public InputStream getBinaryStream(String label) throws SQLException {
-    return getBinaryStream(findColumn(label));
-  }
-
-  @Override
-  public Reader getCharacterStream(String label) throws SQLException {
-    return getCharacterStream(findColumn(label));
-  }
-
-  @Override
-  public Reader getNCharacterStream(String label) throws SQLException {
-    return getNCharacterStream(findColumn(label));
-  }
-
-  @Override
-  public String getNString(String label) throws SQLException {
-    return getNString(findColumn(label));
-  }
-
-  @Override
-  public Object getObject(String label) throws SQLException {
-    return getObject(findColumn(label));
-  }
-
-  @Override
-  public <T> T getObject(String label, Class<T> type) throws SQLException {
-    return getObject(findColumn(label), type);
-  }
-
-  @Override
-  public Object getObject(String label, Map<String, Class<?>> map) throws SQLException {
-    return getObject(findColumn(label), map);
-  }
-
-  @Override
-  public Array getArray(String label) throws SQLException {
-    return getArray(findColumn(label));
-  }
-
-  @Override
-  public Blob getBlob(String label) throws SQLException {
-    return getBlob(findColumn(label));
-  }
-
-  @Override
-  public Clob getClob(String label) throws SQLException {
-    return getClob(findColumn(label));
+    return labels.find(label);
   }
 
   // Cursor position: forward only.
@@ -495,19 +313,19 @@ final class ThallusResultSet extends ReadOnlyResultSet {
   @Override
   public boolean isBeforeFirst() throws SQLException {
     checkOpen();
-    return !started;
+    return cursor.isBeforeFirst();
   }
 
   @Override
   public boolean isAfterLast() throws SQLException {
     checkOpen();
-    return after && rowNumber > 0;
+    return cursor.isAfterLast();
   }
 
   @Override
   public boolean isFirst() throws SQLException {
     checkOpen();
-    return started && !after && rowNumber == 1;
+    return cursor.isFirst();
   }
 
   @Override
@@ -518,7 +336,7 @@ final class ThallusResultSet extends ReadOnlyResultSet {
   @Override
   public int getRow() throws SQLException {
     checkOpen();
-    return after ? 0 : (int) Math.min(Integer.MAX_VALUE, rowNumber);
+    return cursor.rowNumber();
   }
 
   @Override

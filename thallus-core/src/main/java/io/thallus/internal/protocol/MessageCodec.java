@@ -1,24 +1,27 @@
 package io.thallus.internal.protocol;
 
+import static io.thallus.internal.protocol.WireReader.readBytes;
+import static io.thallus.internal.protocol.WireReader.readCount;
+import static io.thallus.internal.protocol.WireReader.readInt;
+import static io.thallus.internal.protocol.WireReader.readList;
+import static io.thallus.internal.protocol.WireReader.readLong;
+import static io.thallus.internal.protocol.WireReader.readMap;
+import static io.thallus.internal.protocol.WireReader.readString;
+import static io.thallus.internal.protocol.WireReader.readU16;
+import static io.thallus.internal.protocol.WireReader.readU8;
+import static io.thallus.internal.protocol.WireWriter.writeList;
+import static io.thallus.internal.protocol.WireWriter.writeMap;
+import static io.thallus.internal.protocol.WireWriter.writeString;
+
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.MessageToMessageDecoder;
 import io.netty.handler.codec.MessageToMessageEncoder;
 import io.thallus.StatusCode;
-import io.thallus.spi.BatchHeader;
-import io.thallus.spi.BatchPart;
-import io.thallus.spi.BufferDescriptor;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 
 /**
  * The bodies of the control protocol's messages. Every integer is big-endian. A {@code string} is a u32 byte
@@ -54,11 +57,12 @@ import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
  *
  * Anything that does not parse exactly (unknown type, a count larger than the bytes left, bytes left over) is a
  * {@link CorruptedFrameException}.
+ *
+ * <p>This class chooses each message's fields by its type; the field types are read by {@link WireReader} and written
+ * by {@link WireWriter}, an OPEN's parameters by {@link ParameterCodec} and a BATCH's header by
+ * {@link BatchHeaderCodec}.
  */
 public final class MessageCodec {
-  /** Longest string a peer may send (SQL text included); the frame limit usually bites first. */
-  static final int MAX_STRING_BYTES = 64 << 20;
-
   private MessageCodec() {}
 
   /** Frames (as cut by {@link FrameDecoder}: type byte + body) to {@link Message}s. */
@@ -123,110 +127,9 @@ public final class MessageCodec {
       return new Message.Next(streamId, credits, releases);
     }
 
+    /** The header, then the rest of the frame as the inline bytes, retained (not copied) for the message. */
     private static Message readBatch(ByteBuf in) {
-      int streamId = readInt(in);
-      long batchId = readLong(in);
-      int partCount = readU16(in);
-      List<BatchPart> parts = new ArrayList<>(Math.min(partCount, in.readableBytes()));
-      for (int p = 0; p < partCount; p++) {
-        long dictionaryId = readLong(in);
-        int flags = readU8(in);
-        if ((flags & ~1) != 0) {
-          throw new CorruptedFrameException("batch part flags " + flags + " set bits this version does not know");
-        }
-        boolean delta = flags == 1;
-        long length = readLong(in);
-        if (length < 0 || length > Integer.MAX_VALUE) {
-          throw new CorruptedFrameException("batch part length " + length + " is out of range");
-        }
-        int nodeCount = readCount(in, 16);
-        List<ArrowFieldNode> nodes = new ArrayList<>(nodeCount);
-        for (int i = 0; i < nodeCount; i++) {
-          long nodeLength = in.readLong();
-          long nullCount = in.readLong();
-          if (nodeLength < 0 || nullCount < 0 || nullCount > nodeLength || nodeLength > Integer.MAX_VALUE) {
-            throw new CorruptedFrameException("field node (" + nodeLength + ", " + nullCount + ") is out of range");
-          }
-          nodes.add(new ArrowFieldNode(nodeLength, nullCount));
-        }
-        int bufferCount = readCount(in, 20);
-        List<BufferDescriptor> buffers = new ArrayList<>(bufferCount);
-        for (int i = 0; i < bufferCount; i++) {
-          long address = in.readLong();
-          long bufferLength = in.readLong();
-          int key = in.readInt();
-          if (bufferLength < 0) {
-            throw new CorruptedFrameException("negative buffer length " + bufferLength);
-          }
-          buffers.add(new BufferDescriptor(address, bufferLength, key));
-        }
-        parts.add(new BatchPart(dictionaryId, delta, length, nodes, buffers));
-      }
-      ByteBuf inline = in.readRetainedSlice(in.readableBytes());
-      return new Message.Batch(new BatchHeader(streamId, batchId, parts), inline);
-    }
-
-    private static int readU8(ByteBuf in) {
-      need(in, 1);
-      return in.readUnsignedByte();
-    }
-
-    private static int readU16(ByteBuf in) {
-      need(in, 2);
-      return in.readUnsignedShort();
-    }
-
-    private static int readInt(ByteBuf in) {
-      need(in, 4);
-      return in.readInt();
-    }
-
-    private static long readLong(ByteBuf in) {
-      need(in, 8);
-      return in.readLong();
-    }
-
-    /** A u32 count of items of {@code itemBytes} each, checked against the bytes left. */
-    private static int readCount(ByteBuf in, int itemBytes) {
-      long count = Integer.toUnsignedLong(readInt(in));
-      if (count * itemBytes > in.readableBytes()) {
-        throw new CorruptedFrameException(
-            "count " + count + " needs " + count * itemBytes + " bytes, only " + in.readableBytes() + " left");
-      }
-      return (int) count;
-    }
-
-    private static String readString(ByteBuf in) {
-      int length = readCount(in, 1);
-      if (length > MAX_STRING_BYTES) {
-        throw new CorruptedFrameException("string of " + length + " bytes is over " + MAX_STRING_BYTES);
-      }
-      // Strict: a lenient decoder would turn malformed bytes into U+FFFD, so the SQL run would not be the SQL sent.
-      String value;
-      try {
-        value = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-            .onUnmappableCharacter(CodingErrorAction.REPORT).decode(in.nioBuffer(in.readerIndex(), length)).toString();
-      } catch (CharacterCodingException e) {
-        throw new CorruptedFrameException("a string of " + length + " bytes is not valid UTF-8");
-      }
-      in.skipBytes(length);
-      return value;
-    }
-
-    private static byte[] readBytes(ByteBuf in) {
-      int length = readCount(in, 1);
-      byte[] bytes = new byte[length];
-      in.readBytes(bytes);
-      return bytes;
-    }
-
-    private static List<String> readList(ByteBuf in) {
-      int count = readU16(in);
-      List<String> list = new ArrayList<>(Math.min(count, in.readableBytes() / 4));
-      for (int i = 0; i < count; i++) {
-        list.add(readString(in));
-      }
-      return list;
+      return new Message.Batch(BatchHeaderCodec.read(in), in.readRetainedSlice(in.readableBytes()));
     }
 
     private static Message.Open readOpen(ByteBuf in) {
@@ -240,7 +143,7 @@ public final class MessageCodec {
       if ((flags & ~(Message.Open.SCHEMA_ONLY | Message.Open.PARAMETER_ROWS)) != 0) {
         throw new CorruptedFrameException("OPEN flags " + flags + " set bits this version does not know");
       }
-      List<Object> parameters = readParameters(in);
+      List<Object> parameters = ParameterCodec.readParameters(in);
       Map<String, String> options = readMap(in);
       byte[] rows = new byte[0];
       if ((flags & Message.Open.PARAMETER_ROWS) != 0) {
@@ -251,93 +154,6 @@ public final class MessageCodec {
       }
       return new Message.Open(streamId, sql, dataset, batchRows, credits, timeoutMillis, flags, parameters, options,
           rows);
-    }
-
-    private static List<Object> readParameters(ByteBuf in) {
-      int count = readU16(in);
-      List<Object> values = new ArrayList<>(Math.min(count, in.readableBytes()));
-      for (int i = 0; i < count; i++) {
-        values.add(readParameter(in));
-      }
-      return values;
-    }
-
-    private static Object readParameter(ByteBuf in) {
-      int tag = readU8(in);
-      return switch (tag) {
-        case 0 -> QueryParameters.NULL;
-        case 1 -> switch (readU8(in)) {
-          case 0 -> false;
-          case 1 -> true;
-          default -> throw new CorruptedFrameException("a boolean parameter is neither 0 nor 1");
-        };
-        case 2 -> (byte) readU8(in);
-        case 3 -> (short) readU16(in);
-        case 4 -> readInt(in);
-        case 5 -> readLong(in);
-        case 6 -> Float.intBitsToFloat(readInt(in));
-        case 7 -> Double.longBitsToDouble(readLong(in));
-        case 8 -> canonical(readString(in), java.math.BigDecimal::new, "decimal");
-        case 9 -> readString(in);
-        case 10 -> readBytes(in);
-        case 11 -> parse(readLong(in), java.time.LocalDate::ofEpochDay, "date");
-        case 12 -> parse(readLong(in), java.time.LocalTime::ofNanoOfDay, "time");
-        case 13 -> {
-          long seconds = readLong(in);
-          int nanos = readInt(in);
-          yield parse(seconds, s -> java.time.LocalDateTime.ofEpochSecond(s, nanos, java.time.ZoneOffset.UTC),
-              "timestamp");
-        }
-        case 14 -> {
-          long seconds = readLong(in);
-          int nanos = readInt(in);
-          int offset = readInt(in);
-          if (nanos < 0 || nanos > 999_999_999) {
-            throw new CorruptedFrameException("nanoseconds " + nanos + " are out of range");
-          }
-          yield parse(seconds, s -> java.time.OffsetDateTime.ofInstant(java.time.Instant.ofEpochSecond(s, nanos),
-              java.time.ZoneOffset.ofTotalSeconds(offset)), "timestamp with time zone");
-        }
-        case 15 -> new java.util.UUID(readLong(in), readLong(in));
-        case 16 -> canonical(readString(in), java.math.BigInteger::new, "big integer");
-        default -> throw new CorruptedFrameException("unknown parameter tag " + tag);
-      };
-    }
-
-    /** A number sent as text must be in the form its type prints, so that it means one thing only. */
-    private static <R> R canonical(String text, java.util.function.Function<String, R> parser, String what) {
-      R value = parse(text, parser, what);
-      if (!value.toString().equals(text)) {
-        throw new CorruptedFrameException("a " + what + " parameter is not in canonical form: " + text);
-      }
-      return value;
-    }
-
-    private static <T, R> R parse(T raw, java.util.function.Function<T, R> parser, String what) {
-      try {
-        return parser.apply(raw);
-      } catch (RuntimeException e) {
-        throw new CorruptedFrameException("not a " + what + " parameter: " + raw);
-      }
-    }
-
-    private static Map<String, String> readMap(ByteBuf in) {
-      int count = readU16(in);
-      Map<String, String> map = new LinkedHashMap<>();
-      for (int i = 0; i < count; i++) {
-        String key = readString(in);
-        String value = readString(in);
-        if (map.put(key, value) != null) {
-          throw new CorruptedFrameException("key " + key + " appears twice");
-        }
-      }
-      return map;
-    }
-
-    private static void need(ByteBuf in, int bytes) {
-      if (in.readableBytes() < bytes) {
-        throw new CorruptedFrameException("frame ends early: needed " + bytes + " more bytes");
-      }
     }
   }
 
@@ -393,7 +209,7 @@ public final class MessageCodec {
           out.writeInt(m.credits());
           out.writeLong(m.timeoutMillis());
           out.writeByte(m.flags());
-          writeParameters(out, m.parameters());
+          ParameterCodec.writeParameters(out, m.parameters());
           writeMap(out, m.options());
           if (m.parameterRows().length > 0) {
             out.writeInt(m.parameterRows().length);
@@ -413,7 +229,7 @@ public final class MessageCodec {
             out.writeLong(id);
           }
         }
-        case Message.Batch m -> writeBatchHeader(out, m.header());
+        case Message.Batch m -> BatchHeaderCodec.write(out, m.header());
         case Message.End m -> {
           out.writeInt(m.streamId());
           out.writeLong(m.rows());
@@ -442,35 +258,9 @@ public final class MessageCodec {
       }
     }
 
-    private static void writeBatchHeader(ByteBuf out, BatchHeader header) {
-      out.writeInt(header.streamId());
-      out.writeLong(header.batchId());
-      out.writeShort(header.parts().size());
-      for (BatchPart part : header.parts()) {
-        out.writeLong(part.dictionaryId());
-        out.writeByte(part.delta() ? 1 : 0);
-        out.writeLong(part.length());
-        out.writeInt(part.nodes().size());
-        for (ArrowFieldNode node : part.nodes()) {
-          out.writeLong(node.getLength());
-          out.writeLong(node.getNullCount());
-        }
-        out.writeInt(part.buffers().size());
-        for (BufferDescriptor buffer : part.buffers()) {
-          out.writeLong(buffer.address());
-          out.writeLong(buffer.length());
-          out.writeInt(buffer.key());
-        }
-      }
-    }
-
     private static int estimate(Message message) {
       if (message instanceof Message.Batch batch) {
-        int size = 32;
-        for (BatchPart part : batch.header().parts()) {
-          size += 32 + part.nodes().size() * 16 + part.buffers().size() * 20;
-        }
-        return size;
+        return BatchHeaderCodec.estimate(batch.header());
       }
       if (message instanceof Message.Open open) {
         return 64 + open.sql().length() * 3 + open.dataset().length() * 3;
@@ -482,120 +272,6 @@ public final class MessageCodec {
         return 64 + ingest.table().length() * 3 + ingest.schema().length;
       }
       return 256;
-    }
-
-    private static void writeString(ByteBuf out, String value) {
-      int lengthIndex = out.writerIndex();
-      out.writeInt(0);
-      int written = ByteBufUtil.writeUtf8(out, value);
-      out.setInt(lengthIndex, written);
-    }
-
-    private static void writeList(ByteBuf out, List<String> values) {
-      checkCount(values.size());
-      out.writeShort(values.size());
-      for (String value : values) {
-        writeString(out, value);
-      }
-    }
-
-    private static void writeParameters(ByteBuf out, List<Object> values) {
-      checkCount(values.size());
-      out.writeShort(values.size());
-      for (Object value : values) {
-        writeParameter(out, value);
-      }
-    }
-
-    private static void writeParameter(ByteBuf out, Object value) {
-      switch (value) {
-        case QueryParameters.Null ignored -> out.writeByte(0);
-        case Boolean v -> {
-          out.writeByte(1);
-          out.writeByte(v ? 1 : 0);
-        }
-        case Byte v -> {
-          out.writeByte(2);
-          out.writeByte(v);
-        }
-        case Short v -> {
-          out.writeByte(3);
-          out.writeShort(v);
-        }
-        case Integer v -> {
-          out.writeByte(4);
-          out.writeInt(v);
-        }
-        case Long v -> {
-          out.writeByte(5);
-          out.writeLong(v);
-        }
-        case Float v -> {
-          out.writeByte(6);
-          out.writeInt(Float.floatToRawIntBits(v));
-        }
-        case Double v -> {
-          out.writeByte(7);
-          out.writeLong(Double.doubleToRawLongBits(v));
-        }
-        case java.math.BigDecimal v -> {
-          out.writeByte(8);
-          writeString(out, v.toString());
-        }
-        case String v -> {
-          out.writeByte(9);
-          writeString(out, v);
-        }
-        case byte[] v -> {
-          out.writeByte(10);
-          out.writeInt(v.length);
-          out.writeBytes(v);
-        }
-        case java.time.LocalDate v -> {
-          out.writeByte(11);
-          out.writeLong(v.toEpochDay());
-        }
-        case java.time.LocalTime v -> {
-          out.writeByte(12);
-          out.writeLong(v.toNanoOfDay());
-        }
-        case java.time.LocalDateTime v -> {
-          out.writeByte(13);
-          out.writeLong(v.toEpochSecond(java.time.ZoneOffset.UTC));
-          out.writeInt(v.getNano());
-        }
-        case java.time.OffsetDateTime v -> {
-          out.writeByte(14);
-          out.writeLong(v.toEpochSecond());
-          out.writeInt(v.getNano());
-          out.writeInt(v.getOffset().getTotalSeconds());
-        }
-        case java.util.UUID v -> {
-          out.writeByte(15);
-          out.writeLong(v.getMostSignificantBits());
-          out.writeLong(v.getLeastSignificantBits());
-        }
-        case java.math.BigInteger v -> {
-          out.writeByte(16);
-          writeString(out, v.toString());
-        }
-        default -> throw new IllegalArgumentException("no wire form for a parameter of " + value.getClass());
-      }
-    }
-
-    private static void writeMap(ByteBuf out, Map<String, String> map) {
-      checkCount(map.size());
-      out.writeShort(map.size());
-      for (Map.Entry<String, String> entry : map.entrySet()) {
-        writeString(out, entry.getKey());
-        writeString(out, entry.getValue());
-      }
-    }
-
-    private static void checkCount(int count) {
-      if (count > 0xFFFF) {
-        throw new IllegalArgumentException(count + " entries do not fit a u16 count");
-      }
     }
   }
 }
