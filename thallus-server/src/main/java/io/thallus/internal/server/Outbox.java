@@ -25,8 +25,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>a full BATCH inside its frame ({@link #afterBatch}) — now: more are likely to follow, and the client should
  *       have this one while the next is made;
  *   <li>OPENED ({@link #hold}) and a short BATCH inside its frame (most likely the last) — with the next of the
- *       above, or when the stream stops to wait ({@link #beforeWaiting}); so a small result's OPENED, BATCH and END reach the
- *       client in one packet and wake it once.
+ *       above, or when the stream stops to wait ({@link #beforeWaiting}); so a small result's OPENED, BATCH and
+ *       END reach the client in one packet and wake it once.
  * </ul>
  */
 final class Outbox {
