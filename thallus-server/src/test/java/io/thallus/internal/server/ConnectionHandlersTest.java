@@ -13,6 +13,7 @@ import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.Protocol;
 import io.thallus.server.Admission;
 import io.thallus.server.Authentication;
+import io.thallus.spi.BatchHeader;
 import io.thallus.spi.ServerTransport;
 import io.thallus.spi.Transport;
 import java.net.InetSocketAddress;
@@ -185,6 +186,27 @@ class ConnectionHandlersTest {
     assertError(1, StatusCode.UNAVAILABLE, "the server is shutting down");
     channel.writeInbound(ingest(2));
     assertError(2, StatusCode.UNAVAILABLE, "the server is shutting down");
+  }
+
+  @Test
+  void aBatchBeyondTheCreditsGrantedFailsTheConnection() {
+    welcome();
+    channel.writeInbound(ingest(1));
+    // The engine has not asked for a batch yet, so the server has granted no credit.
+    channel.writeInbound(new Message.Batch(new BatchHeader(1, 0, List.of())));
+    Message.Error error = channel.readOutbound();
+    assertThat(error.streamId()).isZero();
+    assertThat(error.code()).isEqualTo(StatusCode.PROTOCOL_ERROR);
+    assertThat(error.message()).isEqualTo("ingest 1 received batch 0 beyond the credits the server granted");
+    assertThat(channel.isOpen()).isFalse();
+  }
+
+  @Test
+  void aBatchForNoIngestIsDroppedAndTheConnectionGoesOn() {
+    welcome();
+    channel.writeInbound(new Message.Batch(new BatchHeader(7, 0, List.of())));
+    assertThat((Object) channel.readOutbound()).isNull();
+    assertThat(channel.isOpen()).isTrue();
   }
 
   @Test
