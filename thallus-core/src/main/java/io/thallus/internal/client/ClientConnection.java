@@ -28,7 +28,6 @@ import io.thallus.internal.protocol.FrameDecoder;
 import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.MessageCodec;
 import io.thallus.internal.protocol.Protocol;
-import io.thallus.spi.BatchContents;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
@@ -197,7 +196,8 @@ public final class ClientConnection implements AutoCloseable {
         serializes = candidates.stream().filter(t -> t.name().equals(welcomed.transport()))
             .anyMatch(Transport::serializesBatches);
         inbox = new BatchReceiver(BatchReceiver.Fetchers.of(session, session.serverHoldsBodies()), serializes,
-            allocator, () -> "the client's memory for received batches", new Receiver());
+            allocator, () -> "the client's memory for received batches",
+            new StreamResults(streams, released, this::flushReleases, this::failAndClose));
       } catch (ThallusException e) {
         chosen.close();
         if (location.transport().isEmpty() && e.code() == StatusCode.UNAVAILABLE && candidates.size() > 1) {
@@ -418,6 +418,15 @@ public final class ClientConnection implements AutoCloseable {
     }
   }
 
+  /** The connection cannot go on: every stream and ingest fails with {@code error}, and the channel closes. */
+  private void failAndClose(ThallusException error) {
+    failAll(error);
+    Channel ch = channel;
+    if (ch != null) {
+      ch.close();
+    }
+  }
+
   private void failAll(ThallusException error) {
     if (broken == null) {
       broken = error;
@@ -453,48 +462,6 @@ public final class ClientConnection implements AutoCloseable {
     BatchReceiver arrived = inbox;
     if (arrived != null) {
       arrived.close();
-    }
-  }
-
-  private final class Receiver implements BatchReceiver.Consumer {
-    @Override
-    public void batch(int streamId, BatchContents contents) {
-      StreamState state = streams.get(streamId);
-      if (state == null) {
-        contents.close();
-      } else {
-        state.onBatch(contents);
-      }
-    }
-
-    @Override
-    public void refused(int streamId, ThallusException error) {
-      StreamState state = streams.get(streamId);
-      if (state != null) {
-        state.onRefused(error);
-      }
-    }
-
-    @Override
-    public void released(int streamId, long batchId) {
-      released.add(streamId, batchId);
-      // A stream that grants no more credits sends its releases alone.
-      flushReleases(streamId);
-    }
-
-    @Override
-    public boolean isOpen(int streamId) {
-      return streams.containsKey(streamId);
-    }
-
-    @Override
-    public void failed(int streamId, ThallusException error) {
-      // A body that cannot be fetched or rebuilt leaves the transport out of step: the connection cannot go on.
-      failAll(error);
-      Channel ch = channel;
-      if (ch != null) {
-        ch.close();
-      }
     }
   }
 
