@@ -236,13 +236,15 @@ public final class BatchReceiver implements AutoCloseable {
   }
 
   private void fetch(BatchHeader header, Line line, Slot slot) {
-    fetchers.fetcher().fetch(header, new BodyFetcher.Fetched() {
+    BodyFetcher fetcher = fetchers.fetcher();
+    // Asked now, not when the body comes: by then the connection may have closed, and the body must still be freed.
+    boolean peerHolds = fetchers.peerHoldsBodies();
+    fetcher.fetch(header, new BodyFetcher.Fetched() {
       @Override
       public void body(FetchedBody body) {
         BatchContents contents;
         try {
-          contents = FetchedBatches.rebuild(header, body, allocator, fetchers.peerHoldsBodies(),
-              () -> reportReleased(header));
+          contents = FetchedBatches.rebuild(header, body, allocator, peerHolds, () -> reportReleased(header));
         } catch (ThallusException e) {
           failed(e);
           return;
