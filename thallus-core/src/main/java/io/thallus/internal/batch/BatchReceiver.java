@@ -91,8 +91,13 @@ public final class BatchReceiver implements AutoCloseable {
       this.streamId = streamId;
     }
 
+    /** A stream starts on this id: its batches are checked against {@code expected} from the first. */
     synchronized void expect(Schema expected) {
       schema = expected;
+      // An id used before (a peer may reuse one whose stream is over) keeps nothing of that stream's checks.
+      validator = null;
+      refused = false;
+      over = false;
     }
 
     synchronized Slot add() {
