@@ -43,6 +43,8 @@ public final class HandshakeHandler extends SimpleChannelInboundHandler<Message>
   private BufferAllocator allocator;
   private String budgetCredential;
   private boolean handedOn;
+  /** A first message has been answered (WELCOME hands on; anything else closes the connection). */
+  private boolean answered;
 
   public HandshakeHandler(ServerContext context, StreamRegistry registry) {
     this.context = context;
@@ -68,6 +70,12 @@ public final class HandshakeHandler extends SimpleChannelInboundHandler<Message>
 
   @Override
   protected void channelRead0(ChannelHandlerContext ctx, Message message) {
+    if (answered) {
+      // The first HELLO was refused and the connection is closing: what came after it (in the same read) is dropped,
+      // so a second HELLO cannot take the connection's place and memory twice.
+      return;
+    }
+    answered = true;
     if (message instanceof Message.Hello hello) {
       onHello(ctx, hello);
     } else {

@@ -127,6 +127,16 @@ class ConnectionHandlersTest {
   }
 
   @Test
+  void aSecondHelloAfterARefusedOneIsDropped() {
+    channel.writeInbound(hello(List.of("carrier-pigeon")), hello(List.of("ipc")));
+    Message.Error error = channel.readOutbound();
+    assertThat(error.code()).isEqualTo(StatusCode.UNIMPLEMENTED);
+    assertThat((Object) channel.readOutbound()).as("no WELCOME for the second").isNull();
+    assertThat(channel.isOpen()).isFalse();
+    assertThat(registry.clientCount()).isZero();
+  }
+
+  @Test
   void welcomeReplacesTheHandshakeWithTheConnectionsHandler() {
     assertThat(channel.pipeline().get("connection")).isInstanceOf(HandshakeHandler.class);
     assertThat(registry.pendingCount()).isEqualTo(1);
