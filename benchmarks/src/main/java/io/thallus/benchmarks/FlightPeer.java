@@ -1,10 +1,10 @@
 package io.thallus.benchmarks;
 
-import io.thallus.bench.NamedPeer;
-import io.thallus.bench.Peer;
-import io.thallus.bench.Progress;
-import io.thallus.bench.Pull;
-import io.thallus.bench.Tally;
+import io.thallus.cli.sidebyside.NamedPeer;
+import io.thallus.cli.sidebyside.Peer;
+import io.thallus.cli.sidebyside.Progress;
+import io.thallus.cli.sidebyside.Pull;
+import io.thallus.cli.sidebyside.Tally;
 import io.thallus.spi.BatchContents;
 import io.thallus.engine.QueryEngine;
 import io.thallus.engine.QueryResult;

@@ -1,6 +1,6 @@
 package io.thallus.benchmarks;
 
-import io.thallus.bench.Peer;
+import io.thallus.cli.sidebyside.Peer;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

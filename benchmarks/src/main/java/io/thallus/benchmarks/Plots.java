@@ -1,6 +1,6 @@
 package io.thallus.benchmarks;
 
-import io.thallus.bench.PeerResult;
+import io.thallus.cli.sidebyside.PeerResult;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -2,7 +2,7 @@ package io.thallus.benchmarks;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.thallus.bench.PeerResult;
+import io.thallus.cli.sidebyside.PeerResult;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -1,10 +1,10 @@
 package io.thallus.benchmarks;
 
-import io.thallus.bench.Comparison;
-import io.thallus.bench.Peer;
-import io.thallus.bench.PeerResult;
-import io.thallus.bench.Peers;
-import io.thallus.bench.Pull;
+import io.thallus.cli.sidebyside.Comparison;
+import io.thallus.cli.sidebyside.Peer;
+import io.thallus.cli.sidebyside.PeerResult;
+import io.thallus.cli.sidebyside.Peers;
+import io.thallus.cli.sidebyside.Pull;
 import io.thallus.spi.BatchContents;
 import java.io.PrintStream;
 import java.nio.file.Files;

@@ -1,7 +1,7 @@
 package io.thallus.benchmarks;
 
-import io.thallus.bench.Peer;
-import io.thallus.bench.PeerResult;
+import io.thallus.cli.sidebyside.Peer;
+import io.thallus.cli.sidebyside.PeerResult;
 import java.util.List;
 import java.util.Locale;
 

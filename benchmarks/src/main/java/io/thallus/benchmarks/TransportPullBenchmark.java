@@ -1,7 +1,7 @@
 package io.thallus.benchmarks;
 
-import io.thallus.bench.Peer;
-import io.thallus.bench.Peers;
+import io.thallus.cli.sidebyside.Peer;
+import io.thallus.cli.sidebyside.Peers;
 import io.thallus.spi.BatchContents;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

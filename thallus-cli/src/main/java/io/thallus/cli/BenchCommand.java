@@ -1,6 +1,6 @@
 package io.thallus.cli;
 
-import io.thallus.bench.PeerResult;
+import io.thallus.cli.sidebyside.PeerResult;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
