@@ -11,7 +11,13 @@
 # honest call was right, the server's RSS stayed under the bound, its descriptors came back, no log line repeated
 # more than 5 times a second, and after a kill -9 and a restart every row the server acknowledged is there.
 # Everything runs on 127.0.0.0/8 and stops by itself.
-# Usage: harness/soak.sh [seconds=300] [rss bound MB=2560] [idle=1000] [data=1000] [greedy=4] [honest=4]
+# Usage: harness/soak.sh [seconds=300] [rss bound MB=3500] [idle=1000] [data=1000] [greedy=4] [honest=4]
+# The RSS bound is the sum of what the server is configured to hold, plus a stated overhead: the heap (-Xmx1g, 1024
+# MB), the native port's Arrow budget (--batch-memory 512 MiB: its connections' batches, frames and shm segments), the
+# Flight SQL port's Arrow budget (the same --batch-memory, 512 MiB: its sessions' batches and results on their way
+# out), DuckDB's --memory-limit (1 GB, 954 MiB), and 512 MB for what no budget counts (metaspace and code, thread
+# stacks, gRPC's and Netty's own buffers for messages and frames, DuckDB's allocations outside its limit):
+# 1024 + 512 + 512 + 954 + 512 = 3514, rounded down to 3500.
 # SOAK_SERVER_JAR runs another build's CLI jar as the server (say an older commit's, for a before/after), with
 # SOAK_SERVER_LIMITS in place of this build's limit flags; SOAK_CORRUPT=0 sends no corrupt batches (to see what else a
 # server that dies of the first one would do).
@@ -19,7 +25,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 seconds="${1:-300}"
-bound="${2:-2560}"
+bound="${2:-3500}"
 source "$root/harness/jdk.sh"
 jdk="$(find_jdk)" || { echo "soak: needs a JDK 25 or newer" >&2; exit 1; }
 JAVA_HOME="$jdk" ./mvnw -q -DskipTests -pl thallus-cli,benchmarks -am package
@@ -48,7 +54,7 @@ start_server() {
   "$jdk/bin/java" $flags -Xmx1g -XX:-UsePerfData -Dorg.slf4j.simpleLogger.defaultLogLevel=info \
     -jar "$jar" serve --data-root "$work/data" --port "$1" --token-file "$work/token" "${users[@]}" \
     --database "$work/db/soak.duckdb" --flight-sql-port 0 --metrics-port 0 \
-    --memory-limit 1GB ${SOAK_SERVER_LIMITS---batch-memory 1073741824} > "$log" 2>&1 &
+    --memory-limit 1GB ${SOAK_SERVER_LIMITS---batch-memory 536870912} > "$log" 2>&1 &
   server=$!
   port=""
   for _ in $(seq 1 150); do

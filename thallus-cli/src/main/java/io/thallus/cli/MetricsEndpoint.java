@@ -45,8 +45,9 @@ import java.util.function.BooleanSupplier;
  * <p>Every connection is a stranger, held to the native port's stranger rules: it has {@link Settings#deadline} from
  * its accept to send its request and read the answer, and then it is closed whatever it was doing; an answer closes
  * the connection ({@code Connection: close}), so no connection outlives its deadline. At most
- * {@link Settings#maxConnections} are open: one more closes the oldest other connection that has sent nothing, else
- * the oldest other one, so neither silent sockets nor half-sent requests keep a health check out.
+ * {@link Settings#maxConnections} are counted as waiting for their requests (from their first byte, or after a second of
+ * silence): one more closes the oldest other silent one, else the oldest other one, so neither silent sockets nor
+ * half-sent requests keep a health check out; a request that comes whole is answered before any newcomer is counted.
  */
 final class MetricsEndpoint implements AutoCloseable {
   /** The longest request line and the most header bytes a request may have; a scrape needs far less. */
@@ -60,8 +61,8 @@ final class MetricsEndpoint implements AutoCloseable {
    *
    * @param deadline from the accept to the answer; then the connection is closed (default 5 s, as the native port's
    *     handshake timeout)
-   * @param maxConnections connections open at once; one more closes the oldest that has sent nothing, else the
-   *     oldest (default 16)
+   * @param maxConnections connections waiting for their requests at once; one more closes another (see the class
+   *     comment for which) (default 16)
    */
   record Settings(Duration deadline, int maxConnections) {
     static final Settings DEFAULTS = new Settings(Duration.ofSeconds(5), 16);
@@ -97,7 +98,7 @@ final class MetricsEndpoint implements AutoCloseable {
             protected void initChannel(SocketChannel connection) {
               connection.pipeline().addLast(strangers.admit(connection),
                   new HttpServerCodec(MAX_LINE_BYTES, MAX_HEADER_BYTES, MAX_BODY_BYTES),
-                  new HttpObjectAggregator(MAX_BODY_BYTES), new Answer(registry, accepting));
+                  new HttpObjectAggregator(MAX_BODY_BYTES), new Answer(registry, accepting, strangers));
             }
           })
           .bind(host, port).syncUninterruptibly().channel();
@@ -119,13 +120,21 @@ final class MetricsEndpoint implements AutoCloseable {
   }
 
   /**
-   * The open connections, held to the same rule as every door's strangers ({@link Admission.Strangers}); each also
-   * has its deadline. A connection stays a stranger until it closes: an answer closes it.
+   * The connections waiting for their requests, held to the same rule as every door's strangers
+   * ({@link Admission.Strangers}: past the cap the oldest silent one goes, else the oldest); each also has its
+   * deadline. A connection is counted from its first byte, or once it has been silent for a second, until its whole
+   * request has come: a request comes in one piece, so a health probe is counted and answered in the same read and no
+   * newcomer can push it out, however fast half-sent requests arrive; a burst of just-accepted connections is not
+   * counted either, so it cannot make a just-accepted probe the oldest. At most the cap plus the connections accepted
+   * in the last second are open.
    */
   private static final class Strangers {
+    /** How long a new connection may stay silent before it counts (and, being silent, goes first). */
+    private static final long SILENCE_BEFORE_COUNTING_NANOS = TimeUnit.SECONDS.toNanos(1);
     private final Settings settings;
-    /** Touched only on the endpoint's one event loop thread (reads and closes run there). */
+    /** Touched only on the endpoint's one event loop thread (accepts, reads and closes run there). */
     private final Set<Channel> spoken = new HashSet<>();
+    private final Set<Channel> counted = new HashSet<>();
     private final Admission.Strangers<Channel> open;
 
     Strangers(Settings settings) {
@@ -133,21 +142,37 @@ final class MetricsEndpoint implements AutoCloseable {
       this.open = new Admission.Strangers<>(settings.maxConnections(), spoken::contains);
     }
 
-    /** Counts a new connection in, closes one if there are too many, and returns what notices its first byte. */
+    /** The connection's request has come whole: it is answered now, and no newcomer closes it first. */
+    void requestComplete(Channel connection) {
+      open.leave(connection);
+    }
+
+    /** Counts the connection in (once), closing another if there are too many. */
+    private void count(Channel connection) {
+      if (connection.isActive() && counted.add(connection)) {
+        // Out of the count at once, so the next newcomer picks another even before this close completes.
+        open.arrive(connection).ifPresent(Channel::close);
+      }
+    }
+
+    /** Sets a new connection's deadline and returns what counts it in at its first byte or after its silence. */
     ChannelInboundHandlerAdapter admit(Channel connection) {
       var deadline = connection.eventLoop().schedule(() -> connection.close(), settings.deadline().toNanos(),
           TimeUnit.NANOSECONDS);
+      var silence = connection.eventLoop().schedule(() -> count(connection), SILENCE_BEFORE_COUNTING_NANOS,
+          TimeUnit.NANOSECONDS);
       connection.closeFuture().addListener(closed -> {
         deadline.cancel(false);
+        silence.cancel(false);
         open.leave(connection);
         spoken.remove(connection);
+        counted.remove(connection);
       });
-      // Out of the count at once, so the next newcomer picks another even before this close completes.
-      open.arrive(connection).ifPresent(Channel::close);
       return new ChannelInboundHandlerAdapter() {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
           spoken.add(connection);
+          count(connection);
           ctx.pipeline().remove(this);
           ctx.fireChannelRead(msg);
         }
@@ -159,11 +184,13 @@ final class MetricsEndpoint implements AutoCloseable {
   private static final class Answer extends SimpleChannelInboundHandler<FullHttpRequest> {
     private final PrometheusMeterRegistry registry;
     private final BooleanSupplier accepting;
+    private final Strangers strangers;
     private boolean answered;
 
-    Answer(PrometheusMeterRegistry registry, BooleanSupplier accepting) {
+    Answer(PrometheusMeterRegistry registry, BooleanSupplier accepting, Strangers strangers) {
       this.registry = registry;
       this.accepting = accepting;
+      this.strangers = strangers;
     }
 
     @Override
@@ -172,6 +199,7 @@ final class MetricsEndpoint implements AutoCloseable {
         return;
       }
       answered = true;
+      strangers.requestComplete(ctx.channel());
       if (request.decoderResult().isFailure()) {
         answer(ctx, request, HttpResponseStatus.BAD_REQUEST, "bad request\n", "text/plain; charset=utf-8");
         return;

@@ -162,8 +162,8 @@ final class ServeCommand implements Callable<Integer> {
       + "the answer; then it is closed (default 5000).")
   Long metricsTimeoutMillis;
 
-  @Option(names = "--metrics-max-connections", description = "Metrics connections open at once (default 16); one "
-      + "more closes the oldest that has sent nothing, else the oldest.")
+  @Option(names = "--metrics-max-connections", description = "Metrics connections waiting for their requests at "
+      + "once (default 16); one more closes the oldest silent or half-sent one.")
   Integer metricsMaxConnections;
 
   @Override

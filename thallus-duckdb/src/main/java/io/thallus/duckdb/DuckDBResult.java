@@ -37,7 +37,10 @@ final class DuckDBResult implements QueryResult {
   private final Statement statement;
   private final DuckDBResultSet resultSet;
   private final ArrowReader reader;
+  /** The stream's budget, where each batch is accounted once imported. */
   private final BufferAllocator allocator;
+  /** Where {@link #reader} imports DuckDB's batches ({@link ImportedBatches}); finished after it. */
+  private final ImportedBatches.Importing importing;
   private final Schema schema;
   /** Batches read ahead for another statement's sake, in order. Guarded by the session's lock. */
   private final ArrayDeque<BatchContents> readAhead = new ArrayDeque<>();
@@ -50,12 +53,13 @@ final class DuckDBResult implements QueryResult {
   private volatile boolean cancelled;
 
   DuckDBResult(DuckDBSession session, Statement statement, DuckDBResultSet resultSet, ArrowReader reader,
-      BufferAllocator allocator) {
+      BufferAllocator allocator, ImportedBatches.Importing importing) {
     this.session = session;
     this.statement = statement;
     this.resultSet = resultSet;
     this.reader = reader;
     this.allocator = allocator;
+    this.importing = importing;
     try {
       // Dictionary fields go on the wire in IPC message form (value type + encoding), as Arrow IPC has them.
       Schema inMemory = reader.getVectorSchemaRoot().getSchema();
@@ -75,6 +79,7 @@ final class DuckDBResult implements QueryResult {
     this.resultSet = null;
     this.reader = null;
     this.allocator = null;
+    this.importing = null;
     this.schema = schema;
     this.readAhead.add(only);
     this.readerDone = true;
@@ -194,7 +199,7 @@ final class DuckDBResult implements QueryResult {
     for (Field field : root.getSchema().getFields()) {
       collectDictionaries(field, dictionaries);
     }
-    return new BatchContents(dictionaries, records);
+    return ImportedBatches.moveTo(new BatchContents(dictionaries, records), allocator);
   }
 
   private void collectDictionaries(Field field, List<ArrowDictionaryBatch> out) {
@@ -225,6 +230,7 @@ final class DuckDBResult implements QueryResult {
     }
     readerDone = true;
     DuckDBEngine.closeQuietly(reader);
+    importing.finish();
     DuckDBEngine.closeQuietly(resultSet);
     session.streamingEnded(this);
     session.release(statement);

@@ -226,8 +226,16 @@ public final class DuckDBSession implements EngineSession {
         return DuckDBResult.updateCount(count, allocator);
       }
       DuckDBResultSet resultSet = (DuckDBResultSet) statement.getResultSet();
-      ArrowReader reader = (ArrowReader) resultSet.arrowExportStream(allocator, spec.batchRows());
-      DuckDBResult result = new DuckDBResult(this, statement, resultSet, reader, allocator);
+      // Arrow's import leaks when a budget refuses it: it runs where none does, and each batch then moves.
+      ImportedBatches.Importing importing = ImportedBatches.open(allocator);
+      ArrowReader reader;
+      try {
+        reader = (ArrowReader) resultSet.arrowExportStream(importing.allocator(), spec.batchRows());
+      } catch (RuntimeException e) {
+        importing.finish();
+        throw e;
+      }
+      DuckDBResult result = new DuckDBResult(this, statement, resultSet, reader, allocator, importing);
       streaming = result;
       return result;
     } catch (SQLException e) {

@@ -12,6 +12,7 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.thallus.server.Admission;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +31,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>gRPC offers no hook per accepted connection, so the watcher goes in where Netty makes the connection: a server
  * channel whose accepted children carry it at the head of their pipelines before gRPC adds its own handlers. The
- * event loops that go with that channel type are this class's, closed with it.
+ * event loops that go with that channel type are this class's, closed with it. A connection is un-counted when its
+ * socket closes, by whatever path: a child whose registration fails (its event loop shut down, say) is closed
+ * without ever becoming active, and the notice of its close could not run on that loop.
  */
 final class FlightAdmission implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FlightAdmission.class);
@@ -84,15 +87,67 @@ final class FlightAdmission implements AutoCloseable {
   private final class WatchingServerChannel extends NioServerSocketChannel {
     @Override
     protected int doReadMessages(List<Object> accepted) throws Exception {
-      int before = accepted.size();
-      int read = super.doReadMessages(accepted);
-      for (int i = accepted.size() - 1; i >= before; i--) {
-        if (accepted.get(i) instanceof Channel child && !new Watcher().arrive(child)) {
-          accepted.remove(i);
-          child.unsafe().closeForcibly();
-        }
+      java.nio.channels.SocketChannel socket = javaChannel().accept();
+      if (socket == null) {
+        return 0;
       }
-      return read;
+      Channel child = admit(this, socket);
+      if (child != null) {
+        accepted.add(child);
+      }
+      return 1;
+    }
+  }
+
+  /**
+   * A connection just accepted, as a channel carrying its watcher; null (and the socket closed) when its address has
+   * no room left.
+   */
+  Channel admit(Channel parent, java.nio.channels.SocketChannel socket) {
+    Watcher watcher = new Watcher();
+    WatchedChannel child;
+    try {
+      child = new WatchedChannel(parent, socket, watcher);
+    } catch (RuntimeException e) {
+      closeQuietly(socket);
+      throw e;
+    }
+    if (!watcher.arrive(child)) {
+      child.unsafe().closeForcibly();
+      return null;
+    }
+    return child;
+  }
+
+  private static void closeQuietly(java.nio.channels.SocketChannel socket) {
+    try {
+      socket.close();
+    } catch (IOException e) {
+      LOG.debug("closing a refused Flight SQL connection: {}", e.toString());
+    }
+  }
+
+  /** Connections from {@code address} counted now (for tests). */
+  int connectionsFrom(String address) {
+    return perAddress.held(address);
+  }
+
+  /** An accepted connection that un-counts itself as its socket closes, on any path (a failed registration too). */
+  private static final class WatchedChannel extends io.netty.channel.socket.nio.NioSocketChannel {
+    private final Watcher watcher;
+
+    WatchedChannel(Channel parent, java.nio.channels.SocketChannel socket, Watcher watcher) {
+      super(parent, socket);
+      this.watcher = watcher;
+    }
+
+    @Override
+    protected void doClose() throws Exception {
+      try {
+        super.doClose();
+      } finally {
+        watcher.leave();
+      }
     }
   }
 
@@ -103,9 +158,10 @@ final class FlightAdmission implements AutoCloseable {
     private volatile boolean spoken;
     /** Let go before its event loop had it: closed as soon as it does. */
     private volatile boolean evicted;
-    private String remote;
+    private volatile String remote;
+    /** The address counted against its quota; null once given back. Guarded by this. */
     private String address;
-    private ScheduledFuture<?> deadline;
+    private volatile ScheduledFuture<?> deadline;
 
     boolean hasSpoken() {
       return spoken;
@@ -121,7 +177,9 @@ final class FlightAdmission implements AutoCloseable {
         return false;
       }
       channel = child;
-      address = ip;
+      synchronized (this) {
+        address = ip;
+      }
       remote = peer.toString();
       byRemote.put(remote, this);
       child.pipeline().addFirst("thallus-admission", this);
@@ -165,20 +223,26 @@ final class FlightAdmission implements AutoCloseable {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+      leave();
+      ctx.fireChannelInactive();
+    }
+
+    /** The connection is gone: it is no stranger and no connection of its address any more. Idempotent. */
+    void leave() {
       strangers.leave(this);
-      if (deadline != null) {
-        deadline.cancel(false);
+      ScheduledFuture<?> timer = deadline;
+      if (timer != null) {
+        timer.cancel(false);
       }
-      byRemote.remove(remote, this);
       String counted;
       synchronized (this) {
         counted = address;
         address = null;
       }
       if (counted != null) {
+        byRemote.remove(remote, this);
         perAddress.giveBack(counted);
       }
-      ctx.fireChannelInactive();
     }
   }
 }

@@ -18,6 +18,11 @@ final class FlightSession implements AutoCloseable {
 
   /** The IP address of the client that opened it (null when unknown), whose quota it counts against. */
   private final String address;
+  /**
+   * Whether a call has named it by its id (bearer token or cookie): then its client may come back on another
+   * connection. A session never named is reachable only through the connection that opened it.
+   */
+  private volatile boolean named;
 
   FlightSession(String id, BufferAllocator allocator, ThallusClient client, String address) {
     this.id = id;
@@ -46,6 +51,14 @@ final class FlightSession implements AutoCloseable {
 
   BufferAllocator allocator() {
     return allocator;
+  }
+
+  void named() {
+    named = true;
+  }
+
+  boolean isNamed() {
+    return named;
   }
 
   void touch() {

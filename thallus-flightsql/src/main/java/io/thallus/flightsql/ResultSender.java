@@ -52,6 +52,10 @@ final class ResultSender implements AutoCloseable {
   void start(ScheduledExecutorService timer) {
     session.sending(this);
     listener.setOnCancelHandler(() -> fail(CallStatus.CANCELLED.withDescription("the client cancelled")));
+    // gRPC runs the cancel handler after this call's handler returns, and the first send below may wait in it for the
+    // native stream's first batch (its credential's memory or statements used up): the call's context learns of a
+    // cancel or a dropped connection at once, and cancelling the native stream ends that wait.
+    io.grpc.Context.current().addListener(cancelled -> stream.cancel(), Runnable::run);
     listener.setOnReadyHandler(this::send);
     synchronized (this) {
       long period = Math.max(1, TimeUnit.NANOSECONDS.toMillis(stallNanos) / 4);

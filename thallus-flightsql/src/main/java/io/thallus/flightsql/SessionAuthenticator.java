@@ -52,6 +52,8 @@ final class SessionAuthenticator implements CallHeaderAuthenticator {
       known = sessions.session(cookie(headers.get("cookie")));
     }
     if (known != null) {
+      // Its client holds its id: it may come back on another connection, so the session outlives this one.
+      known.named();
       return result(known, false);
     }
     // A client that kept neither: the session its connection opened with the same credentials.
@@ -62,10 +64,14 @@ final class SessionAuthenticator implements CallHeaderAuthenticator {
     }
     try {
       FlightSession opened = open(authorization, headers.get(ConnectionAddresses.HOST_HEADER));
-      if (connection != null) {
-        sessions.bindConnection(connection, opened);
+      if (connection == null) {
+        return result(opened, true);
       }
-      return result(opened, true);
+      FlightSession bound = sessions.bindConnection(headers.get(ConnectionAddresses.HEADER), connection, opened);
+      if (bound == null) {
+        throw ThallusException.of(StatusCode.UNAVAILABLE, "the connection closed while its session was opened");
+      }
+      return result(bound, bound == opened);
     } catch (ThallusException e) {
       throw FlightErrors.of(e);
     }

@@ -42,12 +42,17 @@ final class SessionRegistry implements AutoCloseable {
   /** Prepared statements and results planned but not read, of every session. */
   private final Statements.Table statements;
   private final Map<String, FlightSession> transactions = new ConcurrentHashMap<>();
-  /** Connection (remote address and credential digest) to the session it opened. */
+  /** Connection (remote address and credential digest) to the session it opened. Changed under {@link #open}. */
   private final Map<String, FlightSession> connections = new ConcurrentHashMap<>();
-  /** Ids of the last sessions closed because their native connection was lost, for a clear answer to their token. */
-  private final Map<String, Boolean> lost = new java.util.LinkedHashMap<>() {
+  /** The remote addresses of the gRPC connections open now. Guarded by itself. */
+  private final java.util.Set<String> openConnections = new java.util.HashSet<>();
+  /**
+   * Ids of the last sessions closed because their native connection was lost or their gRPC connection ended, with
+   * why, for a clear answer to their token.
+   */
+  private final Map<String, String> lost = new java.util.LinkedHashMap<>() {
     @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+    protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
       return size() > 4096;
     }
   };
@@ -163,26 +168,30 @@ final class SessionRegistry implements AutoCloseable {
     return session;
   }
 
+  private static final String NATIVE_LOST = "its connection to the Thallus server was lost";
+  private static final String CONNECTION_ENDED = "the gRPC connection that opened it ended before any call named it "
+      + "by its token";
+
   private void closeLost(FlightSession session) {
-    remember(session);
+    remember(session, NATIVE_LOST);
     close(session);
   }
 
-  private void remember(FlightSession lostSession) {
+  private void remember(FlightSession lostSession, String why) {
     synchronized (lost) {
-      lost.put(lostSession.id(), Boolean.TRUE);
+      lost.put(lostSession.id(), why);
     }
   }
 
   /** UNAUTHENTICATED saying why, for a bearer token that named a session whose native connection was lost. */
   private void refuseLost(String token) {
-    boolean known;
+    String why;
     synchronized (lost) {
-      known = token != null && lost.containsKey(token);
+      why = token == null ? null : lost.get(token);
     }
-    if (known) {
-      throw ThallusException.of(StatusCode.UNAUTHENTICATED, "Flight SQL session " + token + " ended: its connection "
-          + "to the Thallus server was lost; log in again for a new session");
+    if (why != null) {
+      throw ThallusException.of(StatusCode.UNAUTHENTICATED, "Flight SQL session " + token + " ended: " + why
+          + "; log in again for a new session");
     }
   }
 
@@ -200,8 +209,64 @@ final class SessionRegistry implements AutoCloseable {
     return session == null ? null : session(session.id());
   }
 
-  void bindConnection(String key, FlightSession session) {
-    connections.put(key, session);
+  /**
+   * Lets the calls of the gRPC connection at {@code remote} find {@code session} by {@code key} (that connection and
+   * its credentials), and returns the session those calls use: {@code session}, or the one an earlier call that
+   * raced this one bound first (then {@code session} is closed, so that no session is left that no call can reach).
+   * Null, and the session closed, when that connection has already ended: nothing could reach the session again.
+   */
+  FlightSession bindConnection(String remote, String key, FlightSession session) {
+    FlightSession bound = null;
+    synchronized (openConnections) {
+      if (openConnections.contains(remote)) {
+        bound = connections.putIfAbsent(key, session);
+        if (bound == null) {
+          return session;
+        }
+      }
+    }
+    close(session);
+    return bound;
+  }
+
+  /** A gRPC connection has opened at {@code remote} (before any of its calls). */
+  void connectionOpened(String remote) {
+    synchronized (openConnections) {
+      openConnections.add(remote);
+    }
+  }
+
+  /**
+   * The gRPC connection at {@code remote} has ended: the sessions it opened whose clients never named them (by
+   * bearer token or cookie) are closed now, with their native connections and everything in them; a named one may
+   * still be used from another connection and stays until its idle timeout.
+   */
+  void connectionClosed(String remote) {
+    List<FlightSession> unreachable = new ArrayList<>();
+    synchronized (openConnections) {
+      openConnections.remove(remote);
+      String prefix = remote + "|";
+      for (java.util.Iterator<Map.Entry<String, FlightSession>> it = connections.entrySet().iterator();
+          it.hasNext(); ) {
+        Map.Entry<String, FlightSession> bound = it.next();
+        if (bound.getKey().startsWith(prefix)) {
+          it.remove();
+          if (!bound.getValue().isNamed()) {
+            unreachable.add(bound.getValue());
+          }
+        }
+      }
+    }
+    for (FlightSession session : unreachable) {
+      try {
+        remember(session, CONNECTION_ENDED);
+        close(session);
+      } catch (RuntimeException e) {
+        // One session that fails to close must not keep the others open.
+        System.getLogger(SessionRegistry.class.getName()).log(System.Logger.Level.WARNING,
+            "closing Flight SQL session " + session.id() + " failed", e);
+      }
+    }
   }
 
   /** Keeps a prepared statement under a new handle (evicting the least recently used past the bounds). */
@@ -297,7 +362,7 @@ final class SessionRegistry implements AutoCloseable {
         idle.add(session);
       }
     }
-    lost.forEach(this::remember);
+    lost.forEach(session -> remember(session, NATIVE_LOST));
     idle.addAll(lost);
     for (FlightSession session : idle) {
       try {

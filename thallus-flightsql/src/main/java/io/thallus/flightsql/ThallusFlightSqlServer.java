@@ -77,7 +77,8 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         .transportHint("grpc.builderConsumer", (java.util.function.Consumer<io.grpc.netty.NettyServerBuilder>)
             netty -> {
               netty.addStreamTracerFactory(new ConnectionAddresses())
-                  .addStreamTracerFactory(new InboundMessageLimits(b.maxCommandMessageBytes));
+                  .addStreamTracerFactory(new InboundMessageLimits(b.maxCommandMessageBytes))
+                  .addTransportFilter(new ConnectionEnds(sessions));
               admission.configure(netty);
             });
     if (tls) {

@@ -38,6 +38,35 @@ import org.junit.jupiter.api.Timeout;
 class FlightAdmissionTest {
   private static final Duration WAIT = Duration.ofSeconds(60);
 
+  /**
+   * A connection whose registration with an event loop fails (the loops shutting down with the server) never becomes
+   * active; it is still un-counted as a stranger and from its address, and its socket is closed.
+   */
+  @Test
+  void aConnectionWhoseRegistrationFailsIsUncountedAndClosed() throws Exception {
+    Admission policy = Admission.builder().maxStrangers(8).build();
+    io.netty.channel.EventLoopGroup gone = new io.netty.channel.MultiThreadIoEventLoopGroup(1,
+        io.netty.channel.nio.NioIoHandler.newFactory());
+    gone.shutdownGracefully(0, 0, TimeUnit.SECONDS).syncUninterruptibly();
+    try (FlightAdmission admission = new FlightAdmission(policy);
+         java.nio.channels.ServerSocketChannel listener = java.nio.channels.ServerSocketChannel.open()
+             .bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+         java.nio.channels.SocketChannel client = java.nio.channels.SocketChannel.open(listener.getLocalAddress())) {
+      io.netty.channel.Channel child = admission.admit(null, listener.accept());
+      assertThat(child).isNotNull();
+      assertThat(admission.strangerCount()).isEqualTo(1);
+      assertThat(admission.connectionsFrom("127.0.0.1")).isEqualTo(1);
+
+      io.netty.channel.ChannelFuture registration = gone.next().register(child);
+      assertThat(registration.await(WAIT.toMillis())).isTrue();
+      assertThat(registration.isSuccess()).isFalse();
+      assertThat(admission.strangerCount()).isZero();
+      assertThat(admission.connectionsFrom("127.0.0.1")).isZero();
+      client.socket().setSoTimeout((int) WAIT.toMillis());
+      assertThat(client.socket().getInputStream().read()).as("the server side of the socket is closed").isEqualTo(-1);
+    }
+  }
+
   /** Break 3: silent sockets no longer stay; past the cap the oldest go first, and an honest client is served. */
   @Test
   void silentSocketsPastTheCapAreClosedOldestFirstWhileAnHonestClientIsServed() throws Exception {

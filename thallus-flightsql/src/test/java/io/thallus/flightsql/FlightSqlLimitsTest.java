@@ -349,6 +349,65 @@ class FlightSqlLimitsTest {
     }
   }
 
+  /**
+   * A client that sends its credentials with every call (never the session's token) reaches its session only through
+   * its connection: when that connection drops with DoGets unread, the session ends at once, not at its idle timeout,
+   * and its native connection's memory returns. A session its client named by its token outlives its connection.
+   */
+  @Test
+  void aSessionKnownOnlyByItsConnectionEndsWithItAndItsMemoryReturns() throws Exception {
+    int sessionsBefore = fixture.flightSql.sessionCount();
+    long nativeBefore = fixture.server.memoryUse().connectionBytes();
+    CallOption token = new org.apache.arrow.flight.grpc.CredentialCallOption(
+        new org.apache.arrow.flight.auth2.BearerCredentialWriter(FlightSqlFixture.TOKEN));
+    io.grpc.ManagedChannel channel = io.grpc.netty.NettyChannelBuilder.forAddress("127.0.0.1",
+        fixture.flightSql.port()).usePlaintext().build();
+    FlightClient flight = org.apache.arrow.flight.FlightGrpcUtils.createFlightClient(clientMemory, channel);
+    FlightSqlClient sql = new FlightSqlClient(flight);
+    List<FlightStream> unread = new ArrayList<>();
+    try {
+      for (int i = 0; i < 4; i++) {
+        FlightInfo info = sql.execute("SELECT i, i * 2 AS j FROM range(100000000) t(i)", token);
+        unread.add(sql.getStream(info.getEndpoints().getFirst().getTicket(), token));
+      }
+      assertThat(fixture.flightSql.sessionCount()).isEqualTo(sessionsBefore + 1);
+      await("the unread results' batches on their way", () ->
+          fixture.server.memoryUse().connectionBytes() > nativeBefore);
+      // The client goes away without a word: its connection drops with the streams unread.
+      channel.shutdownNow();
+      await("the session ended", () -> fixture.flightSql.sessionCount() == sessionsBefore);
+      await("its native connection's memory returned", () ->
+          fixture.server.memoryUse().connectionBytes() <= nativeBefore);
+    } finally {
+      channel.shutdownNow();
+      for (FlightStream stream : unread) {
+        try {
+          stream.close();
+        } catch (Exception e) {
+          // Its connection is gone.
+        }
+      }
+    }
+
+    CallOption named;
+    try (Client client = new Client()) {
+      named = client.auth;
+      assertThat(client.rows("SELECT 7 AS seven")).containsExactly(List.of(7));
+    }
+    try (FlightClient again = FlightClient.builder(clientMemory,
+        Location.forGrpcInsecure("127.0.0.1", fixture.flightSql.port())).build();
+         FlightSqlClient sqlAgain = new FlightSqlClient(again)) {
+      int sessions = fixture.flightSql.sessionCount();
+      FlightInfo info = sqlAgain.execute("SELECT 8 AS eight", named);
+      try (FlightStream stream = sqlAgain.getStream(info.getEndpoints().getFirst().getTicket(), named)) {
+        assertThat(stream.next()).isTrue();
+        assertThat(stream.getRoot().getVector(0).getObject(0)).isEqualTo(8);
+      }
+      assertThat(fixture.flightSql.sessionCount()).as("the named session, reused from a new connection")
+          .isEqualTo(sessions);
+    }
+  }
+
   @Test
   void aSessionWhoseNativeConnectionWasLostIsClosedAndItsClientLogsInAgain() throws Exception {
     try (BufferAllocator memory = new RootAllocator()) {

@@ -139,7 +139,9 @@ public final class Admission {
      * server's {@code memoryLimit}); each connection still holds at most {@code memoryPerClient} inside it. A result
      * stream asks for its next batch only while its credential's connections hold less (streams checking at once may
      * pass it by a batch each); one that waits past the I/O deadline gets RESOURCE_EXHAUSTED naming it, and other
-     * credentials keep the rest of the server's memory. Ingest bodies and shm segments are not counted in it yet.
+     * credentials keep the rest of the server's memory. What a connection holds for its client counts in it: result
+     * batches, ingested batches (an ingest asks for more only while the share has room, else one at a time), frames
+     * being written, and its transport's shm segments and exposed rdma buffers.
      */
     public Builder maxMemoryPerCredential(long bytes) {
       if (bytes <= 0) {

@@ -232,4 +232,96 @@ class AdmissionTest {
       io.thallus.testing.Memory.awaitZero(() -> server.memoryUse().allocatedBytes(), "the server's memory");
     }
   }
+  /**
+   * A connection's shm segments count in its credential's share, and segments left empty go back within seconds,
+   * while the connection stays: a connection that has read a large result and gone quiet cannot hold its
+   * credential's share from the credential's later streams (they would wait, then fail RESOURCE_EXHAUSTED).
+   */
+  @Test
+  void aQuietConnectionsShmSegmentsGoBackSoItsCredentialsLaterStreamsAreServed() throws Exception {
+    long perCredential = 16 << 20;
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = server(allocator, Admission.builder().maxMemoryPerCredential(perCredential).build())
+             .transports(List.of("shm")).memoryLimit(64 << 20).memoryPerClient(32 << 20).build().start();
+         BufferAllocator clientMemory = new RootAllocator();
+         ThallusClient quiet = ThallusClient.connect(clientMemory, server.getLocation(),
+             ClientOptions.builder().token(TOKEN).credits(16).build())) {
+      // 1 MiB batches with 16 credits: the connection's segments grow to several MiB of the 16 MiB share.
+      assertSum(quiet, 4_000_000, 131072);
+      assertThat(server.memoryUse().peakBytes()).as("the segments and batches at their peak").isGreaterThan(4 << 20);
+      // The connection stays open and reads nothing more: its segments go back to the server.
+      io.thallus.testing.Memory.awaitZero(() -> server.memoryUse().allocatedBytes(),
+          "the quiet connection's segments");
+      try (ThallusClient later = ThallusClient.connect(clientMemory, server.getLocation(),
+          ClientOptions.builder().token(TOKEN).credits(12).build())) {
+        assertSum(later, 4_000_000, 131072);
+      }
+    }
+  }
+
+  /**
+   * Ingested batches count in the credential's share: while the token's unread stream holds the share, an ingest of
+   * the same token that asks for 32 credits of 1 MiB batches gets them only as the share has room, so it goes on one
+   * batch at a time, writes every row, and the server never holds much more than the share.
+   */
+  @Test
+  void anIngestTakesNoMoreThanItsCredentialsShareHasRoomForAndStillFinishes() throws Exception {
+    long perCredential = 12 << 20;
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = server(allocator, Admission.builder().maxMemoryPerCredential(perCredential).build())
+             .transports(List.of("cma", "ipc")).memoryLimit(128 << 20).memoryPerClient(64 << 20).build().start();
+         BufferAllocator clientMemory = new RootAllocator();
+         ThallusClient greedy = ThallusClient.connect(clientMemory, server.getLocation().withTransport("cma"),
+             ClientOptions.builder().token(TOKEN).credits(256).build());
+         ThallusStream unread = greedy.query(io.thallus.QueryRequest.builder(
+             "SELECT i, i * 2 AS j FROM range(100000000) t(i)").batchRows(65536).build());
+         ThallusClient writer = ThallusClient.connect(clientMemory, server.getLocation().withTransport("ipc"),
+             ClientOptions.builder().token(TOKEN).build());
+         org.apache.arrow.vector.BigIntVector values = new org.apache.arrow.vector.BigIntVector("v", clientMemory)) {
+      io.thallus.testing.Memory.awaitSteady(() -> server.memoryUse().allocatedBytes(), Duration.ofSeconds(1),
+          "the server's memory while the token's stream goes unread");
+      int rows = 131072;
+      values.allocateNew(rows);
+      for (int row = 0; row < rows; row++) {
+        values.set(row, row);
+      }
+      values.setValueCount(rows);
+      int batches = 40;
+      try (VectorSchemaRoot batch = VectorSchemaRoot.of(values);
+           io.thallus.ThallusIngest ingest = writer.ingest(io.thallus.IngestRequest.builder("shared")
+               .mode(io.thallus.IngestMode.CREATE).credits(32)
+               .build(), batch.getSchema())) {
+        for (int i = 0; i < batches; i++) {
+          ingest.write(batch);
+        }
+        assertThat(ingest.finish().rows()).isEqualTo((long) batches * rows);
+      }
+      // The share, the stream's batch fetched ahead and the ingest's one batch with its copy on the way: far below the
+      // 32 MiB more that 32 credits would have let the writer queue.
+      assertThat(server.memoryUse().peakBytes()).isLessThanOrEqualTo(perCredential + (8 << 20));
+      try (ThallusStream check = writer.query("SELECT count(*), sum(v) FROM shared");
+           VectorSchemaRoot result = check.next()) {
+        assertThat(result.getVector(0).getObject(0)).isEqualTo((long) batches * rows);
+        assertThat(result.getVector(1).getObject(0).toString())
+            .isEqualTo(String.valueOf((long) batches * rows * (rows - 1) / 2));
+      }
+    }
+  }
+
+  private static void assertSum(ThallusClient client, long rows, int batchRows) {
+    try (ThallusStream stream = client.query(io.thallus.QueryRequest.builder("SELECT i FROM range(" + rows
+        + ") t(i)").batchRows(batchRows).build())) {
+      assertThat(stream.transport()).isEqualTo("shm");
+      long sum = 0;
+      while (stream.hasNext()) {
+        try (VectorSchemaRoot batch = stream.next()) {
+          org.apache.arrow.vector.BigIntVector values = (org.apache.arrow.vector.BigIntVector) batch.getVector(0);
+          for (int row = 0; row < batch.getRowCount(); row++) {
+            sum += values.get(row);
+          }
+        }
+      }
+      assertThat(sum).isEqualTo(rows * (rows - 1) / 2);
+    }
+  }
 }

@@ -46,7 +46,7 @@ class HeldBatchesTest {
     allocator = new RootAllocator();
     transport = new ShmTransport().startServer(new ServerTransport.Context(allocator,
         new InetSocketAddress("127.0.0.1", 1), Duration.ofSeconds(10), BUDGET));
-    session = transport.accept(new InetSocketAddress("127.0.0.1", 2), Map.of());
+    session = transport.accept(new InetSocketAddress("127.0.0.1", 2), Map.of(), allocator);
     held = new HeldBatches(session, BUDGET);
   }
 

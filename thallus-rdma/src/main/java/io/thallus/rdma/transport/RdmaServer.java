@@ -26,6 +26,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.ForeignAllocation;
 
 /**
@@ -86,7 +87,7 @@ final class RdmaServer implements ServerTransport {
   }
 
   @Override
-  public ServerSession accept(InetSocketAddress client, Map<String, String> offer) {
+  public ServerSession accept(InetSocketAddress client, Map<String, String> offer, BufferAllocator clientMemory) {
     QueuePair.Endpoint remote = QueuePair.Endpoint.decode(Transport.requireParameter(offer, RdmaTransport.ENDPOINT));
     String ingestEndpoint = offer.get(RdmaTransport.INGEST_ENDPOINT);
     int mtu = RdmaTransport.agreedMtu(localMtu, offer);
@@ -108,7 +109,7 @@ final class RdmaServer implements ServerTransport {
       }
       return new Session(domain, completions, pair, new RegisteredBufferPool(domain,
           EnumSet.of(windows ? MemoryRegion.Access.MEMORY_WINDOW_BIND : MemoryRegion.Access.REMOTE_READ),
-          context.memoryPerClient()), readsPerBatch, ingestCompletions, ingestPair);
+          context.memoryPerClient()), readsPerBatch, ingestCompletions, ingestPair, clientMemory);
     } catch (RuntimeException e) {
       if (ingestPair != null) {
         ingestPair.close();
@@ -153,10 +154,13 @@ final class RdmaServer implements ServerTransport {
     private final CompletionQueue ingestCompletions;
     private final QueuePair ingestPair;
     private IngestReads ingestReads;
+    /** The client's own budget, inside its credential's: exposed buffers count there while the client may read them. */
+    private final BufferAllocator clientMemory;
     private boolean closed;
 
     Session(ProtectionDomain domain, CompletionQueue completions, QueuePair pair, RegisteredBufferPool exposed,
-        int readsPerBatch, CompletionQueue ingestCompletions, QueuePair ingestPair) {
+        int readsPerBatch, CompletionQueue ingestCompletions, QueuePair ingestPair, BufferAllocator clientMemory) {
+      this.clientMemory = clientMemory;
       this.domain = domain;
       this.completions = completions;
       this.pair = pair;
@@ -220,7 +224,7 @@ final class RdmaServer implements ServerTransport {
     }
 
     /**
-     * Keeps the buffer for the client, accounted by the server's allocator while it is held, under the key the client
+     * Keeps the buffer for the client, accounted by the client's allocator while it is held, under the key the client
      * reads its first {@code length} bytes with: a window's, bound for this client's queue pair alone, or the
      * buffer's own without windows.
      */
@@ -228,7 +232,7 @@ final class RdmaServer implements ServerTransport {
       if (closed) {
         throw ThallusException.of(StatusCode.UNAVAILABLE, "the client's rdma session is closed");
       }
-      ArrowBuf accounted = context.allocator().wrapForeignAllocation(
+      ArrowBuf accounted = clientMemory.wrapForeignAllocation(
           new ForeignAllocation(buffer.size(), buffer.address()) {
             @Override
             protected void release0() {
@@ -444,7 +448,7 @@ final class RdmaServer implements ServerTransport {
   /** Where the server has no device: every client is told so, and picks another transport. */
   private record Unavailable(String reason) implements ServerTransport {
     @Override
-    public ServerSession accept(InetSocketAddress client, Map<String, String> offer) {
+    public ServerSession accept(InetSocketAddress client, Map<String, String> offer, BufferAllocator clientMemory) {
       throw ThallusException.of(StatusCode.UNAVAILABLE, reason);
     }
 

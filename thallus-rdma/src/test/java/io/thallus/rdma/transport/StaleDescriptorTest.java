@@ -83,15 +83,16 @@ class StaleDescriptorTest {
     final MemoryRegion receive = domain.register(local, EnumSet.of(MemoryRegion.Access.LOCAL_WRITE));
     ServerSession session;
 
-    BareReader connect(ServerTransport server) {
-      return connect(server, Map.of());
+    /** {@code clientMemory}: the budget the server's session accounts what it exposes in. */
+    BareReader connect(ServerTransport server, BufferAllocator clientMemory) {
+      return connect(server, Map.of(), clientMemory);
     }
 
     /** Connects, saying {@code more} in its offer as well (the READs it takes per batch, say). */
-    BareReader connect(ServerTransport server, Map<String, String> more) {
+    BareReader connect(ServerTransport server, Map<String, String> more, BufferAllocator clientMemory) {
       Map<String, String> offer = new java.util.HashMap<>(more);
       offer.put(RdmaTransport.ENDPOINT, pair.endpoint(options).encode());
-      session = server.accept(new InetSocketAddress("127.0.0.1", 2), offer);
+      session = server.accept(new InetSocketAddress("127.0.0.1", 2), offer, clientMemory);
       pair.connect(QueuePair.Endpoint.decode(session.welcomeParameters().get(RdmaTransport.ENDPOINT)), options);
       return this;
     }
@@ -229,7 +230,7 @@ class StaleDescriptorTest {
   void aReleasedBatchsDescriptorIsRefusedEvenWhereItsMemoryHoldsTheNextBatch() {
     assertThat(((RdmaServer) server).usesMemoryWindows()).as("memory windows on " + RdmaTransport.deviceName())
         .isTrue();
-    try (BareReader reader = new BareReader().connect(server)) {
+    try (BareReader reader = new BareReader().connect(server, allocator)) {
       Sent first = send(reader.session, 1, batch(7));
       assertThat(reader.read(first.span())).isNull();
       assertReceived(reader, first, 7);
@@ -250,8 +251,8 @@ class StaleDescriptorTest {
 
   @Test
   void aBatchsDescriptorIsRefusedToEveryOtherClient() {
-    try (BareReader owner = new BareReader().connect(server);
-         BareReader other = new BareReader().connect(server)) {
+    try (BareReader owner = new BareReader().connect(server, allocator);
+         BareReader other = new BareReader().connect(server, allocator)) {
       Sent sent = send(owner.session, 1, batch(3));
       assertRefused(other.read(sent.span()), "another client's read with a live descriptor");
       assertThat(owner.read(sent.span())).isNull();
@@ -263,7 +264,7 @@ class StaleDescriptorTest {
 
   @Test
   void aClientThatGoesAwayWithBatchesHeldLeavesNothingBehind() {
-    BareReader reader = new BareReader().connect(server);
+    BareReader reader = new BareReader().connect(server, allocator);
     try {
       for (long id = 1; id <= 4; id++) {
         send(reader.session, id, batch(id));
@@ -295,7 +296,7 @@ class StaleDescriptorTest {
   @Test
   void anInPlaceBatchIsReadWhereItLiesAndEachDescriptorDiesWhenItIsReleased() {
     try (ServerTransport inPlace = inPlaceServer();
-         BareReader reader = new BareReader().connect(inPlace, READS_BUFFER_BY_BUFFER)) {
+         BareReader reader = new BareReader().connect(inPlace, READS_BUFFER_BY_BUFFER, allocator)) {
       BatchContents contents = batch(7);
       List<Long> sources = contents.records().getBuffers().stream().filter(b -> b.readableBytes() > 0)
           .map(ArrowBuf::memoryAddress).toList();
@@ -325,8 +326,8 @@ class StaleDescriptorTest {
   @Test
   void anInPlaceBatchsDescriptorsAreRefusedToEveryOtherClient() {
     try (ServerTransport inPlace = inPlaceServer();
-         BareReader owner = new BareReader().connect(inPlace, READS_BUFFER_BY_BUFFER);
-         BareReader other = new BareReader().connect(inPlace, READS_BUFFER_BY_BUFFER)) {
+         BareReader owner = new BareReader().connect(inPlace, READS_BUFFER_BY_BUFFER, allocator);
+         BareReader other = new BareReader().connect(inPlace, READS_BUFFER_BY_BUFFER, allocator)) {
       Sent sent = send(owner.session, 1, batch(3));
       assertThat(RdmaTransport.exposedInPlace(sent.header())).isTrue();
       assertRefused(other.readEach(sent.header()), "another client's reads with live in-place descriptors");
@@ -340,8 +341,9 @@ class StaleDescriptorTest {
   @Test
   void aClientThatReadsOneBodyPerBatchGetsACopyAndSoDoesABatchWithMoreBuffersThanItReads() {
     try (ServerTransport inPlace = inPlaceServer();
-         BareReader packedOnly = new BareReader().connect(inPlace);
-         BareReader twoReads = new BareReader().connect(inPlace, Map.of(RdmaTransport.READS_PER_BATCH, "1"))) {
+         BareReader packedOnly = new BareReader().connect(inPlace, allocator);
+         BareReader twoReads = new BareReader().connect(inPlace, Map.of(RdmaTransport.READS_PER_BATCH, "1"),
+             allocator)) {
       Sent copied = send(packedOnly.session, 1, batch(5));
       assertThat(RdmaTransport.exposedInPlace(copied.header())).as("packed for a client that did not say").isFalse();
       assertThat(packedOnly.read(copied.span())).isNull();
@@ -360,7 +362,7 @@ class StaleDescriptorTest {
   @Test
   void aClientThatGoesAwayWithInPlaceBatchesHeldLeavesNothingBehind() {
     try (ServerTransport inPlace = inPlaceServer()) {
-      BareReader reader = new BareReader().connect(inPlace, READS_BUFFER_BY_BUFFER);
+      BareReader reader = new BareReader().connect(inPlace, READS_BUFFER_BY_BUFFER, allocator);
       try {
         for (long id = 1; id <= 4; id++) {
           assertThat(RdmaTransport.exposedInPlace(send(reader.session, id, batch(id)).header())).isTrue();

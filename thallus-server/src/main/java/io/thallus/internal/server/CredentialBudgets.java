@@ -12,10 +12,12 @@ import org.slf4j.LoggerFactory;
  * them) makes its own allocator ({@code memoryPerClient}) inside its credential's, and a stream asks the engine for
  * its next batch only while its credential's connections together hold less than {@code maxMemoryPerCredential}, so
  * the clients of one credential cannot take the server's whole budget from the others however many connections they
- * open. The credential's share is kept by that wait, not by an allocator limit: a batch refused halfway through
- * Arrow's C data import leaks what it had imported, so no import may fail for it. Streams of one credential that
- * check at the same moment may pass it by a batch each (at most {@code maxStatementsPerCredential} batches). A server
- * that checks no credentials has one budget, the server's.
+ * open. Everything a connection holds for its client is allocated or accounted in its allocator: batches, frames,
+ * ingested bodies, the transport's shm segments and rdma buffers. The credential's share is kept by waiting (streams
+ * before their next batch, ingests before granting more credits), not by an allocator limit, so that a connection's
+ * transport is never refused the memory for a batch already made. Streams of one credential that check at the same
+ * moment may pass it by a batch each (at most {@code maxStatementsPerCredential} batches). A server that checks no
+ * credentials has one budget, the server's.
  */
 public final class CredentialBudgets {
   private static final Logger LOG = LoggerFactory.getLogger(CredentialBudgets.class);
@@ -123,6 +125,22 @@ public final class CredentialBudgets {
           + " bytes, shared by all its connections)";
     }
     return "the server's memory budget (memoryLimit, " + server.getLimit() + " bytes)";
+  }
+
+  /**
+   * What each connection in {@code connectionMemory}'s budget holds now, largest first (at most 8), for the log line
+   * that says why a stream found no room: which of a credential's connections hold its share.
+   */
+  String holders(BufferAllocator connectionMemory) {
+    BufferAllocator budget = connectionMemory.getParentAllocator();
+    if (budget == null) {
+      return "";
+    }
+    return budget.getChildAllocators().stream()
+        .sorted(java.util.Comparator.comparingLong(BufferAllocator::getAllocatedMemory).reversed()).limit(8)
+        .map(child -> child.getName() + "=" + child.getAllocatedMemory())
+        .collect(java.util.stream.Collectors.joining(", ", budget.getName() + " holds " + budget.getAllocatedMemory()
+            + " bytes of " + perCredential + " in " + budget.getChildAllocators().size() + " connections: ", ""));
   }
 
   private static BufferAllocator credentialOf(BufferAllocator connectionMemory) {

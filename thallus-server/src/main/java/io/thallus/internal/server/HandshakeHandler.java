@@ -7,12 +7,14 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.thallus.Status;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
+import io.thallus.internal.RateLimitedLog;
 import io.thallus.internal.batch.BatchSender;
 import io.thallus.internal.protocol.FrameDecoder;
 import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.Protocol;
 import io.thallus.spi.ServerSession;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -33,6 +35,7 @@ import org.slf4j.LoggerFactory;
 public final class HandshakeHandler extends SimpleChannelInboundHandler<Message> {
   private static final Logger LOG = LoggerFactory.getLogger(HandshakeHandler.class);
   private static final AtomicLong IDS = new AtomicLong();
+  private static final RateLimitedLog FAILED_LOGINS = new RateLimitedLog(LOG, Duration.ofSeconds(1));
 
   private final ServerContext context;
   private final StreamRegistry registry;
@@ -92,7 +95,8 @@ public final class HandshakeHandler extends SimpleChannelInboundHandler<Message>
     }
     Optional<String> credential = context.authentication().credential(hello.credentials());
     if (credential.isEmpty()) {
-      LOG.warn("connection {} from {} failed authentication", id, channel.remoteAddress());
+      // Rate-limited: a guesser (or a Flight session trying a Basic password as the token) can fail thousands a second.
+      FAILED_LOGINS.warn("authentication", "connection {} from {} failed authentication", id, channel.remoteAddress());
       // Which part was wrong is not said: that would help a guesser.
       ConnectionFailures.fail(channel, Status.of(StatusCode.UNAUTHENTICATED,
           "authentication failed: this server needs a valid token, or a user name and password"));
@@ -123,7 +127,8 @@ public final class HandshakeHandler extends SimpleChannelInboundHandler<Message>
         continue;
       }
       try {
-        ServerSession accepted = started.get().server().accept(remote, hello.parameters());
+        // What the session holds for its client counts in the connection's own budget, inside its credential's.
+        ServerSession accepted = started.get().server().accept(remote, hello.parameters(), allocator);
         welcome(ctx, started.get(), accepted, lane);
         return;
       } catch (ThallusException e) {

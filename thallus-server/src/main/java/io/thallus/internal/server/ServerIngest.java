@@ -32,6 +32,12 @@ import org.slf4j.LoggerFactory;
  * each time the engine takes a batch; a body the client holds (shm, cma) is reported released once the engine has
  * let go of its bytes. Whatever stops it (an error, CANCEL, the client gone, the timeout) fails the reader, so the
  * engine rolls the whole ingest back, and the answer is END with the rows written or ERROR.
+ *
+ * <p>The batches that arrived count in the connection's memory, inside its credential's. Like a result stream, an
+ * ingest asks for more only as far as its credential's share ({@code maxMemoryPerCredential}) has room: the first
+ * grant is one batch, and from then on each credit (the client's wish, within the server's limits) is granted only
+ * while the share has room for a batch as large as the largest so far; the others are owed until it has, and when
+ * nothing of this ingest is queued or on its way one is granted regardless, so it always moves.
  */
 final class ServerIngest {
   private static final Logger LOG = LoggerFactory.getLogger(ServerIngest.class);
@@ -244,6 +250,10 @@ final class ServerIngest {
   private final class Batches extends ArrowReader {
     private final BufferAllocator allocator = connection.allocator();
     private boolean granted;
+    /** Credits the engine freed but the credential's share had no room for yet. */
+    private int owed;
+    /** The largest batch so far: the room the share needs before one more is asked for. */
+    private long largestBatch;
     private boolean ended;
     /** Why the reader stopped, if it failed: the engine's error echoes it only as text. */
     volatile RuntimeException failure;
@@ -276,9 +286,20 @@ final class ServerIngest {
       if (ended) {
         return false;
       }
-      // The batch the engine took last has been passed on: the client may send one more.
-      grant(granted ? 1 : credits);
-      granted = true;
+      // The batch the engine took last has been passed on: the client may send one more, if its credential has room.
+      if (granted) {
+        owed++;
+        int now = creditsWithinShare();
+        if (now > 0) {
+          owed -= now;
+          grant(now);
+        }
+      } else {
+        // The first batch tells how large they are: the rest of the client's credits follow within the share.
+        owed = credits - 1;
+        grant(1);
+        granted = true;
+      }
       Arrival arrival = next();
       if (arrival.end() != null) {
         ended = true;
@@ -300,8 +321,27 @@ final class ServerIngest {
         batches++;
         rows += contents.rowCount();
         bytes += batchBytes;
+        largestBatch = Math.max(largestBatch, batchBytes);
       }
       return true;
+    }
+
+    /**
+     * How many of the owed credits to grant now: as many batches as large as the largest so far as the credential's
+     * share (and the client's budget) has room for, else one when nothing of this ingest is queued or on its way (it
+     * would stall otherwise).
+     */
+    private int creditsWithinShare() {
+      long room = context.budgets().headroom(allocator) / Math.max(1, largestBatch);
+      if (room > 0) {
+        return (int) Math.min(owed, room);
+      }
+      lock.lock();
+      try {
+        return onTheirWay == 0 && outstanding == 0 ? 1 : 0;
+      } finally {
+        lock.unlock();
+      }
     }
 
     private void grant(int more) {

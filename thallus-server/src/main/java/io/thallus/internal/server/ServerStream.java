@@ -36,6 +36,9 @@ import org.slf4j.LoggerFactory;
  */
 final class ServerStream {
   private static final Logger LOG = LoggerFactory.getLogger(ServerStream.class);
+  /** Which connections held the memory a stream waited for in vain: at most a line a second. */
+  private static final io.thallus.internal.RateLimitedLog NO_ROOM = new io.thallus.internal.RateLimitedLog(LOG,
+      java.time.Duration.ofSeconds(1));
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
   /** What a parked stream waits for; each has its own deadline. */
@@ -342,10 +345,10 @@ final class ServerStream {
   }
 
   /**
-   * Waits until the memory budgets (this client's, and the server's over all clients) have room for the next batch.
-   * Importing a batch that does not fit fails halfway through, inside Arrow's C data import, and leaks what it had
-   * imported; so a batch is only asked for when it fits. One that could never fit fails at once; otherwise the wait
-   * ends at the I/O deadline.
+   * Waits until the memory budgets (this client's, its credential's share, and the server's over all clients) have
+   * room for the next batch: a batch is only asked for when it fits (one that then does not, the estimate being low,
+   * fails with RESOURCE_EXHAUSTED and is freed whole). One that could never fit fails at once; otherwise the wait ends
+   * at the I/O deadline.
    */
   private void awaitHeadroom(long needed) {
     BufferAllocator memory = connection.allocator();
@@ -365,6 +368,8 @@ final class ServerStream {
     while (budgets.headroom(memory) < needed) {
       throwIfAborted();
       if (deadline.isExpired()) {
+        NO_ROOM.warn("no room", "stream {} waited {} s for memory in vain: {}", id, context.ioTimeout().toSeconds(),
+            budgets.holders(memory));
         throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, budgets.budgetName(memory) + " is used up: the "
             + "next batch needs about " + needed + " bytes, " + budgets.headroom(memory) + " are free after waiting "
             + context.ioTimeout().toSeconds() + " s for batches to be released");

@@ -29,11 +29,12 @@ final class CmaServer implements ServerTransport {
   }
 
   @Override
-  public ServerSession accept(InetSocketAddress client, Map<String, String> offer) {
+  public ServerSession accept(InetSocketAddress client, Map<String, String> offer,
+      org.apache.arrow.memory.BufferAllocator clientMemory) {
     if (!Hosts.isLocal(client.getAddress())) {
       throw ThallusException.of(StatusCode.UNAVAILABLE, "cma needs the client on the server's host");
     }
-    return new Session();
+    return new Session(clientMemory);
   }
 
   @Override
@@ -42,6 +43,12 @@ final class CmaServer implements ServerTransport {
   }
 
   private final class Session implements ServerSession {
+    private final org.apache.arrow.memory.BufferAllocator clientMemory;
+
+    Session(org.apache.arrow.memory.BufferAllocator clientMemory) {
+      this.clientMemory = clientMemory;
+    }
+
     @Override
     public Map<String, String> welcomeParameters() {
       return exposed.parameters(CmaTransport.PID, CmaTransport.PROBE_ADDRESS, CmaTransport.PROBE_TOKEN);
@@ -58,7 +65,7 @@ final class CmaServer implements ServerTransport {
       long pid = Long.parseLong(Transport.requireParameter(parameters, CmaTransport.CLIENT_PID));
       long probe = Long.parseLong(Transport.requireParameter(parameters, CmaTransport.CLIENT_PROBE_ADDRESS));
       String token = Transport.requireParameter(parameters, CmaTransport.CLIENT_PROBE_TOKEN);
-      CmaReader reader = new CmaReader(context.allocator(), pid, "client", context.memoryPerClient());
+      CmaReader reader = new CmaReader(clientMemory, pid, "client", context.memoryPerClient());
       try {
         reader.prove(probe, token);
       } catch (RuntimeException e) {

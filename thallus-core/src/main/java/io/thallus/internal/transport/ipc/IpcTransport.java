@@ -44,7 +44,8 @@ public final class IpcTransport implements Transport {
   public ServerTransport startServer(ServerTransport.Context context) {
     return new ServerTransport() {
       @Override
-      public ServerSession accept(InetSocketAddress client, Map<String, String> offer) {
+      public ServerSession accept(InetSocketAddress client, Map<String, String> offer,
+          org.apache.arrow.memory.BufferAllocator clientMemory) {
         return new ServerSession() {
           @Override
           public Map<String, String> welcomeParameters() {

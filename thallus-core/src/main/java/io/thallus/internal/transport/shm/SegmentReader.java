@@ -21,7 +21,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * The receiving side of shm, either way (results on the client, ingested batches on the server): maps each of the
  * sender's segments the first time a batch names it, and lends the batch's range of it (no copy). A segment is
  * unmapped only when no batch still lives in it, so closing never pulls memory from under a batch still in use.
- * Only plain files are mapped, never through a link.
+ * Only plain files are mapped, never through a link. The sender lets go of a segment that stayed empty by deleting
+ * its file (and never reuses its id): when a new segment comes, the idle mappings whose files are gone are unmapped,
+ * so their memory goes back to the system.
  */
 final class SegmentReader implements AutoCloseable {
   private final Path folder;
@@ -39,10 +41,12 @@ final class SegmentReader implements AutoCloseable {
   private final class Mapped {
     final Arena arena = Arena.ofShared();
     final MemorySegment memory;
+    final Path file;
     private int loans;
     private boolean retired;
 
     Mapped(Path file) throws IOException {
+      this.file = file;
       try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
         memory = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size(), arena);
       } catch (IOException | RuntimeException e) {
@@ -63,10 +67,18 @@ final class SegmentReader implements AutoCloseable {
     }
 
     synchronized void retire() {
+      if (retired) {
+        return;
+      }
       retired = true;
       if (loans == 0) {
         arena.close();
       }
+    }
+
+    /** Whether no batch borrows from it and the sender has deleted its file (let the segment go). */
+    synchronized boolean isAbandoned() {
+      return loans == 0 && !Files.exists(file, LinkOption.NOFOLLOW_LINKS);
     }
   }
 
@@ -84,6 +96,14 @@ final class SegmentReader implements AutoCloseable {
             throw new IOException("not a plain file");
           }
           segment = new Mapped(file);
+          // A new segment often means the sender let older ones go: their mappings go too.
+          mapped.values().removeIf(old -> {
+            boolean abandoned = old.isAbandoned();
+            if (abandoned) {
+              old.retire();
+            }
+            return abandoned;
+          });
         } catch (IOException e) {
           throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "cannot map shared memory segment " + file + ": " + e,
               e);
@@ -112,6 +132,11 @@ final class SegmentReader implements AutoCloseable {
     segment.lend();
     return FetchedBody.mirrored(segment.memory.address() + extent.address(), extent.length(), extent.address(),
         true, segment::giveBack);
+  }
+
+  /** The segments mapped now (for tests). */
+  int mappedCount() {
+    return mapped.size();
   }
 
   /** Unmaps every segment no batch lives in any more; the others go with their last batch. Idempotent. */

@@ -29,12 +29,19 @@ import org.slf4j.LoggerFactory;
  * The sending side of shm, either way (results on the server, ingested batches on the client): a folder of segment
  * files only this user can open, each mapped and pre-faulted, into which bodies are copied one after the other; a
  * segment is reused once every body in it has been released. What the segments take counts against
- * {@code allocator} and stays within {@code budget}.
+ * {@code allocator} and stays within {@code budget}. A segment left empty for a while can be let go
+ * ({@link #releaseIdle}), so a connection that has stopped reading results gives its memory back to its budget
+ * (a segment is never reused under another id: its reader knows a released one by its file being gone).
  */
 final class SegmentWriter implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SegmentWriter.class);
   private static final long MIN_SEGMENT = 1L << 20;
   private static final long MAX_GROWN_SEGMENT = 64L << 20;
+  /**
+   * A new segment holds at most this many bodies of the size that made it: segments that grow far past the bodies
+   * they carry would hold their connection's budget (and its credential's share) for bytes no body uses.
+   */
+  private static final long MAX_BODIES_PER_NEW_SEGMENT = 8;
   private static final long PAGE = 4096;
 
   private final Path folder;
@@ -47,6 +54,8 @@ final class SegmentWriter implements AutoCloseable {
   private Segment current;
   private long totalBytes;
   private long lastSize;
+  /** The id (and file name) of the next segment: ids are never reused. */
+  private int nextId;
   private boolean closed;
 
   /**
@@ -75,6 +84,8 @@ final class SegmentWriter implements AutoCloseable {
     final ArrowBuf accounted;
     long used;
     int live;
+    /** When the last body in it was freed (or it was made), while {@link #live} is 0. */
+    long emptySinceNanos = System.nanoTime();
 
     Segment(int id, Path file, long size) throws IOException {
       this.id = id;
@@ -92,17 +103,18 @@ final class SegmentWriter implements AutoCloseable {
           written += channel.write(zeros, written);
         }
         memory = channel.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
+        accounted = allocator.wrapForeignAllocation(new ForeignAllocation(size, memory.address()) {
+          @Override
+          protected void release0() {
+            // The mapping is the session's to remove; this only ends the allocator's accounting.
+          }
+        });
       } catch (IOException | RuntimeException e) {
+        // A budget with no room for it (OutOfMemoryException) leaves nothing behind either.
         arena.close();
         Files.deleteIfExists(file);
         throw e;
       }
-      accounted = allocator.wrapForeignAllocation(new ForeignAllocation(size, memory.address()) {
-        @Override
-        protected void release0() {
-          // The mapping is the session's to remove; this only ends the allocator's accounting.
-        }
-      });
     }
 
     boolean fits(long length) {
@@ -165,7 +177,9 @@ final class SegmentWriter implements AutoCloseable {
       public void close() {
         lock.lock();
         try {
-          segment.live--;
+          if (--segment.live == 0) {
+            segment.emptySinceNanos = System.nanoTime();
+          }
         } finally {
           lock.unlock();
         }
@@ -173,24 +187,83 @@ final class SegmentWriter implements AutoCloseable {
     };
   }
 
-  /** A new segment: twice the last one (up to 64 MiB), at least the batch, within the client's budget. */
+  /**
+   * A new segment: twice the last one (up to 64 MiB, and up to 8 bodies of this one's size), at least the batch,
+   * within the client's budget and the room its allocator has now. Null when the budget has no room until bodies in
+   * this writer are released.
+   */
   private Segment createSegment(long needed) {
-    long preferred = Math.min(MAX_GROWN_SEGMENT, Math.max(MIN_SEGMENT, 2 * lastSize));
-    long size = Math.max(roundToPage(needed), Math.min(preferred, budget - totalBytes));
+    long preferred = Math.min(Math.min(MAX_GROWN_SEGMENT, MAX_BODIES_PER_NEW_SEGMENT * roundToPage(needed)),
+        Math.max(MIN_SEGMENT, 2 * lastSize));
+    long room = Math.min(budget - totalBytes, roundDownToPage(allocator.getHeadroom()));
+    long size = Math.max(roundToPage(needed), Math.min(preferred, room));
     if (totalBytes + size > budget) {
       return null;
     }
-    Path file = folder.resolve(filePrefix + segments.size() + ShmTransport.SEGMENT_SUFFIX);
+    int id = nextId;
+    Path file = folder.resolve(filePrefix + id + ShmTransport.SEGMENT_SUFFIX);
     try {
-      Segment segment = new Segment(segments.size(), file, size);
+      Segment segment = new Segment(id, file, size);
+      nextId++;
       segments.add(segment);
       totalBytes += size;
       lastSize = size;
       return segment;
+    } catch (org.apache.arrow.memory.OutOfMemoryException e) {
+      if (segments.stream().anyMatch(held -> held.live > 0)) {
+        return null; // the budget frees up as the client releases what it holds here
+      }
+      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "no room in the memory budget for a shared memory "
+          + "segment of " + size + " bytes: " + e.getMessage(), e);
     } catch (IOException | RuntimeException e) {
       throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "cannot create a shared memory segment of "
           + size + " bytes in " + folder + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * Lets go of every segment that has held no body for at least {@code idle}: unmapped, its file deleted and its
+   * bytes given back to the allocator. The next body goes into a new segment, sized afresh.
+   */
+  void releaseIdle(java.time.Duration idle) {
+    long now = System.nanoTime();
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      for (java.util.Iterator<Segment> it = segments.iterator(); it.hasNext(); ) {
+        Segment segment = it.next();
+        if (segment.live == 0 && now - segment.emptySinceNanos >= idle.toNanos()) {
+          it.remove();
+          totalBytes -= segment.size;
+          if (current == segment) {
+            current = null;
+          }
+          segment.destroy();
+        }
+      }
+      if (segments.isEmpty()) {
+        // Growth starts again from the smallest segment: the next burst may be a small one.
+        lastSize = 0;
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The bytes of segments this writer holds now (for tests). */
+  long segmentBytes() {
+    lock.lock();
+    try {
+      return totalBytes;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private static long roundDownToPage(long bytes) {
+    return Math.max(0, bytes) / PAGE * PAGE;
   }
 
   private static long roundToPage(long bytes) {

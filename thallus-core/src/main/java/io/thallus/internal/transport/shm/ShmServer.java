@@ -26,7 +26,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The shm transport's server side: a folder of segments per client, owned by the server's user only
  * ({@link SegmentWriter}); ingested batches are mapped from the segments the client writes into that same folder
- * ({@link SegmentReader}).
+ * ({@link SegmentReader}). A client's segments count against its connection's own budget (inside its credential's),
+ * and a segment that has held no body for {@link #IDLE_SEGMENT} is let go, so a connection that has stopped reading
+ * holds no segments for long and cannot starve its credential's other connections.
  */
 final class ShmServer implements ServerTransport {
   private static final Logger LOG = LoggerFactory.getLogger(ShmServer.class);
@@ -35,13 +37,38 @@ final class ShmServer implements ServerTransport {
   static final String RESULTS = "";
   static final String INGESTED = "in-";
 
+  /** How long a segment may stay empty before it is let go. */
+  static final java.time.Duration IDLE_SEGMENT = java.time.Duration.ofSeconds(2);
+
   private final Context context;
   private final Path base;
   private final SecureRandom random = new SecureRandom();
+  private final java.util.Set<Session> sessions = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  /** Lets go of idle segments, also of connections that send nothing more (so no place or release would). */
+  private final java.util.concurrent.ScheduledExecutorService sweeper =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "thallus-shm-segment-sweeper");
+        thread.setDaemon(true);
+        return thread;
+      });
 
   private ShmServer(Context context, Path base) {
     this.context = context;
     this.base = base;
+    long period = IDLE_SEGMENT.toMillis() / 2;
+    sweeper.scheduleWithFixedDelay(this::releaseIdleSegments, period, period,
+        java.util.concurrent.TimeUnit.MILLISECONDS);
+  }
+
+  private void releaseIdleSegments() {
+    for (Session session : sessions) {
+      try {
+        session.segments.releaseIdle(IDLE_SEGMENT);
+      } catch (RuntimeException e) {
+        // One session's failure must not stop the sweeps of the others.
+        LOG.warn("releasing idle shared memory segments failed: {}", e.toString());
+      }
+    }
   }
 
   /** Where segment folders go: {@code /dev/shm} where it is writable, else the temporary folder. */
@@ -85,16 +112,21 @@ final class ShmServer implements ServerTransport {
   }
 
   @Override
-  public ServerSession accept(InetSocketAddress client, Map<String, String> offer) {
+  public ServerSession accept(InetSocketAddress client, Map<String, String> offer,
+      org.apache.arrow.memory.BufferAllocator clientMemory) {
     if (!Hosts.isLocal(client.getAddress())) {
       throw ThallusException.of(StatusCode.UNAVAILABLE, "shm needs the client on the server's host");
     }
-    return new Session(new SegmentWriter(createFolder(base, random), RESULTS, true, context.allocator(),
+    Session session = new Session(new SegmentWriter(createFolder(base, random), RESULTS, true, clientMemory,
         context.memoryPerClient()));
+    sessions.add(session);
+    return session;
   }
 
   @Override
-  public void close() {}
+  public void close() {
+    sweeper.shutdownNow();
+  }
 
   /** One client's segments; each placed body counts as live in its segment until core frees it. */
   private final class Session implements ServerSession {
@@ -136,6 +168,7 @@ final class ShmServer implements ServerTransport {
 
     @Override
     public void close() {
+      sessions.remove(this);
       segments.close();
     }
   }

@@ -96,7 +96,8 @@ final class TcpServer implements ServerTransport {
   }
 
   @Override
-  public ServerSession accept(InetSocketAddress client, Map<String, String> offer) {
+  public ServerSession accept(InetSocketAddress client, Map<String, String> offer,
+      org.apache.arrow.memory.BufferAllocator clientMemory) {
     byte[] bytes = new byte[TOKEN_BYTES];
     random.nextBytes(bytes);
     String token = HexFormat.of().formatHex(bytes);
