@@ -21,7 +21,9 @@ import io.thallus.internal.protocol.MessageCodec;
 import io.thallus.internal.protocol.Protocol;
 import io.thallus.internal.server.CredentialBudgets;
 import io.thallus.internal.server.DataRoot;
-import io.thallus.internal.server.ServerConnectionHandler;
+import io.thallus.internal.server.FirstByte;
+import io.thallus.internal.server.HandshakeHandler;
+import io.thallus.internal.server.ServerConnection;
 import io.thallus.internal.server.ServerContext;
 import io.thallus.internal.server.StreamRegistry;
 import io.thallus.internal.Transports;
@@ -120,7 +122,7 @@ public final class ThallusServer implements AutoCloseable {
       timers.scheduleWithFixedDelay(() -> registry.expireIdle(System.nanoTime()), 200, 200, TimeUnit.MILLISECONDS);
       InetSocketAddress bindAddress = new InetSocketAddress(settings.location.host(), settings.location.port());
       ServerContext context = new ServerContext(settings.serverName, allocator, engine, dataRoot, transports,
-          engineThreads, timers, settings.ioTimeout, settings.idleTimeout, settings.maxBatchRows, registry,
+          engineThreads, timers, settings.ioTimeout, settings.idleTimeout, settings.maxBatchRows,
           // A quarter of the server's budget unless the admission says otherwise: one credential cannot take it all.
           new CredentialBudgets(allocator, settings.admission.maxMemoryPerCredential()
               .orElse(Math.max(1, settings.memoryLimit / 4))),
@@ -143,14 +145,14 @@ public final class ThallusServer implements AutoCloseable {
                 ch.pipeline().addLast("tls", settings.tls.context().newHandler(ch.alloc()));
               }
               ch.pipeline()
-                  .addLast("first-byte", new ServerConnectionHandler.FirstByte())
+                  .addLast("first-byte", new FirstByte())
                   // Small until HELLO has authenticated the client; the handler raises it then.
                   .addLast("frames", new FrameDecoder(Math.min(Protocol.HELLO_MAX_FRAME, settings.maxFrameBytes)))
                   .addLast("decoder", new MessageCodec.Decoder())
                   .addLast("encoder", MessageCodec.Encoder.INSTANCE)
                   .addLast("idle", new IdleStateHandler(settings.connectionIdleTimeout.toMillis(), 0, 0,
                       TimeUnit.MILLISECONDS))
-                  .addLast("connection", new ServerConnectionHandler(context));
+                  .addLast("connection", new HandshakeHandler(context, registry));
             }
           });
       ChannelFuture binding = bootstrap.bind(bindAddress).awaitUninterruptibly();
@@ -212,7 +214,7 @@ public final class ThallusServer implements AutoCloseable {
     long connections = 0;
     for (BufferAllocator child : allocator.getChildAllocators()) {
       // A connection's memory lies directly under the server's, or under its credential's budget.
-      if (child.getName().startsWith(io.thallus.internal.server.ServerConnectionHandler.ALLOCATOR_PREFIX)
+      if (child.getName().startsWith(ServerConnection.ALLOCATOR_PREFIX)
           || child.getName().startsWith(CredentialBudgets.PREFIX)) {
         connections += child.getAllocatedMemory();
       }
@@ -240,7 +242,8 @@ public final class ThallusServer implements AutoCloseable {
     while (registry.streamCount() > 0 && !deadline.isExpired()) {
       sleepBriefly();
     }
-    for (ServerConnectionHandler connection : registry.connections()) {
+    for (io.netty.channel.Channel connection : registry.connections()) {
+      // Closed without a word: its streams were told above.
       connection.close();
     }
     if (engineThreads != null) {

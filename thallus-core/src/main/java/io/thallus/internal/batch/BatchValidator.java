@@ -12,10 +12,6 @@ import org.apache.arrow.vector.compression.NoCompressionCodec;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
 import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
-import org.apache.arrow.vector.types.pojo.ArrowType;
-import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
-import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -47,43 +43,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * allocation per row.
  */
 public final class BatchValidator {
-  private enum Shape {
-    NULL, FIXED, BITS, VARIABLE, LARGE_VARIABLE, VIEW, LIST, LARGE_LIST, LIST_VIEW, LARGE_LIST_VIEW, FIXED_LIST,
-    STRUCT, SPARSE_UNION, DENSE_UNION, RUN_END
-  }
-
-  /** What one column (at any depth) must look like, worked out once from the schema. */
-  private static final class Column {
-    final String label;
-    final Shape shape;
-    /** Bytes per value of a fixed-width column (indices, for a dictionary-encoded one). */
-    final int byteWidth;
-    final int listSize;
-    final long dictionaryId;
-    final boolean unsignedIndex;
-    final Column[] children;
-    /** A union's type id to its child's position, -1 where the id is not the union's. */
-    final byte[] childOfTypeId;
-
-    Column(String label, Shape shape, int byteWidth, int listSize, long dictionaryId, boolean unsignedIndex,
-        Column[] children, byte[] childOfTypeId) {
-      this.label = label;
-      this.shape = shape;
-      this.byteWidth = byteWidth;
-      this.listSize = listSize;
-      this.dictionaryId = dictionaryId;
-      this.unsignedIndex = unsignedIndex;
-      this.children = children;
-      this.childOfTypeId = childOfTypeId;
-    }
-
-    boolean dictionaryEncoded() {
-      return dictionaryId >= 0;
-    }
-  }
-
-  private final Column[] columns;
-  private final Map<Long, Column> dictionaries = new HashMap<>();
+  private final ColumnPlan[] columns;
+  private final Map<Long, ColumnPlan> dictionaries = new HashMap<>();
   /** Each dictionary's length as received so far in this stream. */
   private final Map<Long, Long> dictionaryLengths = new HashMap<>();
 
@@ -92,11 +53,7 @@ public final class BatchValidator {
    * type it cannot check.
    */
   public BatchValidator(Schema schema) {
-    List<Field> fields = schema.getFields();
-    columns = new Column[fields.size()];
-    for (int i = 0; i < columns.length; i++) {
-      columns[i] = compile(fields.get(i), "column ", fields.get(i).getName());
-    }
+    columns = ColumnPlan.compile(schema, dictionaries);
   }
 
   /** Checks a batch's dictionaries (in order) and then its records. */
@@ -110,13 +67,13 @@ public final class BatchValidator {
   /** Checks a dictionary batch and, if it passes, counts its values for the indices that follow. */
   public void checkDictionary(ArrowDictionaryBatch dictionary) {
     long id = dictionary.getDictionaryId();
-    Column values = dictionaries.get(id);
+    ColumnPlan values = dictionaries.get(id);
     if (values == null) {
       throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the batch carries dictionary " + id
           + ", which no column of its schema uses");
     }
     ArrowRecordBatch batch = dictionary.getDictionary();
-    walk(batch, new Column[] {values}, "dictionary " + id);
+    walk(batch, new ColumnPlan[] {values}, "dictionary " + id);
     long before = dictionary.isDelta() ? dictionaryLengths.getOrDefault(id, 0L) : 0L;
     dictionaryLengths.put(id, before + batch.getLength());
   }
@@ -126,7 +83,7 @@ public final class BatchValidator {
     walk(records, columns, "the batch");
   }
 
-  private void walk(ArrowRecordBatch batch, Column[] top, String what) {
+  private void walk(ArrowRecordBatch batch, ColumnPlan[] top, String what) {
     if (batch.getBodyCompression() != null
         && batch.getBodyCompression().getCodec() != NoCompressionCodec.COMPRESSION_TYPE) {
       throw ThallusException.of(StatusCode.INVALID_ARGUMENT, what + " is compressed (codec "
@@ -137,7 +94,7 @@ public final class BatchValidator {
       throw ThallusException.of(StatusCode.INVALID_ARGUMENT, what + " claims " + rows + " rows");
     }
     Cursor cursor = new Cursor(batch);
-    for (Column column : top) {
+    for (ColumnPlan column : top) {
       check(column, cursor, rows, true);
     }
     if (cursor.node != cursor.nodes.size()) {
@@ -170,14 +127,14 @@ public final class BatchValidator {
       variadicCounts = counts == null ? List.of() : counts;
     }
 
-    ArrowFieldNode node(Column column) {
+    ArrowFieldNode node(ColumnPlan column) {
       if (node >= nodes.size()) {
         throw fail(column, "has no field node (the batch has " + nodes.size() + ")");
       }
       return nodes.get(node++);
     }
 
-    ArrowBuf buffer(Column column, String what) {
+    ArrowBuf buffer(ColumnPlan column, String what) {
       if (buffer >= buffers.size()) {
         throw fail(column, "has no " + what + " buffer (the batch has " + buffers.size() + ")");
       }
@@ -189,7 +146,7 @@ public final class BatchValidator {
    * Checks one column and its children. {@code required}: the length the parent needs, exactly (a record's
    * columns) or at least (a child).
    */
-  private void check(Column column, Cursor cursor, long required, boolean exact) {
+  private void check(ColumnPlan column, Cursor cursor, long required, boolean exact) {
     ArrowFieldNode node = cursor.node(column);
     long n = node.getLength();
     long nulls = node.getNullCount();
@@ -222,7 +179,7 @@ public final class BatchValidator {
         validity(column, cursor, n, nulls);
         ArrowBuf offsets = cursor.buffer(column, "offsets");
         ArrowBuf data = cursor.buffer(column, "data");
-        if (column.shape == Shape.VARIABLE) {
+        if (column.shape == ColumnPlan.Shape.VARIABLE) {
           offsets32(column, offsets, n, data.capacity(), "the data buffer's");
         } else {
           offsets64(column, offsets, n, data.capacity(), "the data buffer's");
@@ -232,14 +189,14 @@ public final class BatchValidator {
       case LIST, LARGE_LIST -> {
         validity(column, cursor, n, nulls);
         ArrowBuf offsets = cursor.buffer(column, "offsets");
-        long last = column.shape == Shape.LIST
+        long last = column.shape == ColumnPlan.Shape.LIST
             ? offsets32(column, offsets, n, Long.MAX_VALUE, null)
             : offsets64(column, offsets, n, Long.MAX_VALUE, null);
         check(column.children[0], cursor, last, false);
       }
       case LIST_VIEW, LARGE_LIST_VIEW -> {
         validity(column, cursor, n, nulls);
-        int width = column.shape == Shape.LIST_VIEW ? 4 : 8;
+        int width = column.shape == ColumnPlan.Shape.LIST_VIEW ? 4 : 8;
         ArrowBuf offsets = sized(column, cursor, "offsets", n * width);
         ArrowBuf sizes = sized(column, cursor, "sizes", n * width);
         check(column.children[0], cursor, listViewEnd(column, offsets, sizes, n, width), false);
@@ -250,14 +207,14 @@ public final class BatchValidator {
       }
       case STRUCT -> {
         validity(column, cursor, n, nulls);
-        for (Column child : column.children) {
+        for (ColumnPlan child : column.children) {
           check(child, cursor, n, false);
         }
       }
       case SPARSE_UNION -> {
         ArrowBuf types = sized(column, cursor, "type ids", n);
         typeIds(column, types, n, null, null);
-        for (Column child : column.children) {
+        for (ColumnPlan child : column.children) {
           check(child, cursor, n, false);
         }
       }
@@ -273,7 +230,7 @@ public final class BatchValidator {
       case RUN_END -> {
         int runEndsNode = cursor.node;
         int runEndsBuffer = cursor.buffer;
-        Column runEnds = column.children[0];
+        ColumnPlan runEnds = column.children[0];
         check(runEnds, cursor, 0, false);
         ArrowFieldNode runs = cursor.nodes.get(runEndsNode);
         runEnds(runEnds, runs, cursor.buffers.get(runEndsBuffer), cursor.buffers.get(runEndsBuffer + 1), n);
@@ -288,7 +245,7 @@ public final class BatchValidator {
   }
 
   /** The validity buffer: empty is allowed when nothing is null (Arrow readers then take every row as valid). */
-  private static ArrowBuf validity(Column column, Cursor cursor, long n, long nulls) {
+  private static ArrowBuf validity(ColumnPlan column, Cursor cursor, long n, long nulls) {
     ArrowBuf validity = cursor.buffer(column, "validity");
     long need = bytesForBits(n);
     if (validity.capacity() < need && !(nulls == 0 && validity.capacity() == 0)) {
@@ -297,7 +254,7 @@ public final class BatchValidator {
     return validity;
   }
 
-  private static ArrowBuf sized(Column column, Cursor cursor, String what, long need) {
+  private static ArrowBuf sized(ColumnPlan column, Cursor cursor, String what, long need) {
     ArrowBuf buffer = cursor.buffer(column, what);
     if (buffer.capacity() < need) {
       throw fail(column, what + " buffer has " + buffer.capacity() + " bytes, " + need + " needed");
@@ -322,7 +279,7 @@ public final class BatchValidator {
    * Checks n + 1 int32 offsets (none at all for no rows): the first 0 or more, none below the one before, the last
    * within {@code limit}. Returns the last.
    */
-  private static long offsets32(Column column, ArrowBuf offsets, long n, long limit, String limitName) {
+  private static long offsets32(ColumnPlan column, ArrowBuf offsets, long n, long limit, String limitName) {
     if (n == 0 && offsets.capacity() == 0) {
       return 0;
     }
@@ -349,7 +306,7 @@ public final class BatchValidator {
   }
 
   /** As {@link #offsets32} for int64 offsets. */
-  private static long offsets64(Column column, ArrowBuf offsets, long n, long limit, String limitName) {
+  private static long offsets64(ColumnPlan column, ArrowBuf offsets, long n, long limit, String limitName) {
     if (n == 0 && offsets.capacity() == 0) {
       return 0;
     }
@@ -376,7 +333,7 @@ public final class BatchValidator {
   }
 
   /** The end of the furthest list view: each offset and size 0 or more (every row, as readers may look at any). */
-  private static long listViewEnd(Column column, ArrowBuf offsets, ArrowBuf sizes, long n, int width) {
+  private static long listViewEnd(ColumnPlan column, ArrowBuf offsets, ArrowBuf sizes, long n, int width) {
     long offsetAddress = offsets.memoryAddress();
     long sizeAddress = sizes.memoryAddress();
     long end = 0;
@@ -392,7 +349,7 @@ public final class BatchValidator {
   }
 
   /** Checks views of the valid rows; takes the column's variadic data buffers. */
-  private static void views(Column column, Cursor cursor, long n, long nulls) {
+  private static void views(ColumnPlan column, Cursor cursor, long n, long nulls) {
     ArrowBuf validity = validity(column, cursor, n, nulls);
     ArrowBuf views = sized(column, cursor, "views", n * 16);
     if (cursor.variadic >= cursor.variadicCounts.size()) {
@@ -463,7 +420,7 @@ public final class BatchValidator {
    * Checks a union's type ids; for a dense union ({@code offsets} given) also each offset, and records in
    * {@code needs} how many values each child must have.
    */
-  private static void typeIds(Column column, ArrowBuf types, long n, ArrowBuf offsets, long[] needs) {
+  private static void typeIds(ColumnPlan column, ArrowBuf types, long n, ArrowBuf offsets, long[] needs) {
     long address = types.memoryAddress();
     long offsetAddress = offsets == null ? 0 : offsets.memoryAddress();
     byte[] childOf = column.childOfTypeId;
@@ -484,7 +441,7 @@ public final class BatchValidator {
   }
 
   /** Run ends: none null, the first above 0, each above the one before, the last covering the column's length. */
-  private static void runEnds(Column runEnds, ArrowFieldNode runs, ArrowBuf validity, ArrowBuf values, long n) {
+  private static void runEnds(ColumnPlan runEnds, ArrowFieldNode runs, ArrowBuf validity, ArrowBuf values, long n) {
     long count = runs.getLength();
     if (hasBits(validity)) {
       long validityAddress = validity.memoryAddress();
@@ -522,7 +479,7 @@ public final class BatchValidator {
   }
 
   /** Checks that every non-null index is below its dictionary's length (unsigned indices read as unsigned). */
-  private void indices(Column column, ArrowBuf validity, ArrowBuf values, long n, long nulls) {
+  private void indices(ColumnPlan column, ArrowBuf validity, ArrowBuf values, long n, long nulls) {
     boolean bits = hasBits(validity);
     if (!bits && nulls != 0) {
       return;
@@ -588,152 +545,7 @@ public final class BatchValidator {
     return !above;
   }
 
-  private static ThallusException fail(Column column, String rule) {
+  private static ThallusException fail(ColumnPlan column, String rule) {
     return ThallusException.of(StatusCode.INVALID_ARGUMENT, column.label + ": " + rule);
-  }
-
-  // ---- the plan, from the schema
-
-  /** The plan for one field; {@code prefix} and {@code path} name it in errors ({@code column "l.item"}). */
-  private Column compile(Field field, String prefix, String path) {
-    String label = prefix + "\"" + path + "\"";
-    DictionaryEncoding encoding = field.getDictionary();
-    if (encoding != null) {
-      ArrowType.Int indexType = encoding.getIndexType() == null ? new ArrowType.Int(32, true)
-          : encoding.getIndexType();
-      long id = encoding.getId();
-      if (id < 0) {
-        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, label + ": dictionary id " + id + " is below 0");
-      }
-      if (!dictionaries.containsKey(id)) {
-        Field values = new Field(field.getName(),
-            new FieldType(field.isNullable(), field.getType(), null, field.getMetadata()), field.getChildren());
-        // Put first: a dictionary whose values name the same dictionary would not end.
-        dictionaries.put(id, null);
-        dictionaries.put(id, compile(values, "dictionary " + id + " of column ", path));
-      }
-      return new Column(label, Shape.FIXED, indexType.getBitWidth() / 8, 0, id, !indexType.getIsSigned(),
-          new Column[0], null);
-    }
-    ArrowType type = field.getType();
-    if (type instanceof ArrowType.ExtensionType extension) {
-      type = extension.storageType();
-    }
-    List<Field> fields = field.getChildren();
-    Column[] children = new Column[fields.size()];
-    for (int i = 0; i < children.length; i++) {
-      String childPath = path + "." + fields.get(i).getName();
-      children[i] = compile(fields.get(i), prefix, childPath);
-    }
-    Shape shape;
-    int byteWidth = 0;
-    int listSize = 0;
-    byte[] childOf = null;
-    switch (type) {
-      case ArrowType.Null t -> shape = Shape.NULL;
-      case ArrowType.Bool t -> shape = Shape.BITS;
-      case ArrowType.Int t -> {
-        shape = Shape.FIXED;
-        byteWidth = t.getBitWidth() / 8;
-      }
-      case ArrowType.FloatingPoint t -> {
-        shape = Shape.FIXED;
-        byteWidth = switch (t.getPrecision()) {
-          case HALF -> 2;
-          case SINGLE -> 4;
-          case DOUBLE -> 8;
-        };
-      }
-      case ArrowType.Decimal t -> {
-        shape = Shape.FIXED;
-        byteWidth = t.getBitWidth() / 8;
-      }
-      case ArrowType.Date t -> {
-        shape = Shape.FIXED;
-        byteWidth = t.getUnit() == org.apache.arrow.vector.types.DateUnit.DAY ? 4 : 8;
-      }
-      case ArrowType.Time t -> {
-        shape = Shape.FIXED;
-        byteWidth = t.getBitWidth() / 8;
-      }
-      case ArrowType.Timestamp t -> {
-        shape = Shape.FIXED;
-        byteWidth = 8;
-      }
-      case ArrowType.Duration t -> {
-        shape = Shape.FIXED;
-        byteWidth = 8;
-      }
-      case ArrowType.Interval t -> {
-        shape = Shape.FIXED;
-        byteWidth = switch (t.getUnit()) {
-          case YEAR_MONTH -> 4;
-          case DAY_TIME -> 8;
-          case MONTH_DAY_NANO -> 16;
-        };
-      }
-      case ArrowType.FixedSizeBinary t -> {
-        shape = Shape.FIXED;
-        byteWidth = t.getByteWidth();
-      }
-      case ArrowType.Utf8 t -> shape = Shape.VARIABLE;
-      case ArrowType.Binary t -> shape = Shape.VARIABLE;
-      case ArrowType.LargeUtf8 t -> shape = Shape.LARGE_VARIABLE;
-      case ArrowType.LargeBinary t -> shape = Shape.LARGE_VARIABLE;
-      case ArrowType.Utf8View t -> shape = Shape.VIEW;
-      case ArrowType.BinaryView t -> shape = Shape.VIEW;
-      case ArrowType.List t -> shape = Shape.LIST;
-      case ArrowType.Map t -> shape = Shape.LIST;
-      case ArrowType.LargeList t -> shape = Shape.LARGE_LIST;
-      case ArrowType.ListView t -> shape = Shape.LIST_VIEW;
-      case ArrowType.LargeListView t -> shape = Shape.LARGE_LIST_VIEW;
-      case ArrowType.FixedSizeList t -> {
-        shape = Shape.FIXED_LIST;
-        listSize = t.getListSize();
-      }
-      case ArrowType.Struct t -> shape = Shape.STRUCT;
-      case ArrowType.Union t -> {
-        shape = t.getMode() == org.apache.arrow.vector.types.UnionMode.Dense ? Shape.DENSE_UNION
-            : Shape.SPARSE_UNION;
-        childOf = new byte[128];
-        java.util.Arrays.fill(childOf, (byte) -1);
-        int[] ids = t.getTypeIds();
-        for (int i = 0; i < children.length; i++) {
-          int id = ids == null ? i : ids[i];
-          if (id < 0 || id > 127) {
-            throw ThallusException.of(StatusCode.INVALID_ARGUMENT, label + ": union type id " + id
-                + " is outside 0..127");
-          }
-          childOf[id] = (byte) i;
-        }
-      }
-      case ArrowType.RunEndEncoded t -> {
-        shape = Shape.RUN_END;
-        if (children.length != 2 || !(fields.get(0).getType() instanceof ArrowType.Int ends)
-            || fields.get(0).getDictionary() != null || ends.getBitWidth() < 16 || !ends.getIsSigned()) {
-          throw ThallusException.of(StatusCode.INVALID_ARGUMENT, label + ": a run-end encoded column needs "
-              + "run ends of int16, int32 or int64 and values");
-        }
-      }
-      default -> throw ThallusException.of(StatusCode.INVALID_ARGUMENT, label + ": type " + type
-          + " cannot be checked, so batches of it are refused");
-    }
-    int expectedChildren = switch (shape) {
-      case LIST, LARGE_LIST, LIST_VIEW, LARGE_LIST_VIEW, FIXED_LIST -> 1;
-      case RUN_END -> 2;
-      case STRUCT, SPARSE_UNION, DENSE_UNION -> children.length;
-      default -> 0;
-    };
-    if (children.length != expectedChildren) {
-      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, label + ": type " + type + " has "
-          + children.length + " children in the schema");
-    }
-    if (shape == Shape.FIXED && byteWidth <= 0) {
-      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, label + ": type " + type + " has no byte width");
-    }
-    if (listSize < 0) {
-      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, label + ": list size " + listSize + " is below 0");
-    }
-    return new Column(label, shape, byteWidth, listSize, -1, false, children, childOf);
   }
 }

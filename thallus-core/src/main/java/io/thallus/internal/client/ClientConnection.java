@@ -21,13 +21,13 @@ import io.thallus.Location;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.Transports;
+import io.thallus.internal.batch.BatchReceiver;
 import io.thallus.internal.batch.BatchSender;
 import io.thallus.spi.IngestPlacer;
 import io.thallus.internal.protocol.FrameDecoder;
 import io.thallus.internal.protocol.Message;
 import io.thallus.internal.protocol.MessageCodec;
 import io.thallus.internal.protocol.Protocol;
-import io.thallus.spi.BatchContents;
 import io.thallus.spi.ClientOffer;
 import io.thallus.spi.ClientSession;
 import io.thallus.spi.Deadline;
@@ -72,7 +72,10 @@ public final class ClientConnection implements AutoCloseable {
   private final AtomicInteger nextStreamId = new AtomicInteger(1);
   private final CompletableFuture<Message.Welcome> welcome = new CompletableFuture<>();
   private volatile ClientSession session;
-  private volatile BatchInbox inbox;
+  /** Receives the batches of this connection's streams; made with the session. */
+  private volatile BatchReceiver inbox;
+  /** The batches the consumers released and the server has not been told of yet. */
+  private final ReleasedBatches released = new ReleasedBatches();
   private volatile ThallusException broken;
   private String transport;
   private Channel channel;
@@ -189,7 +192,9 @@ public final class ClientConnection implements AutoCloseable {
         session = chosen.accept(welcomed.parameters());
         serializes = candidates.stream().filter(t -> t.name().equals(welcomed.transport()))
             .anyMatch(Transport::serializesBatches);
-        inbox = new BatchInbox(session, serializes, allocator, new Receiver());
+        inbox = new BatchReceiver(BatchReceiver.Fetchers.of(session, session.serverHoldsBodies()), serializes,
+            allocator, () -> "the client's memory for received batches",
+            new StreamResults(streams, released, this::flushReleases, this::failAndClose));
       } catch (ThallusException e) {
         chosen.close();
         if (location.transport().isEmpty() && e.code() == StatusCode.UNAVAILABLE && candidates.size() > 1) {
@@ -306,8 +311,7 @@ public final class ClientConnection implements AutoCloseable {
   }
 
   void grant(int streamId, int credits) {
-    BatchInbox current = inbox;
-    long[] releases = current == null ? ReleasedBatches.NONE : current.takeReleases(streamId);
+    long[] releases = released.take(streamId);
     if (streams.containsKey(streamId)) {
       send(new Message.Next(streamId, credits, releases));
     } else if (releases.length > 0) {
@@ -320,8 +324,7 @@ public final class ClientConnection implements AutoCloseable {
    * for the next batch must not hold back what the server may be waiting for.
    */
   void settle(int streamId, int credits) {
-    BatchInbox current = inbox;
-    long[] releases = current == null ? ReleasedBatches.NONE : current.takeReleases(streamId);
+    long[] releases = released.take(streamId);
     if (credits > 0 || releases.length > 0) {
       send(new Message.Next(streamId, credits, releases));
     }
@@ -360,7 +363,7 @@ public final class ClientConnection implements AutoCloseable {
 
   void forget(StreamState state) {
     if (streams.remove(state.id(), state)) {
-      BatchInbox current = inbox;
+      BatchReceiver current = inbox;
       if (current != null) {
         current.forget(state.id());
       }
@@ -370,12 +373,20 @@ public final class ClientConnection implements AutoCloseable {
 
   /** Sends a stream's waiting releases now, for a stream that will grant no more credits. */
   private void flushReleases(int streamId) {
-    BatchInbox current = inbox;
-    if (current != null && !streams.containsKey(streamId)) {
-      long[] releases = current.takeReleases(streamId);
+    if (!streams.containsKey(streamId)) {
+      long[] releases = released.take(streamId);
       if (releases.length > 0) {
         send(new Message.Next(streamId, 0, releases));
       }
+    }
+  }
+
+  /** The connection cannot go on: every stream and ingest fails with {@code error}, and the channel closes. */
+  private void failAndClose(ThallusException error) {
+    failAll(error);
+    Channel ch = channel;
+    if (ch != null) {
+      ch.close();
     }
   }
 
@@ -412,40 +423,9 @@ public final class ClientConnection implements AutoCloseable {
     if (current != null) {
       current.close();
     }
-    BatchInbox arrived = inbox;
+    BatchReceiver arrived = inbox;
     if (arrived != null) {
       arrived.close();
-    }
-  }
-
-  private final class Receiver implements BatchInbox.Receiver {
-    @Override
-    public void batch(int streamId, BatchContents contents) {
-      StreamState state = streams.get(streamId);
-      if (state == null) {
-        contents.close();
-      } else {
-        state.onBatch(contents);
-      }
-    }
-
-    @Override
-    public void releasesWaiting(int streamId) {
-      flushReleases(streamId);
-    }
-
-    @Override
-    public boolean isOpen(int streamId) {
-      return streams.containsKey(streamId);
-    }
-
-    @Override
-    public void fail(ThallusException error) {
-      failAll(error);
-      Channel ch = channel;
-      if (ch != null) {
-        ch.close();
-      }
     }
   }
 
@@ -465,11 +445,14 @@ public final class ClientConnection implements AutoCloseable {
         case Message.Opened o -> {
           StreamState state = streams.get(o.streamId());
           if (state != null) {
-            state.onOpened(Schema.deserializeMessage(ByteBuffer.wrap(o.schema())));
+            Schema schema = Schema.deserializeMessage(ByteBuffer.wrap(o.schema()));
+            // The stream's batches are checked against it before anyone reads them (inbox: made before WELCOME ends).
+            inbox.expect(o.streamId(), schema);
+            state.onOpened(schema);
           }
         }
         case Message.Batch b -> {
-          BatchInbox current = inbox;
+          BatchReceiver current = inbox;
           if (current == null) {
             failAndClose(ctx, ThallusException.of(StatusCode.PROTOCOL_ERROR, "BATCH before the handshake ended"));
           } else {
@@ -523,7 +506,7 @@ public final class ClientConnection implements AutoCloseable {
 
     /** Runs a stream's END or error only after the batches the server sent before it. */
     private void afterBatches(int streamId, Runnable action) {
-      BatchInbox current = inbox;
+      BatchReceiver current = inbox;
       if (current == null) {
         action.run();
       } else {

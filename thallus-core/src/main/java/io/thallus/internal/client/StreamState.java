@@ -3,7 +3,6 @@ package io.thallus.internal.client;
 import io.thallus.Status;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
-import io.thallus.internal.batch.BatchValidator;
 import io.thallus.internal.protocol.Message;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.Deadline;
@@ -41,8 +40,6 @@ public final class StreamState implements AutoCloseable {
   private final Condition arrived = lock.newCondition();
   private final ArrayDeque<BatchContents> batches = new ArrayDeque<>();
   private Schema schema;
-  /** Checks the server's batches (in arrival order, one at a time) before anyone reads them; made at the first. */
-  private BatchValidator validator;
   private End end;
   private ThallusException failure;
   private boolean closed;
@@ -176,13 +173,8 @@ public final class StreamState implements AutoCloseable {
     wakeConsumer();
   }
 
+  /** The stream's next batch, already checked against its schema by the connection's receiver. */
   void onBatch(BatchContents contents) {
-    ThallusException refused = check(contents);
-    if (refused != null) {
-      contents.close();
-      refuse(refused);
-      return;
-    }
     lock.lock();
     try {
       arrivedBatches++;
@@ -201,28 +193,10 @@ public final class StreamState implements AutoCloseable {
     }
   }
 
-  /** Why the batch cannot be read safely (a server that lies about offsets, lengths or indices), or null. */
-  private ThallusException check(BatchContents contents) {
-    Schema opened;
-    lock.lock();
-    try {
-      opened = schema;
-    } finally {
-      lock.unlock();
-    }
-    try {
-      if (opened == null) {
-        return ThallusException.of(StatusCode.PROTOCOL_ERROR, "stream " + id + " sent a batch before its schema");
-      }
-      if (validator == null) {
-        validator = new BatchValidator(opened);
-      }
-      validator.check(contents);
-      return null;
-    } catch (ThallusException e) {
-      return ThallusException.of(e.status().code(), "the server sent a batch of stream " + id + " that cannot be "
-          + "read: " + e.status().description(), e);
-    }
+  /** A batch of the server's that cannot be read safely (it lies about offsets, lengths or indices) was refused. */
+  void onRefused(ThallusException reason) {
+    refuse(ThallusException.of(reason.status().code(), "the server sent a batch of stream " + id + " that cannot be "
+        + "read: " + reason.status().description(), reason));
   }
 
   /** Fails the stream for a batch of the server's that was refused, and tells the server to stop it. */

@@ -11,7 +11,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import org.apache.arrow.memory.BufferAllocator;
 
-/** What every connection of one server shares. */
+/**
+ * What every connection of one server shares (its registry of live streams and connections aside: that is the
+ * handlers' to keep, so that what a stream reaches never leads back to the streams).
+ */
 public record ServerContext(
     String serverName,
     BufferAllocator allocator,
@@ -23,7 +26,6 @@ public record ServerContext(
     Duration ioTimeout,
     Duration idleTimeout,
     int maxBatchRows,
-    StreamRegistry registry,
     CredentialBudgets budgets,
     Authentication authentication,
     Limits limits,

@@ -1,25 +1,18 @@
 package io.thallus.internal.server;
 
-import io.netty.buffer.ByteBuf;
 import io.thallus.Status;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
-import io.thallus.internal.batch.BatchLayouts;
-import io.thallus.internal.batch.BatchValidator;
-import io.thallus.internal.batch.FetchedBatches;
-import io.thallus.internal.batch.IpcFrames;
 import io.thallus.internal.protocol.Message;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.BatchHeader;
-import io.thallus.spi.BodyFetcher;
 import io.thallus.engine.CancelSignal;
 import io.thallus.spi.Deadline;
-import io.thallus.spi.FetchedBody;
-import io.thallus.spi.IngestFetcher;
 import io.thallus.engine.IngestSpec;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayDeque;
+import java.util.function.Consumer;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -33,7 +26,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One ingest on the server: the engine pulls the client's batches (through an {@link ArrowReader} DuckDB scans by
- * the C stream interface) on an engine thread, while the event loop queues what arrives. Credits bound the queue:
+ * the C stream interface) on an engine thread, while the connection's {@code BatchReceiver} hands it what arrives,
+ * in order and checked against the ingest's schema. Credits bound the queue:
  * the server grants the client's wish (within its limits) when the engine asks for the first batch, and one more
  * each time the engine takes a batch; a body the client holds (shm, cma) is reported released once the engine has
  * let go of its bytes. Whatever stops it (an error, CANCEL, the client gone, the timeout) fails the reader, so the
@@ -49,23 +43,16 @@ final class ServerIngest {
   private static final Logger LOG = LoggerFactory.getLogger(ServerIngest.class);
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
-  /**
-   * What arrived for the engine, in order: a batch (ready once its body is in), a failed fetch, or the client's END.
-   * Guarded by the ingest's lock.
-   */
-  private static final class Arrival {
-    BatchContents contents;
-    ThallusException failure;
-    Message.End end;
-    boolean ready;
-  }
+  /** What the engine takes next, in the order it arrived: a batch, or the client's END. */
+  private record Arrival(BatchContents contents, Message.End end) {}
 
-  private final ServerConnectionHandler connection;
+  private final ServerConnection connection;
   private final ServerContext context;
   private final int id;
   private final IngestSpec spec;
   private final int credits;
-  private final IngestFetcherSource fetchers;
+  /** Told once the ingest has answered and released what it held. */
+  private final Consumer<ServerIngest> done;
   private final CancelSignal cancel = new CancelSignal();
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition arrived = lock.newCondition();
@@ -73,41 +60,21 @@ final class ServerIngest {
   private final ArrayDeque<Arrival> queue = new ArrayDeque<>();
   /** Batches the client may still send: granted and not yet received. */
   private int outstanding;
+  /** Batches received and not yet taken by the engine (being fetched, or queued). */
+  private int onTheirWay;
   private boolean endReceived;
   private Status abortStatus;
   private boolean answerAbort;
   private boolean finished;
   private volatile ScheduledFuture<?> timeout;
 
-  /** The connection's one fetcher for the write direction, made at the first body that needs it. */
-  interface IngestFetcherSource {
-    IngestFetcher get();
-  }
-
-  /**
-   * Fetches a body nobody will take (its ingest is over), only so the connection's transport stays in step with its
-   * frames: what comes is freed at once.
-   */
-  static void drop(IngestFetcher fetcher, BatchHeader header) {
-    fetcher.fetch(header, new BodyFetcher.Fetched() {
-      @Override
-      public void body(FetchedBody body) {
-        body.release();
-      }
-
-      @Override
-      public void failed(ThallusException error) {}
-    });
-  }
-
-  ServerIngest(ServerConnectionHandler connection, ServerContext context, int id, IngestSpec spec, int credits,
-      IngestFetcherSource fetchers) {
+  ServerIngest(ServerConnection connection, int id, IngestSpec spec, int credits, Consumer<ServerIngest> done) {
     this.connection = connection;
-    this.context = context;
+    this.context = connection.context();
     this.id = id;
     this.spec = spec;
     this.credits = credits;
-    this.fetchers = fetchers;
+    this.done = done;
   }
 
   int id() {
@@ -134,119 +101,64 @@ final class ServerIngest {
   }
 
   /**
-   * A BATCH frame for this ingest (event loop). A body inside the frame becomes a batch here, in memory of the
-   * client's budget; the transport fetches one outside it now, as it arrives, and the engine takes it in order.
-   * {@code inline} is valid only during the call.
+   * A BATCH frame for this ingest arrived (event loop): true when the ingest takes it (the connection's receiver then
+   * makes the batch and hands it to {@link #onReceived}, in order), false when the ingest is over and the frame is
+   * only to be discarded. Throws PROTOCOL_ERROR for a batch beyond the credits granted or after END.
    */
-  void onBatch(BatchHeader header, ByteBuf inline, boolean serialized) {
-    boolean outOfLine = !serialized && !inline.isReadable() && header.bufferBytes() > 0;
-    boolean over;
+  boolean admit(BatchHeader header) {
     lock.lock();
     try {
-      over = finished || abortStatus != null;
-      if (!over) {
-        if (endReceived || outstanding <= 0) {
-          throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "ingest " + id + " received batch "
-              + header.batchId() + (endReceived ? " after its END" : " beyond the credits the server granted"));
-        }
-        outstanding--;
+      if (finished || abortStatus != null) {
+        return false;
       }
+      if (endReceived || outstanding <= 0) {
+        throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "ingest " + id + " received batch "
+            + header.batchId() + (endReceived ? " after its END" : " beyond the credits the server granted"));
+      }
+      outstanding--;
+      onTheirWay++;
+      return true;
     } finally {
       lock.unlock();
     }
-    if (over) {
-      if (outOfLine) {
-        drop(fetchers.get(), header);
-      }
-      return;
-    }
-    Arrival arrival = new Arrival();
-    if (serialized) {
-      arrival.contents = IpcFrames.read(header, inline, connection.allocator());
-      arrival.ready = true;
-    } else if (!outOfLine) {
-      arrival.contents = BatchLayouts.fromInline(header, inline, connection.allocator());
-      arrival.ready = true;
-    }
-    if (!offer(arrival)) {
-      if (outOfLine) {
-        drop(fetchers.get(), header);
-      }
-      return;
-    }
-    if (outOfLine) {
-      // Fetched as it arrives, ahead of the engine (credits bound how far): the engine finds it ready.
-      IngestFetcher fetcher = fetchers.get();
-      fetcher.fetch(header, new BodyFetcher.Fetched() {
-        @Override
-        public void body(FetchedBody body) {
-          BatchContents contents;
-          try {
-            contents = FetchedBatches.rebuild(header, body, connection.allocator(), fetcher.clientHoldsBodies(),
-                () -> connection.send(new Message.Next(id, 0, new long[] {header.batchId()})));
-          } catch (ThallusException e) {
-            failed(e);
-            return;
-          }
-          complete(arrival, contents, null);
-        }
+  }
 
-        @Override
-        public void failed(ThallusException error) {
-          complete(arrival, null, error);
-        }
-      });
+  /** The next batch, in order and checked; queued for the engine, or closed when the ingest takes no more. */
+  void onReceived(BatchContents contents) {
+    offer(new Arrival(contents, null));
+  }
+
+  /** The client's END frame arrived: false when the ingest is over and nothing is left to end. */
+  boolean endArrived() {
+    lock.lock();
+    try {
+      endReceived = true;
+      return !finished;
+    } finally {
+      lock.unlock();
     }
   }
 
-  private void complete(Arrival arrival, BatchContents contents, ThallusException failure) {
+  /** The client's END, after every batch it sent before it. */
+  void onEnd(Message.End end) {
+    offer(new Arrival(null, end));
+  }
+
+  /** Queues an arrival for the engine; closes its batch when the ingest takes no more. */
+  private void offer(Arrival arrival) {
     lock.lock();
     try {
-      if (!finished) {
-        arrival.contents = contents;
-        arrival.failure = failure;
-        arrival.ready = true;
+      if (!finished && abortStatus == null) {
+        queue.add(arrival);
         arrived.signalAll();
         return;
       }
     } finally {
       lock.unlock();
     }
-    if (contents != null) {
-      contents.close();
+    if (arrival.contents() != null) {
+      arrival.contents().close();
     }
-  }
-
-  /** The client sent its last batch. */
-  void onEnd(Message.End end) {
-    lock.lock();
-    try {
-      endReceived = true;
-    } finally {
-      lock.unlock();
-    }
-    Arrival arrival = new Arrival();
-    arrival.end = end;
-    arrival.ready = true;
-    offer(arrival);
-  }
-
-  /** Queues an arrival for the engine; false (and its batch closed) when the ingest takes no more. */
-  private boolean offer(Arrival arrival) {
-    lock.lock();
-    try {
-      if (!finished && abortStatus == null) {
-        queue.add(arrival);
-        arrived.signalAll();
-        return true;
-      }
-    } finally {
-      lock.unlock();
-    }
-    if (arrival.contents != null) {
-      arrival.contents.close();
-    }
-    return false;
   }
 
   /** Stops the ingest; the first reason wins. {@code answer}: whether the client is told. */
@@ -300,9 +212,9 @@ final class ServerIngest {
       abort = abortStatus;
       answer = answerAbort;
       for (Arrival left : queue) {
-        // A fetch still under way closes its batch when it completes and finds the ingest finished.
-        if (left.contents != null) {
-          left.contents.close();
+        // A fetch still under way closes its batch when the receiver hands it over and finds the ingest finished.
+        if (left.contents() != null) {
+          left.contents().close();
         }
       }
       queue.clear();
@@ -316,15 +228,15 @@ final class ServerIngest {
     if (abort != null) {
       // Why it stopped is the abort's reason; the engine's error is only its echo.
       if (answer) {
-        connection.send(new Message.Error(id, abort.code(), abort.description()));
+        connection.outbox().send(new Message.Error(id, abort.code(), abort.description()));
       }
     } else if (failure != null) {
-      connection.send(new Message.Error(id, failure.code(), failure.description()));
+      connection.outbox().send(new Message.Error(id, failure.code(), failure.description()));
     } else {
       context.metrics().batchesReceived(connection.transportName(), batches.batches, batches.bytes);
-      connection.send(new Message.End(id, rows, batches.batches, batches.bytes, nanos, cpuNanos));
+      connection.outbox().send(new Message.End(id, rows, batches.batches, batches.bytes, nanos, cpuNanos));
     }
-    connection.ingestDone(this);
+    done.accept(this);
   }
 
   private ThallusException aborted() {
@@ -333,7 +245,7 @@ final class ServerIngest {
 
   /**
    * The client's batches as an Arrow reader, for the engine: each load takes the next arrival (waiting for it up to
-   * the I/O timeout), fetching its body first if it came outside its frame.
+   * the I/O timeout); the receiver has checked it against the schema already.
    */
   private final class Batches extends ArrowReader {
     private final BufferAllocator allocator = connection.allocator();
@@ -343,8 +255,6 @@ final class ServerIngest {
     /** The largest batch so far: the room the share needs before one more is asked for. */
     private long largestBatch;
     private boolean ended;
-    /** Checks each batch before the loader or the engine reads it; made at the first batch. */
-    private BatchValidator validator;
     /** Why the reader stopped, if it failed: the engine's error echoes it only as text. */
     volatile RuntimeException failure;
     long batches;
@@ -391,28 +301,20 @@ final class ServerIngest {
         granted = true;
       }
       Arrival arrival = next();
-      if (arrival.end != null) {
+      if (arrival.end() != null) {
         ended = true;
-        if (arrival.end.rows() != rows || arrival.end.batches() != batches) {
+        if (arrival.end().rows() != rows || arrival.end().batches() != batches) {
           throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "ingest " + id + ": the client says it sent "
-              + arrival.end.batches() + " batches of " + arrival.end.rows() + " rows, the server received "
+              + arrival.end().batches() + " batches of " + arrival.end().rows() + " rows, the server received "
               + batches + " of " + rows);
         }
         return false;
       }
-      if (arrival.failure != null) {
-        throw arrival.failure;
-      }
-      try (BatchContents contents = arrival.contents) {
-        if (validator == null) {
-          validator = new BatchValidator(spec.schema());
-        }
-        // A batch that lies about its offsets, lengths or indices would make DuckDB read outside its buffers.
-        validator.check(contents);
+      try (BatchContents contents = arrival.contents()) {
         long batchBytes = contents.bufferBytes();
         for (org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch dictionary : contents.dictionaries()) {
-          // The validator has refused a dictionary the schema does not name. Loading takes the dictionary batch
-          // over (and closes it).
+          // The receiver's validator has refused a dictionary the schema does not name. Loading takes the dictionary
+          // batch over (and closes it).
           loadDictionary(dictionary);
         }
         new VectorLoader(getVectorSchemaRoot()).load(contents.records());
@@ -436,7 +338,7 @@ final class ServerIngest {
       }
       lock.lock();
       try {
-        return queue.isEmpty() && outstanding == 0 ? 1 : 0;
+        return onTheirWay == 0 && outstanding == 0 ? 1 : 0;
       } finally {
         lock.unlock();
       }
@@ -452,14 +354,14 @@ final class ServerIngest {
       } finally {
         lock.unlock();
       }
-      connection.send(new Message.Next(id, more, new long[0]));
+      connection.outbox().send(new Message.Next(id, more, new long[0]));
     }
 
     private Arrival next() {
       Deadline deadline = Deadline.after(context.ioTimeout());
       lock.lock();
       try {
-        while (queue.isEmpty() || !queue.peek().ready) {
+        while (queue.isEmpty()) {
           if (abortStatus != null) {
             throw aborted();
           }
@@ -472,7 +374,11 @@ final class ServerIngest {
         if (abortStatus != null) {
           throw aborted();
         }
-        return queue.poll();
+        Arrival next = queue.poll();
+        if (next.contents() != null) {
+          onTheirWay--;
+        }
+        return next;
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw ThallusException.of(StatusCode.CANCELLED, "interrupted waiting for the client's next batch");

@@ -30,16 +30,27 @@ public final class ServerMetrics implements AutoCloseable {
   private final Timer queryDuration;
   private final Counter creditStalls;
 
-  public ServerMetrics(MeterRegistry registry, StreamRegistry streams, BufferAllocator batchMemory) {
+  /** What the server counts of its connections and streams now (its registry's counts). */
+  public interface Counts {
+    int clientCount();
+
+    int pendingCount();
+
+    int statementsWaiting();
+
+    int streamCount();
+  }
+
+  public ServerMetrics(MeterRegistry registry, Counts streams, BufferAllocator batchMemory) {
     this.registry = registry;
-    keep(Gauge.builder(PREFIX + "clients", streams, StreamRegistry::clientCount)
+    keep(Gauge.builder(PREFIX + "clients", streams, Counts::clientCount)
         .description("Authenticated clients connected").register(registry));
-    keep(Gauge.builder(PREFIX + "handshakes.pending", streams, StreamRegistry::pendingCount)
+    keep(Gauge.builder(PREFIX + "handshakes.pending", streams, Counts::pendingCount)
         .description("Connections still authenticating").register(registry));
-    keep(Gauge.builder(PREFIX + "statements.waiting", streams, StreamRegistry::statementsWaiting)
+    keep(Gauge.builder(PREFIX + "statements.waiting", streams, Counts::statementsWaiting)
         .description("Statements waiting for their credential's turn on the engine threads (maxStatementsPerCredential)")
         .register(registry));
-    keep(Gauge.builder(PREFIX + "streams.open", streams, StreamRegistry::streamCount)
+    keep(Gauge.builder(PREFIX + "streams.open", streams, Counts::streamCount)
         .description("Result streams open").register(registry));
     keep(Gauge.builder(PREFIX + "batch.memory.held", batchMemory, BufferAllocator::getAllocatedMemory)
         .baseUnit("bytes").description("Arrow memory the server holds for its streams and clients").register(registry));

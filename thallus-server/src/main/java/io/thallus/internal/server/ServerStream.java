@@ -44,8 +44,10 @@ final class ServerStream {
   /** What a parked stream waits for; each has its own deadline. */
   private enum Wait { NOTHING, CREDIT, WRITABLE }
 
-  private final ServerConnectionHandler connection;
+  private final ServerConnection connection;
   private final ServerContext context;
+  /** Told once the stream has finished and released what it held. */
+  private final java.util.function.Consumer<ServerStream> done;
   private final int id;
   private final QuerySpec spec;
   /** The client asked what the statement is (its description), not for its result. */
@@ -82,10 +84,11 @@ final class ServerStream {
   private boolean ended;
   private volatile ScheduledFuture<?> timeout;
 
-  ServerStream(ServerConnectionHandler connection, ServerContext context, int id,
-      QuerySpec spec, boolean describe, int initialCredits) {
+  ServerStream(ServerConnection connection, int id, QuerySpec spec, boolean describe, int initialCredits,
+      java.util.function.Consumer<ServerStream> done) {
     this.connection = connection;
-    this.context = context;
+    this.context = connection.context();
+    this.done = done;
     this.id = id;
     this.spec = spec;
     this.describe = describe;
@@ -221,8 +224,8 @@ final class ServerStream {
           : WireAnswers.of(connection.engineSession().execute(spec, connection.allocator(), cancelSignal),
               connection.allocator());
       throwIfAborted();
-      // Flushed with the first full batch, with END, or when the step parks or yields: one write for a small result.
-      connection.sendUnflushed(new Message.Opened(id, result.schema().serializeAsMessage()));
+      // Leaves with the first full batch, with END, or when the step parks or yields: one write for a small result.
+      connection.outbox().hold(new Message.Opened(id, result.schema().serializeAsMessage()));
       if (spec.schemaOnly()) {
         sendEnd();
         return true;
@@ -261,7 +264,7 @@ final class ServerStream {
         context.metrics().creditStall();
         return false;
       }
-      if (!connection.isWritable()) {
+      if (!connection.outbox().isWritable()) {
         // The client is not reading its control connection: produce nothing more until it does.
         if (park(Wait.WRITABLE)) {
           continue;
@@ -277,11 +280,7 @@ final class ServerStream {
       bytes += batchBytes;
       connection.sender().send(id, batches++, batch, Deadline.after(context.ioTimeout()));
       context.metrics().batchSent(connection.transportName(), batchBytes);
-      if (batchRows >= spec.batchRows()) {
-        // A full batch: more are likely to follow, and the client should have this one while the next is made.
-        // A short one is most likely the last: it waits (unflushed) to leave with END in the same write.
-        connection.flush();
-      }
+      connection.outbox().afterBatch(batchRows, spec.batchRows());
       if (connection.lane().hasWaiting() || enginePoolIsFull()) {
         // Another stream waits for a thread: take turns, one batch each.
         yieldTurn();
@@ -297,7 +296,7 @@ final class ServerStream {
 
   private void sendEnd() {
     ended = true;
-    connection.send(new Message.End(id, rows, batches, bytes, System.nanoTime() - startNanos,
+    connection.outbox().send(new Message.End(id, rows, batches, bytes, System.nanoTime() - startNanos,
         cpuNanos + THREADS.getCurrentThreadCpuTime() - stepCpuStart));
   }
 
@@ -336,8 +335,7 @@ final class ServerStream {
     } finally {
       lock.unlock();
     }
-    // Whatever this step queued goes out before it waits.
-    connection.flush();
+    connection.outbox().beforeWaiting();
     return false;
   }
 
@@ -349,7 +347,7 @@ final class ServerStream {
     } finally {
       lock.unlock();
     }
-    connection.flush();
+    connection.outbox().beforeWaiting();
     connection.lane().submit(this::step);
   }
 
@@ -372,7 +370,7 @@ final class ServerStream {
           + "; ask for smaller batches");
     }
     // The client can release nothing it has not been sent.
-    connection.flush();
+    connection.outbox().beforeWaiting();
     Deadline deadline = Deadline.after(context.ioTimeout());
     while (budgets.headroom(memory) < needed) {
       throwIfAborted();
@@ -396,7 +394,6 @@ final class ServerStream {
     }
   }
 
-  /** Which budget is short: this client's own ({@code memoryPerClient}) or the server's over all clients. */
   /** The bytes a batch's fixed-width buffers take (variable-width data comes on top): a floor for the estimate. */
   private static long fixedWidthBytes(Schema schema, int rows) {
     long total = 0;
@@ -450,11 +447,11 @@ final class ServerStream {
       lock.unlock();
     }
     if (failure != null && answer) {
-      connection.send(new Message.Error(id, failure.code(), failure.description()));
+      connection.outbox().send(new Message.Error(id, failure.code(), failure.description()));
     } else {
       // A short batch held for END goes out (or, to a client that has gone, is dropped) now, not at some other
       // stream's flush.
-      connection.flush();
+      connection.outbox().beforeWaiting();
     }
     context.metrics().queryEnded(failure, System.nanoTime() - startNanos);
     ScheduledFuture<?> pendingTimeout = timeout;
@@ -469,7 +466,7 @@ final class ServerStream {
     if (running != null) {
       running.close();
     }
-    connection.streamDone(this);
+    done.accept(this);
   }
 
   private void throwIfAborted() {

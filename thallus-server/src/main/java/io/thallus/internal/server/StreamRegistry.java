@@ -1,5 +1,6 @@
 package io.thallus.internal.server;
 
+import io.netty.channel.Channel;
 import io.thallus.server.Admission;
 import io.thallus.Status;
 import io.thallus.StatusCode;
@@ -15,15 +16,15 @@ import java.util.concurrent.Executor;
  * can be checked. Connections are either pending (not yet authenticated, counted against the handshake limit) or
  * clients (counted against the client limit and their credential's and address's quotas), never both.
  */
-public final class StreamRegistry {
+public final class StreamRegistry implements ServerMetrics.Counts {
   private final Set<ServerStream> streams = ConcurrentHashMap.newKeySet();
-  private final Set<ServerConnectionHandler> connections = ConcurrentHashMap.newKeySet();
+  private final Set<Channel> connections = ConcurrentHashMap.newKeySet();
   private final Admission admission;
   private final Executor engineThreads;
   /** In arrival order, so the oldest is the one to let go when strangers crowd in. */
-  private final Admission.Strangers<ServerConnectionHandler> pending;
+  private final Admission.Strangers<Channel> pending;
   /** Each client, with the credential and address it counts against. Guarded by this. */
-  private final Map<ServerConnectionHandler, Admitted> clients = new ConcurrentHashMap<>();
+  private final Map<Channel, Admitted> clients = new ConcurrentHashMap<>();
   /** Each credential with a client connected: how many, and the lane all their statements share. Guarded by this. */
   private final Map<String, Credential> credentials = new HashMap<>();
   private final Admission.Quota<String> addresses;
@@ -44,7 +45,7 @@ public final class StreamRegistry {
   public StreamRegistry(Admission admission, Executor engineThreads) {
     this.admission = admission;
     this.engineThreads = engineThreads;
-    this.pending = new Admission.Strangers<>(admission.maxStrangers(), ServerConnectionHandler::hasSpoken);
+    this.pending = new Admission.Strangers<>(admission.maxStrangers(), FirstByte::hasSpoken);
     this.addresses = new Admission.Quota<>(admission.maxConnectionsPerAddress());
   }
 
@@ -67,7 +68,7 @@ public final class StreamRegistry {
    * oldest. A flood of silent sockets then costs only other silent sockets their place, never a client whose HELLO
    * is on its way.
    */
-  Optional<ServerConnectionHandler> addPending(ServerConnectionHandler connection) {
+  Optional<Channel> addPending(Channel connection) {
     connections.add(connection);
     return pending.arrive(connection);
   }
@@ -80,7 +81,7 @@ public final class StreamRegistry {
    * its credential or its address already holds its quota: all checked and taken at once, so racing connections
    * never pass a limit. {@code credential} is null when the server checks none (then only the address counts).
    */
-  synchronized Promotion promote(ServerConnectionHandler connection, int maxClients, String credential,
+  synchronized Promotion promote(Channel connection, int maxClients, String credential,
       String address) {
     pending.leave(connection);
     if (clients.size() >= maxClients) {
@@ -120,7 +121,7 @@ public final class StreamRegistry {
     return new Promotion(Optional.of(why), engineThreads);
   }
 
-  synchronized void remove(ServerConnectionHandler connection) {
+  synchronized void remove(Channel connection) {
     pending.leave(connection);
     Admitted admitted = clients.remove(connection);
     if (admitted != null) {
@@ -135,6 +136,7 @@ public final class StreamRegistry {
   }
 
   /** Statements waiting for their credential's turn on the engine threads (maxStatementsPerCredential). */
+  @Override
   public synchronized int statementsWaiting() {
     int waiting = 0;
     for (Credential share : credentials.values()) {
@@ -147,16 +149,19 @@ public final class StreamRegistry {
     return shuttingDown;
   }
 
+  @Override
   public int streamCount() {
     return streams.size();
   }
 
   /** Authenticated clients connected now. */
+  @Override
   public int clientCount() {
     return clients.size();
   }
 
   /** Connections still authenticating. */
+  @Override
   public int pendingCount() {
     return pending.count();
   }
@@ -176,7 +181,7 @@ public final class StreamRegistry {
     }
   }
 
-  public Set<ServerConnectionHandler> connections() {
+  public Set<Channel> connections() {
     return Set.copyOf(connections);
   }
 }

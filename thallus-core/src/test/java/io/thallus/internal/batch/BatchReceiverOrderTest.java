@@ -1,4 +1,4 @@
-package io.thallus.internal.client;
+package io.thallus.internal.batch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -6,7 +6,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.thallus.ThallusException;
-import io.thallus.internal.batch.BatchLayouts;
 import io.thallus.internal.transport.tcp.TcpTransport;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.BatchHeader;
@@ -36,7 +35,9 @@ import org.junit.jupiter.api.Test;
  * stream's slow fetch holds up no other stream. A real tcp client session over a real data socket, with the test
  * playing the server's end of it; the receiver blocks to hold a fetched batch in the moment of its hand-over.
  */
-class BatchInboxOrderTest {
+class BatchReceiverOrderTest {
+  private static final org.apache.arrow.vector.types.pojo.Schema SCHEMA = new org.apache.arrow.vector.types.pojo.Schema(
+      List.of(org.apache.arrow.vector.types.pojo.Field.nullable("v", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true))));
   private static final int ROWS = 10_000; // 80 KB: out of line, over the inline limit
 
   @Test
@@ -53,7 +54,9 @@ class BatchInboxOrderTest {
       List<String> seen = new CopyOnWriteArrayList<>();
       CountDownLatch handingOver = new CountDownLatch(1);
       CountDownLatch letGo = new CountDownLatch(1);
-      BatchInbox inbox = new BatchInbox(session, false, allocator, new BatchInbox.Receiver() {
+      BatchReceiver.Fetchers fetchers = BatchReceiver.Fetchers.of(session, session.serverHoldsBodies());
+      BatchReceiver inbox = new BatchReceiver(fetchers, false, allocator, () -> "the test's memory",
+          new BatchReceiver.Consumer() {
         @Override
         public void batch(int streamId, BatchContents contents) {
           if (streamId == 1) {
@@ -65,12 +68,17 @@ class BatchInboxOrderTest {
         }
 
         @Override
-        public void fail(ThallusException error) {
+        public void failed(int streamId, ThallusException error) {
           seen.add("failed: " + error.getMessage());
         }
 
         @Override
-        public void releasesWaiting(int streamId) {
+        public void refused(int streamId, ThallusException error) {
+          seen.add("refused on " + streamId + ": " + error.getMessage());
+        }
+
+        @Override
+        public void released(int streamId, long batchId) {
           seen.add("released on " + streamId);
         }
 
@@ -82,6 +90,8 @@ class BatchInboxOrderTest {
       try (session; inbox; SocketChannel data = listener.accept()) {
         data.read(ByteBuffer.allocate(token.length));
         try (BatchContents big = batch(allocator, ROWS); BatchContents small = batch(allocator, 10)) {
+          inbox.expect(1, SCHEMA);
+          inbox.expect(2, SCHEMA);
           PackedBody body = BatchLayouts.pack(big);
           inbox.onBatch(new BatchHeader(1, 0, body.parts()), Unpooled.EMPTY_BUFFER);
           CountDownLatch firstEnded = new CountDownLatch(1);
@@ -113,6 +123,63 @@ class BatchInboxOrderTest {
       }
       offer.close();
       assertThat(allocator.getAllocatedMemory()).isZero();
+    }
+  }
+
+  @Test
+  void aBatchBeforeItsSchemaIsRefusedAndTheStreamTakesNoMore() {
+    try (BufferAllocator allocator = new RootAllocator()) {
+      List<String> seen = new CopyOnWriteArrayList<>();
+      BatchReceiver.Fetchers none = new BatchReceiver.Fetchers() {
+        @Override
+        public io.thallus.spi.BodyFetcher fetcher() {
+          throw new AssertionError("inline batches need no fetcher");
+        }
+
+        @Override
+        public boolean peerHoldsBodies() {
+          return false;
+        }
+      };
+      try (BatchReceiver inbox = new BatchReceiver(none, false, allocator, () -> "the test's memory",
+          new BatchReceiver.Consumer() {
+            @Override
+            public void batch(int streamId, BatchContents contents) {
+              seen.add("batch on " + streamId);
+              contents.close();
+            }
+
+            @Override
+            public void refused(int streamId, ThallusException error) {
+              seen.add("refused on " + streamId + ": " + error.status().description());
+            }
+
+            @Override
+            public void failed(int streamId, ThallusException error) {
+              seen.add("failed on " + streamId);
+            }
+
+            @Override
+            public void released(int streamId, long batchId) {}
+
+            @Override
+            public boolean isOpen(int streamId) {
+              return true;
+            }
+          });
+          BatchContents small = batch(allocator, 10)) {
+        PackedBody tiny = BatchLayouts.pack(small);
+        for (int batchId = 0; batchId < 2; batchId++) {
+          ByteBuf inline = BatchLayouts.copyInline(tiny, Unpooled.directBuffer((int) tiny.length()));
+          try {
+            inbox.onBatch(new BatchHeader(3, batchId, tiny.parts()), inline);
+          } finally {
+            inline.release();
+          }
+        }
+        assertThat(seen).containsExactly("refused on 3: stream 3 sent a batch before its schema");
+      }
+      assertThat(allocator.getAllocatedMemory()).as("refused batches are freed").isZero();
     }
   }
 
