@@ -157,6 +157,34 @@ public final class ThallusClient implements AutoCloseable {
     }
   }
 
+  /**
+   * What {@code name} is on the server: a table, a view (in the server's database, or any the session can see), with
+   * its schema and its parts (a table's row ranges). {@code name} is written as SQL writes it: {@code t},
+   * {@code schema.t} or {@code catalog.schema.t}, each part a plain identifier or double-quoted. Errors: NOT_FOUND
+   * naming a name the server does not have, INVALID_ARGUMENT for one that is not a name, RESOURCE_EXHAUSTED for a
+   * table or dataset of more than {@link DatasetDescription#MAX_PARTS} parts.
+   */
+  public DatasetDescription describe(String name) {
+    return describe(name, "");
+  }
+
+  /**
+   * As {@link #describe(String)}, with {@code dataset} (a path under the server's data root, as in a query) bound
+   * first: {@code describe("dataset", "trips/*.parquet")} describes the files, one part per file with its size and
+   * rows; with a DuckDB database file as the dataset, {@code name} is one of its tables or views. An empty
+   * {@code dataset} binds none.
+   */
+  public DatasetDescription describe(String name, String dataset) {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(dataset, "dataset");
+    synchronized (this) {
+      if (closed) {
+        throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "the client is closed");
+      }
+    }
+    return connection.describe(name, dataset);
+  }
+
   private StreamState open(QueryRequest request, int flags) {
     synchronized (this) {
       if (closed) {

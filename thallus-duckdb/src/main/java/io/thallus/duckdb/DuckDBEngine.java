@@ -491,13 +491,17 @@ public final class DuckDBEngine implements QueryEngine {
     return name.endsWith(".duckdb") || name.endsWith(".db");
   }
 
+  /** The folder SQL may read files under (the server's data root), or null for none. */
+  Path filesRoot() {
+    return filesRoot;
+  }
+
   /** The catalog a connection starts in: the served database ("memory" when it is in memory), as a SQL identifier. */
   String defaultCatalog() {
     return defaultCatalog;
   }
 
   void bindDataset(DuckDBConnection connection, Path path) throws SQLException {
-    String name = path.getFileName() == null ? "" : path.getFileName().toString().toLowerCase(Locale.ROOT);
     try (Statement statement = connection.createStatement()) {
       if (isDatabaseFile(path)) {
         String alias = attached.computeIfAbsent(path, p -> "dataset_" + attachCount.incrementAndGet());
@@ -507,17 +511,7 @@ public final class DuckDBEngine implements QueryEngine {
         statement.execute("USE " + alias);
         return;
       }
-      String source;
-      if (Files.isDirectory(path)) {
-        source = "read_parquet(" + literal(path.resolve("**").resolve("*.parquet").toString()) + ")";
-      } else if (name.endsWith(".csv") || name.endsWith(".csv.gz") || name.endsWith(".tsv")) {
-        source = "read_csv(" + literal(path.toString()) + ")";
-      } else if (name.endsWith(".json") || name.endsWith(".ndjson") || name.endsWith(".jsonl")) {
-        source = "read_json(" + literal(path.toString()) + ")";
-      } else {
-        source = "read_parquet(" + literal(path.toString()) + ")";
-      }
-      statement.execute("CREATE OR REPLACE TEMP VIEW dataset AS SELECT * FROM " + source);
+      statement.execute("CREATE OR REPLACE TEMP VIEW dataset AS SELECT * FROM " + DatasetFiles.of(path).source());
     }
   }
 

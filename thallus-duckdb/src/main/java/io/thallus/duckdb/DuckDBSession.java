@@ -1,5 +1,6 @@
 package io.thallus.duckdb;
 
+import io.thallus.DatasetDescription;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.engine.CancelSignal;
@@ -158,18 +159,38 @@ public final class DuckDBSession implements EngineSession {
         allocator, cancel);
   }
 
+  /** Describes {@code name} on the session's connection (its temporary objects count), the dataset bound first. */
+  @Override
+  public DatasetDescription describe(String name, Optional<Path> dataset, BufferAllocator allocator,
+      CancelSignal cancel) {
+    acquire(cancel::isCancelled);
+    try {
+      readyFor(dataset);
+      return new DatasetDescriber(connection, engine.filesRoot(), cancel).describe(name, dataset, allocator);
+    } catch (SQLException e) {
+      throw cancel.isCancelled() ? ThallusException.of(StatusCode.CANCELLED, "describing " + name + " was cancelled")
+          : ThallusException.of(StatusCode.INVALID_ARGUMENT, "describing " + name + " failed: " + e.getMessage(), e);
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /**
    * Makes the session's connection ready for another statement (held lock): a result still streaming is read to
    * its end first (DuckDB would close it), and the request's dataset is bound.
    */
   private void readyFor(QuerySpec spec) throws SQLException {
+    readyFor(spec.dataset());
+  }
+
+  private void readyFor(Optional<Path> dataset) throws SQLException {
     checkOpen();
     DuckDBResult earlier = streaming;
     if (earlier != null) {
       earlier.readRest();
     }
-    if (!spec.dataset().equals(boundDataset)) {
-      rebind(spec.dataset());
+    if (!dataset.equals(boundDataset)) {
+      rebind(dataset);
     }
   }
 

@@ -1,5 +1,8 @@
 package io.thallus.engine;
 
+import io.thallus.DatasetDescription;
+import java.nio.file.Path;
+import java.util.Optional;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
@@ -22,6 +25,21 @@ public interface EngineSession extends AutoCloseable {
   default long ingest(IngestSpec spec, org.apache.arrow.vector.ipc.ArrowReader batches, BufferAllocator allocator,
       CancelSignal cancel) {
     throw io.thallus.ThallusException.of(io.thallus.StatusCode.UNIMPLEMENTED, "this engine does not take ingests");
+  }
+
+  /**
+   * What {@code name} is, as this session's SQL would resolve it (its temporary objects and current schema count),
+   * with {@code dataset} bound first as for a query: its kind, the Arrow schema of {@code SELECT *} over it, and its
+   * parts ({@link DatasetDescription}). The name is already checked to be a table name as SQL writes it ({@code t},
+   * {@code s.t}, {@code c.s.t}); {@code dataset} is already resolved inside the server's data root. The answer
+   * lists only what the session's SQL could read itself: the files of the dataset under the data root. Errors:
+   * NOT_FOUND naming the name, RESOURCE_EXHAUSTED past {@link DatasetDescription#MAX_PARTS} parts or
+   * {@link DatasetDescription#MAX_ROW_GROUPS} row groups. {@code allocator} holds the schema's import while it is
+   * read; nothing stays allocated after the call.
+   */
+  default DatasetDescription describe(String name, Optional<Path> dataset, BufferAllocator allocator,
+      CancelSignal cancel) {
+    throw io.thallus.ThallusException.of(io.thallus.StatusCode.UNIMPLEMENTED, "this engine does not describe names");
   }
 
   /** Ends the session: an open transaction rolls back, session objects are dropped. Never throws. */

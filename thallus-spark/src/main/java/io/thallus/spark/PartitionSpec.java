@@ -61,7 +61,8 @@ sealed interface PartitionSpec extends Serializable {
   record RowIdRange(String table, OptionalLong from, OptionalLong to) implements PartitionSpec {
     @Override
     public String base(String base) {
-      StringBuilder sql = new StringBuilder("SELECT * FROM ").append(Sql.identifier(table));
+      // The table as the read names it (t, s.t, "My Schema".t), so a qualified name is not quoted a second time.
+      StringBuilder sql = new StringBuilder("SELECT * FROM ").append(TableName.parse(table).sql());
       String lower = from.isPresent() ? "rowid >= " + from.getAsLong() : null;
       String upper = to.isPresent() ? "rowid < " + to.getAsLong() : null;
       if (lower != null || upper != null) {

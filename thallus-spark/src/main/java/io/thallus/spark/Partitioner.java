@@ -1,35 +1,27 @@
 package io.thallus.spark;
 
-import io.thallus.QueryRequest;
+import io.thallus.DatasetDescription;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
-import io.thallus.ThallusStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
- * Splits a scan into independent streams, asking the server (server 0) what it needs to know:
+ * Splits a scan into independent streams, from what the server (server 0) says the read's source is
+ * ({@link ThallusClient#describe}):
  *
  * <ul>
  *   <li>a Parquet dataset read whole ({@code dataset} without {@code query} or {@code table}): by row groups, as
  *       row ranges of its files, balanced by row count;
  *   <li>a table: by ranges of DuckDB's {@code rowid}, split evenly between its smallest and largest;
- *   <li>anything else, or with {@code partitionColumn}: by {@code hash(key) % n}, over the query's result, so any
- *       query (joins, aggregates) splits correctly.
+ *   <li>anything else (a view, CSV or JSON files, a query), or with {@code partitionColumn}: by {@code hash(key) % n},
+ *       over the query's result, so any query (joins, aggregates) splits correctly.
  * </ul>
  */
 final class Partitioner {
   private Partitioner() {}
-
-  /** The glob or file the server's {@code dataset} view reads, taken from the view's own definition. */
-  private static final Pattern PARQUET_SOURCE = Pattern.compile("read_parquet\\('((?:[^']|'')*)'\\)");
 
   static List<PartitionSpec> plan(ReadConf conf) {
     int n = conf.partitions();
@@ -59,18 +51,17 @@ final class Partitioner {
   }
 
   private static Optional<List<PartitionSpec>> byRowId(ReadConf conf, int n) {
-    String table = Sql.identifier(conf.table().get());
-    List<Long> bounds;
-    try {
-      bounds = longs(conf, "SELECT min(rowid), max(rowid) FROM " + table);
-    } catch (ThallusException e) {
+    Optional<DatasetDescription> table = describe(conf, TableName.parse(conf.table().get()).sql());
+    if (table.isEmpty() || table.get().kind() != DatasetDescription.Kind.TABLE) {
       return Optional.empty(); // a view has no rowid: hash instead
     }
-    if (bounds.get(0) == null) {
+    List<DatasetDescription.Part> parts = table.get().parts();
+    if (parts.isEmpty()) {
       return Optional.of(List.of(new PartitionSpec.Whole())); // empty table
     }
-    long min = bounds.get(0);
-    long span = bounds.get(1) - min + 1;
+    long min = ((DatasetDescription.RowRange) parts.get(0)).firstRowId();
+    long max = ((DatasetDescription.RowRange) parts.get(parts.size() - 1)).endRowId() - 1;
+    long span = max - min + 1;
     int count = (int) Math.min(n, span);
     List<PartitionSpec> ranges = new ArrayList<>(count);
     for (int i = 0; i < count; i++) {
@@ -83,36 +74,39 @@ final class Partitioner {
   }
 
   private static Optional<List<PartitionSpec>> byRowGroups(ReadConf conf, int n) {
+    Optional<DatasetDescription> files = describe(conf, "dataset");
+    if (files.isEmpty() || files.get().kind() != DatasetDescription.Kind.FILES) {
+      return Optional.empty();
+    }
     List<RowGroup> groups = new ArrayList<>();
-    try (ThallusClient client = Connector.connect(conf, 0)) {
-      String view = firstString(client, conf,
-          "SELECT sql FROM duckdb_views() WHERE view_name = 'dataset' AND temporary");
-      if (view == null) {
-        return Optional.empty();
-      }
-      Matcher matcher = PARQUET_SOURCE.matcher(view);
-      if (!matcher.find()) {
+    for (DatasetDescription.Part part : files.get().parts()) {
+      DatasetDescription.FilePart file = (DatasetDescription.FilePart) part;
+      if (file.rowGroupRows().isEmpty() && file.rows() > 0) {
         return Optional.empty(); // CSV, JSON: no row groups to split by
       }
-      String source = matcher.group(1).replace("''", "'");
-      String sql = "SELECT file_name, row_group_id, any_value(row_group_num_rows) FROM parquet_metadata("
-          + Sql.string(source) + ") GROUP BY ALL ORDER BY ALL";
-      try (ThallusStream stream = client.query(Connector.request(conf, sql))) {
-        while (stream.hasNext()) {
-          try (VectorSchemaRoot root = stream.next()) {
-            List<FieldVector> vectors = root.getFieldVectors();
-            for (int row = 0; row < root.getRowCount(); row++) {
-              groups.add(new RowGroup(vectors.get(0).getObject(row).toString(),
-                  ((Number) vectors.get(2).getObject(row)).longValue()));
-            }
-          }
-        }
+      for (long rows : file.rowGroupRows()) {
+        groups.add(new RowGroup(file.path(), rows));
       }
     }
     if (groups.isEmpty()) {
       return Optional.empty();
     }
     return Optional.of(balance(groups, n));
+  }
+
+  /**
+   * What the server says {@code name} is, with the read's dataset bound; empty when it cannot say (no such name, a
+   * server that does not describe): the scan then splits by hash, and its own query reports a real problem with
+   * the name. A server that cannot be reached fails the plan here.
+   */
+  private static Optional<DatasetDescription> describe(ReadConf conf, String name) {
+    try (ThallusClient client = Connector.connect(conf, 0)) {
+      try {
+        return Optional.of(client.describe(name, conf.dataset().orElse("")));
+      } catch (ThallusException e) {
+        return Optional.empty();
+      }
+    }
   }
 
   private record RowGroup(String file, long rows) {}
@@ -154,37 +148,5 @@ final class Partitioner {
     }
     partitions.add(new PartitionSpec.FileRanges(List.copyOf(current)));
     return partitions;
-  }
-
-  private static List<Long> longs(ReadConf conf, String sql) {
-    try (ThallusClient client = Connector.connect(conf, 0);
-         ThallusStream stream = client.query(Connector.request(conf, sql))) {
-      List<Long> values = new ArrayList<>();
-      while (stream.hasNext()) {
-        try (VectorSchemaRoot root = stream.next()) {
-          if (root.getRowCount() > 0 && values.isEmpty()) {
-            for (FieldVector vector : root.getFieldVectors()) {
-              values.add(vector.isNull(0) ? null : ((BigIntVector) vector).get(0));
-            }
-          }
-        }
-      }
-      return values;
-    }
-  }
-
-  private static String firstString(ThallusClient client, ReadConf conf, String sql) {
-    String value = null;
-    QueryRequest request = Connector.request(conf, sql);
-    try (ThallusStream stream = client.query(request)) {
-      while (stream.hasNext()) {
-        try (VectorSchemaRoot root = stream.next()) {
-          if (value == null && root.getRowCount() > 0 && !root.getVector(0).isNull(0)) {
-            value = root.getVector(0).getObject(0).toString();
-          }
-        }
-      }
-    }
-    return value;
   }
 }

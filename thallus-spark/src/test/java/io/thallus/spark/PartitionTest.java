@@ -128,6 +128,17 @@ class PartitionTest {
   }
 
   @Test
+  void aQualifiedOrQuotedTableSplitsByRowIdRangesToo() {
+    for (String name : List.of("main.numbers", "\"main\".\"numbers\"")) {
+      Dataset<Row> df = read(server.url(), Map.of("dataset", "numbers.duckdb", "table", name, "partitions", "4"));
+      assertCoversEveryRowOnce(df, 4);
+      assertThat(partitionSql(df)).as(name)
+          .anyMatch(s -> s.contains("SELECT * FROM \"main\".\"numbers\" WHERE rowid < 2500\n"))
+          .anyMatch(s -> s.contains("SELECT * FROM \"main\".\"numbers\" WHERE rowid >= 7500\n"));
+    }
+  }
+
+  @Test
   void aViewHasNoRowIdAndSplitsByHash() {
     Dataset<Row> df = read(server.url(), Map.of("dataset", "numbers.duckdb", "table", "numbers_view", "partitions", "2"));
     assertCoversEveryRowOnce(df, 2);

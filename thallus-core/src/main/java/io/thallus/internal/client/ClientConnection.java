@@ -65,6 +65,7 @@ public final class ClientConnection implements AutoCloseable {
   private final EventLoopGroup loop;
   private final Map<Integer, StreamState> streams = new ConcurrentHashMap<>();
   private final Map<Integer, IngestState> ingests = new ConcurrentHashMap<>();
+  private final PendingDescribes describes = new PendingDescribes();
   /** Sends ingested batches: made at the first ingest, with the transport's placer for the write direction. */
   private BatchSender ingestSender;
   private boolean serializes;
@@ -75,10 +76,8 @@ public final class ClientConnection implements AutoCloseable {
   private volatile ThallusException broken;
   private String transport;
   private Channel channel;
-  /** The server's limits from WELCOME (0: not stated), checked before a request is sent. */
-  private int serverMaxSqlBytes;
-  private int serverMaxFrameBytes;
-  private int serverMaxCredits;
+  /** The server's limits from WELCOME, checked before a request is sent (none before the handshake). */
+  private volatile ServerLimits limits = ServerLimits.NONE;
   /** The event loop while it hands out one socket read's frames; their consumers are woken after it (see below). */
   private volatile Thread delivering;
   /** Streams to wake once the current read has been handed out. Touched only by the event loop. */
@@ -185,9 +184,7 @@ public final class ClientConnection implements AutoCloseable {
             "the server chose transport " + welcomed.transport() + ", which this client did not offer");
       }
       transport = welcomed.transport();
-      serverMaxSqlBytes = limit(welcomed, Protocol.SERVER_MAX_SQL_BYTES);
-      serverMaxFrameBytes = limit(welcomed, Protocol.SERVER_MAX_FRAME_BYTES);
-      serverMaxCredits = limit(welcomed, Protocol.SERVER_MAX_CREDITS);
+      limits = ServerLimits.of(welcomed);
       try {
         session = chosen.accept(welcomed.parameters());
         serializes = candidates.stream().filter(t -> t.name().equals(welcomed.transport()))
@@ -202,62 +199,6 @@ public final class ClientConnection implements AutoCloseable {
       }
     } finally {
       offers.values().forEach(ClientOffer::close);
-    }
-  }
-
-  private static int limit(Message.Welcome welcomed, String key) {
-    try {
-      return Integer.parseInt(welcomed.parameters().getOrDefault(key, "0"));
-    } catch (NumberFormatException e) {
-      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "the server sent " + key + "="
-          + welcomed.parameters().get(key) + ", not a number");
-    }
-  }
-
-  /**
-   * Refuses a request the server would refuse, before sending it: a frame over the server's maximum would be cut
-   * off by the server mid-write, which the client would see as a lost connection instead of the reason.
-   */
-  private void checkAgainstServerLimits(Message.Open request) {
-    int sqlBytes = io.netty.buffer.ByteBufUtil.utf8Bytes(request.sql());
-    if (serverMaxSqlBytes > 0 && sqlBytes > serverMaxSqlBytes) {
-      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "SQL text of " + sqlBytes
-          + " bytes is over the server's limit of " + serverMaxSqlBytes + " bytes");
-    }
-    if (serverMaxCredits > 0 && request.credits() > serverMaxCredits) {
-      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, request.credits()
-          + " credits is over the server's limit of " + serverMaxCredits + " per stream");
-    }
-    if (serverMaxFrameBytes > 0 && request.parameterRows().length + (long) sqlBytes > serverMaxFrameBytes) {
-      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the request's rows of parameters are "
-          + request.parameterRows().length + " bytes, over the server's frame limit of " + serverMaxFrameBytes
-          + " bytes; send them in smaller requests");
-    }
-    if (serverMaxFrameBytes > 0 && (!request.parameters().isEmpty()
-        || sqlBytes + request.dataset().length() > serverMaxFrameBytes / 2)) {
-      // Parameters, or text large enough to matter: measure the real frame before sending it.
-      checkFrameLength(request, "the request");
-    }
-  }
-
-  /**
-   * Refuses a message whose frame is over the server's maximum, before sending it: the server would cut the
-   * connection off mid-frame, and every later call on this connection would fail with the lost connection.
-   */
-  private void checkFrameLength(Message message, String what) {
-    if (serverMaxFrameBytes <= 0) {
-      return;
-    }
-    io.netty.buffer.ByteBuf frame = io.netty.buffer.Unpooled.buffer();
-    try {
-      MessageCodec.Encoder.encode(message, frame);
-      long length = frame.readableBytes() - (long) FrameDecoder.HEADER_BYTES;
-      if (length > serverMaxFrameBytes) {
-        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, what + " is " + length
-            + " bytes, over the server's frame limit of " + serverMaxFrameBytes + " bytes");
-      }
-    } finally {
-      frame.release();
     }
   }
 
@@ -285,13 +226,24 @@ public final class ClientConnection implements AutoCloseable {
     if (failure != null) {
       throw failure;
     }
-    checkAgainstServerLimits(request);
+    limits.check(request);
     int id = nextStreamId.getAndIncrement();
     StreamState state = new StreamState(this, id, settings.timeout(), request.credits());
     streams.put(id, state);
     send(new Message.Open(id, request.sql(), request.dataset(), request.batchRows(), request.credits(),
         request.timeoutMillis(), request.flags(), request.parameters(), request.options(), request.parameterRows()));
     return state;
+  }
+
+  /** Sends DESCRIBE under the next free stream id and waits (within the client's timeout) for its answer. */
+  public io.thallus.DatasetDescription describe(String name, String dataset) {
+    return describes.ask(new Message.Describe(nextStreamId.getAndIncrement(), name, dataset), message -> {
+      ThallusException failure = broken;
+      if (failure != null) {
+        throw failure;
+      }
+      send(message);
+    }, settings.timeout());
   }
 
   /**
@@ -304,7 +256,7 @@ public final class ClientConnection implements AutoCloseable {
       throw failure;
     }
     // The schema travels in the INGEST frame: a very wide one (100,000 columns) can be over the server's limit.
-    checkFrameLength(request, "the ingest request (its schema of " + request.schema().length + " bytes)");
+    limits.checkFrameLength(request, "the ingest request (its schema of " + request.schema().length + " bytes)");
     BatchSender sender = ingestSender();
     int id = nextStreamId.getAndIncrement();
     IngestState state = new IngestState(this, id, settings.timeout());
@@ -350,7 +302,7 @@ public final class ClientConnection implements AutoCloseable {
 
   /** The largest frame the server takes (0 before the handshake, or from a server that does not say). */
   public int serverMaxFrameBytes() {
-    return serverMaxFrameBytes;
+    return limits.maxFrameBytes();
   }
 
   void grant(int streamId, int credits) {
@@ -360,6 +312,18 @@ public final class ClientConnection implements AutoCloseable {
       send(new Message.Next(streamId, credits, releases));
     } else if (releases.length > 0) {
       send(new Message.Next(streamId, 0, releases));
+    }
+  }
+
+  /**
+   * Reports the stream's releases recorded so far and {@code credits} owed, if there is either: a consumer that waits
+   * for the next batch must not hold back what the server may be waiting for.
+   */
+  void settle(int streamId, int credits) {
+    BatchInbox current = inbox;
+    long[] releases = current == null ? ReleasedBatches.NONE : current.takeReleases(streamId);
+    if (credits > 0 || releases.length > 0) {
+      send(new Message.Next(streamId, credits, releases));
     }
   }
 
@@ -420,6 +384,7 @@ public final class ClientConnection implements AutoCloseable {
       broken = error;
     }
     welcome.completeExceptionally(error);
+    describes.failAll(error);
     for (StreamState state : List.copyOf(streams.values())) {
       state.onFailure(error);
     }
@@ -526,6 +491,8 @@ public final class ClientConnection implements AutoCloseable {
             ingest.onCredits(n.credits());
           }
         }
+        case Message.Described d -> describes.onDescribed(d);
+        case Message.Error e when describes.isWaiting(e.streamId()) -> describes.onError(e);
         case Message.End e when ingests.get(e.streamId()) instanceof IngestState ingest -> ingest.onEnd(
             new IngestState.End(e.rows(), e.batches(), e.bytes(), e.serverNanos()));
         case Message.Error e when ingests.get(e.streamId()) instanceof IngestState ingest -> ingest.onFailure(

@@ -30,6 +30,12 @@ public final class StreamState implements AutoCloseable {
    * and half the NEXT messages (and the thread wake-ups each costs on both sides) of granting every batch.
    */
   private final int grantEvery;
+  /**
+   * How long a consumer waits for the next batch before it reports its releases and owed credits without waiting
+   * for grantEvery: short against a deadline, long against the gap between batches that flow, so batches that flow
+   * keep the halved NEXT count.
+   */
+  private static final long SETTLE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
   private int owed;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition arrived = lock.newCondition();
@@ -82,11 +88,27 @@ public final class StreamState implements AutoCloseable {
     int grant = 0;
     lock.lock();
     try {
+      boolean settled = false;
       while (batches.isEmpty() && end == null && failure == null) {
         if (closed) {
           throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "stream " + id + " is closed");
         }
-        awaitArrival(deadline, "batch data on stream " + id);
+        if (settled) {
+          awaitArrival(deadline, "batch data on stream " + id);
+        } else if (!awaitArrival(SETTLE_AFTER_NANOS)) {
+          // Nothing came for a while: the server may be waiting on memory this consumer has released but not yet
+          // reported (releases ride on the credit grants, every grantEvery batches). Tell it now, with the credits
+          // owed, so a tight budget cannot stall both sides until the deadline.
+          settled = true;
+          int owedNow = owed;
+          owed = 0;
+          lock.unlock();
+          try {
+            connection.settle(id, owedNow);
+          } finally {
+            lock.lock();
+          }
+        }
       }
       batch = batches.poll();
       if (batch == null) {
@@ -114,6 +136,20 @@ public final class StreamState implements AutoCloseable {
       return end;
     } finally {
       lock.unlock();
+    }
+  }
+
+  /** Whether something arrived (or the stream ended) within {@code nanos}; the lock is held. */
+  private boolean awaitArrival(long nanos) {
+    try {
+      long left = nanos;
+      while (batches.isEmpty() && end == null && failure == null && !closed && left > 0) {
+        left = arrived.awaitNanos(left);
+      }
+      return left > 0;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw ThallusException.of(StatusCode.CANCELLED, "interrupted while waiting for batch data on stream " + id);
     }
   }
 

@@ -244,4 +244,24 @@ public sealed interface Message {
       return MessageType.CLOSE;
     }
   }
+
+  /**
+   * Client → server: what is {@code name} (a table, a view, or {@code dataset} for the request's files)? With
+   * {@code dataset} not empty, the name is looked up with that dataset bound, as an OPEN with it would see it. The
+   * server answers DESCRIBED or ERROR on the same stream id, which is free again after the answer.
+   */
+  record Describe(int streamId, String name, String dataset) implements Message {
+    @Override
+    public MessageType type() {
+      return MessageType.DESCRIBE;
+    }
+  }
+
+  /** Server → client: the answer to DESCRIBE. */
+  record Described(int streamId, io.thallus.DatasetDescription description) implements Message {
+    @Override
+    public MessageType type() {
+      return MessageType.DESCRIBED;
+    }
+  }
 }

@@ -50,6 +50,7 @@ import java.util.Map;
  * CLOSE    streamId i32
  * INGEST   streamId i32, table string, mode u8 (0 create, 1 append, 2 replace), credits i32, timeoutMillis i64,
  *            schema: u32 count + bytes (an Arrow IPC Schema message), options map
+ * DESCRIBE, DESCRIBED: see {@link DescriptionCodec}
  * </pre>
  *
  * On an ingest stream the roles of BATCH, NEXT and END turn around: the client sends BATCH and, after its last batch,
@@ -96,6 +97,8 @@ public final class MessageCodec {
         case CLOSE -> new Message.Close(readInt(frame));
         case INGEST -> new Message.Ingest(readInt(frame), readString(frame), readU8(frame), readInt(frame),
             readLong(frame), readBytes(frame), readMap(frame));
+        case DESCRIBE -> DescriptionCodec.readDescribe(frame);
+        case DESCRIBED -> DescriptionCodec.readDescribed(frame);
       };
       if (frame.isReadable()) {
         if (message instanceof Message.Batch batch) {
@@ -255,6 +258,8 @@ public final class MessageCodec {
           out.writeBytes(m.schema());
           writeMap(out, m.options());
         }
+        case Message.Describe m -> DescriptionCodec.writeDescribe(out, m);
+        case Message.Described m -> DescriptionCodec.writeDescribed(out, m);
       }
     }
 

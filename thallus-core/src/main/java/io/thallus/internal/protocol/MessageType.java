@@ -12,9 +12,11 @@ public enum MessageType {
   ERROR(8),
   CANCEL(9),
   CLOSE(10),
-  INGEST(11);
+  INGEST(11),
+  DESCRIBE(12),
+  DESCRIBED(13);
 
-  private static final MessageType[] BY_WIRE_VALUE = new MessageType[12];
+  private static final MessageType[] BY_WIRE_VALUE = new MessageType[14];
 
   static {
     for (MessageType type : values()) {

@@ -95,9 +95,12 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   /** Frames queued for the event loop by any thread, written there in order (see {@link #flush}). */
   private final Queue<Message> outbox = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean drainScheduled = new AtomicBoolean();
+  private final ServerDescribes describes;
 
   public ServerConnectionHandler(ServerContext context) {
     this.context = context;
+    this.describes = new ServerDescribes(context, step -> lane().submit(step), this::engineSession, this::allocator,
+        this::send, this::failConnection, () -> context.registry().isShuttingDown());
   }
 
   long id() {
@@ -181,6 +184,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
           Status.of(StatusCode.CANCELLED, "stream " + cancel.streamId() + " cancelled by the client"), true);
       case Message.Close close -> closeStream(close.streamId());
       case Message.Ingest ingest -> onIngest(ingest);
+      case Message.Describe describe -> describes.start(describe,
+          id -> streams.containsKey(id) || ingests.containsKey(id), streams.size() - closing.size() + ingests.size());
       case Message.Batch batch -> onIngestBatch(batch);
       case Message.End end -> {
         ServerIngest ingest = ingests.get(end.streamId());
@@ -285,6 +290,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
     ServerStream stream = null;
     try {
+      describes.checkFree(streamId);
       if (streams.containsKey(streamId)) {
         throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "stream id " + streamId + " is in use");
       }
@@ -338,6 +344,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       return;
     }
     try {
+      describes.checkFree(streamId);
       if (streams.containsKey(streamId) || ingests.containsKey(streamId)) {
         throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "stream id " + streamId + " is in use");
       }
@@ -498,6 +505,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   }
 
   private void abortStream(int streamId, Status status, boolean answer) {
+    describes.cancel(streamId);
     ServerStream stream = streams.get(streamId);
     if (stream != null) {
       stream.abort(status, answer);
@@ -612,7 +620,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
 
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
-    if (event instanceof IdleStateEvent && session != null && streams.isEmpty() && ingests.isEmpty()) {
+    if (event instanceof IdleStateEvent && session != null && streams.isEmpty() && ingests.isEmpty()
+        && describes.running() == 0) {
       failConnection(Status.of(StatusCode.DEADLINE_EXCEEDED, "closing a connection that sent nothing for "
           + context.limits().connectionIdleTimeout().toSeconds() + " s and has no stream open"));
       return;
@@ -634,6 +643,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     for (ServerIngest ingest : ingests.values()) {
       ingest.abort(Status.of(StatusCode.UNAVAILABLE, "the client disconnected; nothing was written"), false);
     }
+    describes.cancelAll();
     context.registry().remove(this);
     closeSessionIfIdle();
   }
