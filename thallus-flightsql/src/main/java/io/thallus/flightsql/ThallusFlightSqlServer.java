@@ -67,7 +67,7 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         throw new IllegalArgumentException("not a location: " + lane, e);
       }
     }
-    producer = new ThallusSqlProducer(sessions, allocator, lanes, sqlInfo());
+    producer = new ThallusSqlProducer(sessions, allocator, lanes, sqlInfo(), b.putDescriptorTimeout);
     Location location = tls ? Location.forGrpcTls(b.host, b.port) : Location.forGrpcInsecure(b.host, b.port);
     FlightServer.Builder builder = FlightServer.builder(allocator, location, producer)
         .headerAuthenticator(new SessionAuthenticator(sessions, admission))
@@ -203,6 +203,7 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     private ClientOptions clientOptions = ClientOptions.defaults();
     private List<io.thallus.Location> lanes = List.of();
     private Duration sessionIdleTimeout = Duration.ofMinutes(10);
+    private Duration putDescriptorTimeout = Duration.ofSeconds(10);
     private int maxSessions = 256;
     private io.thallus.server.Admission admission = io.thallus.server.Admission.defaults();
     private long memoryLimit = 2L << 30;
@@ -262,6 +263,19 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         throw new IllegalArgumentException("the session idle timeout must be positive, not " + value);
       }
       this.sessionIdleTimeout = value;
+      return this;
+    }
+
+    /**
+     * How long a DoPut may take to send its first message, the descriptor naming its command (default 10 seconds);
+     * past it the call is answered TIMED_OUT and ends, so a client that opens a DoPut and sends nothing holds no
+     * thread, call or session.
+     */
+    public Builder putDescriptorTimeout(Duration value) {
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException("the put descriptor timeout must be positive, not " + value);
+      }
+      this.putDescriptorTimeout = value;
       return this;
     }
 

@@ -1,5 +1,6 @@
 package io.thallus.flightsql;
 
+import java.time.Duration;
 import java.util.List;
 import org.apache.arrow.flight.CancelFlightInfoRequest;
 import org.apache.arrow.flight.CancelStatus;
@@ -32,10 +33,12 @@ final class ThallusSqlProducer implements FlightSqlProducer {
   private final BulkIngestCommand ingest;
   private final TransactionCommands transactions;
   private final MetadataCommands metadata;
+  private final PutDescriptors putDescriptors;
 
   ThallusSqlProducer(SessionRegistry sessions, BufferAllocator allocator, List<Location> lanes,
-      SqlInfoBuilder sqlInfo) {
+      SqlInfoBuilder sqlInfo, Duration putDescriptorTimeout) {
     this.sessions = sessions;
+    this.putDescriptors = new PutDescriptors(putDescriptorTimeout);
     this.statements = new StatementCommands(sessions, lanes, results, allocator);
     this.prepared = new PreparedStatementCommands(sessions, statements, allocator);
     this.ingest = new BulkIngestCommand(sessions, allocator);
@@ -46,6 +49,16 @@ final class ThallusSqlProducer implements FlightSqlProducer {
   /** Results being sent now (each a DoGet, whether its client reads or not). */
   int resultsInFlight() {
     return results.inFlight();
+  }
+
+  /**
+   * Every DoPut: its first message, which names the command, is waited for at most the put-descriptor timeout (see
+   * {@link PutDescriptors}); then Flight SQL's dispatch, which finds the descriptor already there.
+   */
+  @Override
+  public Runnable acceptPut(CallContext context, FlightStream flightStream, StreamListener<PutResult> ack) {
+    putDescriptors.await(flightStream);
+    return FlightSqlProducer.super.acceptPut(context, flightStream, ack);
   }
 
   // ---- statements
@@ -293,5 +306,6 @@ final class ThallusSqlProducer implements FlightSqlProducer {
   public void close() {
     // The sessions belong to the server, which closes them.
     results.close();
+    putDescriptors.close();
   }
 }

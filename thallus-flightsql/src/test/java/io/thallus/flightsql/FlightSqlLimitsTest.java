@@ -50,6 +50,8 @@ class FlightSqlLimitsTest {
   private static final int STATEMENTS_PER_SESSION = 4;
   private static final long STATEMENT_BYTES_PER_SESSION = 64 << 10;
 
+  private static final java.time.Duration PUT_DESCRIPTOR_TIMEOUT = java.time.Duration.ofSeconds(2);
+
   private static FlightSqlFixture fixture;
   private static BufferAllocator clientMemory;
 
@@ -58,7 +60,7 @@ class FlightSqlLimitsTest {
     fixture = new FlightSqlFixture(server -> server.maxFrameBytes(FRAME_LIMIT), door -> door
         .maxCommandMessageBytes(COMMAND_LIMIT).maxDataMessageBytes(DATA_LIMIT)
         .maxStatementsPerSession(STATEMENTS_PER_SESSION, STATEMENT_BYTES_PER_SESSION)
-        .memoryLimit(256 << 20).memoryPerClient(32 << 20)
+        .memoryLimit(256 << 20).memoryPerClient(32 << 20).putDescriptorTimeout(PUT_DESCRIPTOR_TIMEOUT)
         // Small native batches (128 KiB of two BIGINTs), so a result is many batches at test scale.
         .clientOptions(ClientOptions.builder().batchRows(8192).build()));
     clientMemory = new RootAllocator();
@@ -258,6 +260,61 @@ class FlightSqlLimitsTest {
         }
         assertThat(got).containsExactly(List.of((long) (256 << 10) / 4, (256 << 10) / 4 - 1));
       }
+    }
+  }
+
+  /**
+   * A DoPut that never sends its first message (the descriptor naming its command) is answered TIMED_OUT at the
+   * put-descriptor timeout, naming what was missing, so its call ends on the server and its client's connection,
+   * and the session it opened, can close (issue 33: such calls kept the soak's sessions open past its end).
+   */
+  @Test
+  void aDoPutThatSendsNothingEndsAtThePutDescriptorTimeoutAndItsConnectionCloses() throws Exception {
+    int sessionsBefore = fixture.flightSql.sessionCount();
+    io.grpc.ManagedChannel channel = io.grpc.netty.NettyChannelBuilder.forAddress("127.0.0.1",
+        fixture.flightSql.port()).usePlaintext().build();
+    try {
+      io.grpc.Metadata headers = new io.grpc.Metadata();
+      headers.put(io.grpc.Metadata.Key.of("authorization", io.grpc.Metadata.ASCII_STRING_MARSHALLER),
+          "Bearer " + FlightSqlFixture.TOKEN);
+      var stub = org.apache.arrow.flight.impl.FlightServiceGrpc.newStub(channel)
+          .withInterceptors(io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(headers));
+      java.util.concurrent.CompletableFuture<Throwable> ended = new java.util.concurrent.CompletableFuture<>();
+      long start = System.nanoTime();
+      // The client's half stays open and empty: no descriptor, no batch, no end.
+      stub.doPut(new io.grpc.stub.StreamObserver<>() {
+        @Override
+        public void onNext(org.apache.arrow.flight.impl.Flight.PutResult value) {
+        }
+
+        @Override
+        public void onError(Throwable t) {
+          ended.complete(t);
+        }
+
+        @Override
+        public void onCompleted() {
+          ended.complete(null);
+        }
+      });
+      Throwable answer = ended.get(60, TimeUnit.SECONDS);
+      assertThat(System.nanoTime() - start).as("not answered before the timeout")
+          .isGreaterThanOrEqualTo(PUT_DESCRIPTOR_TIMEOUT.toNanos());
+      assertThat(answer).isInstanceOfSatisfying(io.grpc.StatusRuntimeException.class, e -> {
+        assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.DEADLINE_EXCEEDED);
+        assertThat(e.getStatus().getDescription()).contains("no FlightDescriptor")
+            .contains(PUT_DESCRIPTOR_TIMEOUT.toMillis() + " ms");
+      });
+      // A graceful shutdown waits for the client's calls: none is left, so it ends, and the server's session with it.
+      channel.shutdown();
+      assertThat(channel.awaitTermination(60, TimeUnit.SECONDS)).as("the channel's calls all ended").isTrue();
+      await("the DoPut's session ended with its connection", () ->
+          fixture.flightSql.sessionCount() == sessionsBefore);
+    } finally {
+      channel.shutdownNow();
+    }
+    try (Client client = new Client()) {
+      assertThat(client.rows("SELECT 42 AS answer")).containsExactly(List.of(42));
     }
   }
 

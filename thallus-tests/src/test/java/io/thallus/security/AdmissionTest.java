@@ -164,6 +164,81 @@ class AdmissionTest {
     }
   }
 
+  /**
+   * A statement cancelled while it waits for its credential's turn leaves the queue and is answered CANCELLED at
+   * once, not when a running statement finishes (here: never, within the test); the turns stay with the running
+   * statements and the rest of the queue keeps its place (issue 33: unread Flight DoGets queued behind the token's
+   * statements kept their calls, and sessions, open until their turn).
+   */
+  @Test
+  void aStatementCancelledWhileQueuedForItsCredentialsTurnIsAnsweredAtOnce() throws Exception {
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = server(allocator, Admission.builder().maxStatementsPerCredential(2).build())
+             .meterRegistry(meters).shutdownTimeout(Duration.ofSeconds(30)).build().start()) {
+      List<ThallusClient> clients = new ArrayList<>();
+      List<Thread> hogs = new ArrayList<>();
+      try {
+        // Opened first, while the token's turns are free: one credit at a time, so each batch read asks for one more.
+        ThallusClient reader = ThallusClient.connect(allocator, server.getLocation(),
+            ClientOptions.builder().token(TOKEN).credits(1).build());
+        clients.add(reader);
+        ThallusStream queued = reader.query(io.thallus.QueryRequest.builder("SELECT i FROM range(100000000) t(i)")
+            .batchRows(1024).build());
+        Eventually.await("the reader's stream parked with its next batch ready, holding no turn", WAIT,
+            () -> meters.find("thallus.credit.stalls").counter() != null
+                && meters.find("thallus.credit.stalls").counter().count() >= 1);
+        // Three endless statements: two take the token's turns, the third waits for one.
+        for (int i = 0; i < 3; i++) {
+          ThallusClient hog = ThallusClient.connect(allocator, server.getLocation(),
+              ClientOptions.builder().token(TOKEN).build());
+          clients.add(hog);
+          hogs.add(Thread.ofPlatform().start(() -> {
+            try (ThallusStream stream = hog.query(LONG_SQL); VectorSchemaRoot ignored = stream.next()) {
+              // Stopped by the client's close below, long before it could finish.
+            } catch (ThallusException stopped) {
+              // Expected: the connection closed under it.
+            }
+          }));
+        }
+        Eventually.await("one of the token's endless statements waiting for its turn", WAIT,
+            () -> waiting(meters) == 1);
+        // Reading a batch asks for the next: the reader's next step queues behind the endless statements.
+        try (VectorSchemaRoot first = queued.next()) {
+          assertThat(first.getRowCount()).isEqualTo(1024);
+        }
+        Eventually.await("the reader's next step waiting for the token's turn", WAIT, () -> waiting(meters) == 2);
+
+        queued.cancel();
+        java.util.concurrent.CompletableFuture<Throwable> answer = java.util.concurrent.CompletableFuture
+            .supplyAsync(() -> {
+              try {
+                while (queued.hasNext()) {
+                  queued.next().close();
+                }
+                return null;
+              } catch (ThallusException e) {
+                return e;
+              }
+            });
+        // The running statements never end by themselves: an answer within the wait came before the reader's turn.
+        assertThat(answer.get(WAIT.toSeconds(), TimeUnit.SECONDS))
+            .isInstanceOfSatisfying(ThallusException.class, e -> assertThat(e.code()).isEqualTo(StatusCode.CANCELLED));
+        queued.close();
+        Eventually.await("only the third endless statement still waiting", WAIT, () -> waiting(meters) == 1);
+        assertAnswered(server, ClientOptions.builder().user("alice", "wonderland").build());
+        assertThat(waiting(meters)).as("the token's two turns still held by its running statements, the third "
+            + "still queued: the withdrawn step gave back no turn it did not hold").isEqualTo(1);
+      } finally {
+        clients.forEach(ThallusClient::close);
+        for (Thread hog : hogs) {
+          hog.join(WAIT.toMillis());
+        }
+      }
+      Eventually.await("nothing waiting once the clients have gone", WAIT, () -> waiting(meters) == 0);
+    }
+  }
+
   private static double waiting(SimpleMeterRegistry meters) {
     Gauge gauge = meters.find("thallus.statements.waiting").gauge();
     assertThat(gauge).as("the thallus.statements.waiting gauge").isNotNull();

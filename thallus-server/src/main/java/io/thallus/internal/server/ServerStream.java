@@ -55,6 +55,8 @@ final class ServerStream {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
   private final CancelSignal cancelSignal = new CancelSignal();
+  /** This stream's step, one object, so that a queued one can be withdrawn from its lane. */
+  private final Runnable stepTask = this::step;
   private final long startNanos = System.nanoTime();
 
   // Guarded by lock.
@@ -146,6 +148,12 @@ final class ServerStream {
       // Off the caller's thread (often an event loop): stopping an engine's work may wait on the engine's locks.
       Thread.ofPlatform().daemon().name("thallus-server-cancel").start(running::cancel);
     }
+    if (stepRunning && connection.lane().withdraw(stepTask)) {
+      // The step was still queued behind its credential's other statements: it runs now, off the caller's thread
+      // (closing an open result may wait on the engine), finds the abort and answers it, instead of at its turn.
+      Thread.ofPlatform().daemon().name("thallus-server-cancel").start(stepTask);
+      return;
+    }
     wake();
   }
 
@@ -166,7 +174,7 @@ final class ServerStream {
     } finally {
       lock.unlock();
     }
-    connection.lane().submit(this::step);
+    connection.lane().submit(stepTask);
   }
 
   /** Fails the stream if it has waited for its client longer than that wait allows. */
@@ -348,7 +356,7 @@ final class ServerStream {
       lock.unlock();
     }
     connection.outbox().beforeWaiting();
-    connection.lane().submit(this::step);
+    connection.lane().submit(stepTask);
   }
 
   /**
