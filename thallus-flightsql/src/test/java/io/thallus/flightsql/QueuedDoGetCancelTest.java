@@ -15,7 +15,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.apache.arrow.flight.CallOption;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.NettyChannelBuilder;
 import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightGrpcUtils;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.Location;
@@ -43,53 +46,13 @@ class QueuedDoGetCancelTest {
   @Test
   void aDoGetCancelledWhileItsStatementWaitsForItsCredentialsTurnLeavesTheQueueAtOnce() throws Exception {
     SimpleMeterRegistry meters = new SimpleMeterRegistry();
-    Admission oneAtATime = Admission.builder().maxStatementsPerCredential(1).build();
-    try (FlightSqlFixture fixture = new FlightSqlFixture(door -> door.admission(oneAtATime).meterRegistry(meters),
-             UnaryOperator.identity());
+    try (FlightSqlFixture fixture = oneStatementPerCredential(meters);
          BufferAllocator memory = new RootAllocator();
          FlightClient flight = FlightClient.builder(memory, Location.forGrpcInsecure("127.0.0.1",
              fixture.flightSql.port())).build()) {
       FlightSqlClient sql = new FlightSqlClient(flight);
       CallOption auth = flight.authenticateBasicToken(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD).orElseThrow();
-      // Planned while the credential's turn is free; its DoGet comes once the turn is taken.
-      FlightInfo info = sql.execute("SELECT 42 AS answer", auth);
-
-      List<ThallusClient> hogs = new ArrayList<>();
-      List<Thread> running = new ArrayList<>();
-      try {
-        // Two endless statements of the same user: one takes the credential's only turn, the other waits for it.
-        for (int i = 0; i < 2; i++) {
-          ThallusClient hog = ThallusClient.connect(fixture.allocator, fixture.server.getLocation(),
-              ClientOptions.builder().user(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD).build());
-          hogs.add(hog);
-          running.add(Thread.ofPlatform().start(() -> {
-            try (ThallusStream stream = hog.query(ENDLESS_SQL); VectorSchemaRoot ignored = stream.next()) {
-              // Stopped by the client's close below, long before it could finish.
-            } catch (RuntimeException stopped) {
-              // Expected: the connection closed under it.
-            }
-          }));
-        }
-        Eventually.await("one endless statement waiting for the credential's turn", WAIT,
-            () -> waiting(meters) == 1);
-
-        FlightStream doGet = sql.getStream(info.getEndpoints().getFirst().getTicket(), auth);
-        Eventually.await("the DoGet's statement waiting for the credential's turn too", WAIT,
-            () -> waiting(meters) == 2);
-
-        doGet.cancel("the client leaves", null);
-        // The endless statements never end by themselves: only the cancel can take the DoGet's statement out.
-        Eventually.await("the DoGet's statement out of the queue, well before the native client's timeout", WAIT,
-            () -> waiting(meters) == 1);
-        closeQuietly(doGet);
-        assertThat(waiting(meters)).as("the endless statements keep their places").isEqualTo(1);
-      } finally {
-        hogs.forEach(ThallusClient::close);
-        for (Thread thread : running) {
-          thread.join(WAIT.toMillis());
-        }
-      }
-      Eventually.await("nothing waiting once the endless statements have gone", WAIT, () -> waiting(meters) == 0);
+      leaveWhileQueued(fixture, meters, sql, auth, doGet -> doGet.cancel("the client leaves", null));
 
       // The session the DoGet ran in still serves its client.
       FlightInfo again = sql.execute("SELECT 42 AS answer", auth);
@@ -101,6 +64,77 @@ class QueuedDoGetCancelTest {
       }
       assertThat(fixture.flightSql.sessionCount()).isEqualTo(1);
     }
+  }
+
+  /** The client's channel shut down at once (its calls cancelled, its connection closed) while the DoGet waits. */
+  @Test
+  void aDoGetWhoseChannelShutsDownWhileItsStatementWaitsLeavesTheQueueAtOnce() throws Exception {
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    try (FlightSqlFixture fixture = oneStatementPerCredential(meters);
+         BufferAllocator memory = new RootAllocator()) {
+      ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", fixture.flightSql.port()).usePlaintext()
+          .build();
+      try (FlightClient flight = FlightGrpcUtils.createFlightClient(memory, channel)) {
+        FlightSqlClient sql = new FlightSqlClient(flight);
+        CallOption auth = flight.authenticateBasicToken(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD)
+            .orElseThrow();
+        leaveWhileQueued(fixture, meters, sql, auth, doGet -> channel.shutdownNow());
+        assertThat(channel.awaitTermination(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
+  private static FlightSqlFixture oneStatementPerCredential(SimpleMeterRegistry meters) throws java.io.IOException {
+    Admission oneAtATime = Admission.builder().maxStatementsPerCredential(1).build();
+    return new FlightSqlFixture(door -> door.admission(oneAtATime).meterRegistry(meters), UnaryOperator.identity());
+  }
+
+  /**
+   * Fills the credential's one turn (and its queue) with endless statements of the same user, sends a DoGet that
+   * queues behind them, has the client leave by {@code leave}, and checks that its statement leaves the queue within
+   * the wait while the endless statements keep their places; then ends those.
+   */
+  private static void leaveWhileQueued(FlightSqlFixture fixture, SimpleMeterRegistry meters, FlightSqlClient sql,
+      CallOption auth, java.util.function.Consumer<FlightStream> leave) throws Exception {
+    // Planned while the credential's turn is free; its DoGet comes once the turn is taken.
+    FlightInfo info = sql.execute("SELECT 42 AS answer", auth);
+    List<ThallusClient> hogs = new ArrayList<>();
+    List<Thread> running = new ArrayList<>();
+    try {
+      // Two endless statements of the same user: one takes the credential's only turn, the other waits for it.
+      for (int i = 0; i < 2; i++) {
+        ThallusClient hog = ThallusClient.connect(fixture.allocator, fixture.server.getLocation(),
+            ClientOptions.builder().user(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD).build());
+        hogs.add(hog);
+        running.add(Thread.ofPlatform().start(() -> {
+          try (ThallusStream stream = hog.query(ENDLESS_SQL); VectorSchemaRoot ignored = stream.next()) {
+            // Stopped by the client's close below, long before it could finish.
+          } catch (RuntimeException stopped) {
+            // Expected: the connection closed under it.
+          }
+        }));
+      }
+      Eventually.await("one endless statement waiting for the credential's turn", WAIT, () -> waiting(meters) == 1);
+
+      FlightStream doGet = sql.getStream(info.getEndpoints().getFirst().getTicket(), auth);
+      Eventually.await("the DoGet's statement waiting for the credential's turn too", WAIT,
+          () -> waiting(meters) == 2);
+
+      leave.accept(doGet);
+      // The endless statements never end by themselves: only the client's leaving can take the DoGet's statement out.
+      Eventually.await("the DoGet's statement out of the queue, well before the native client's timeout", WAIT,
+          () -> waiting(meters) == 1);
+      closeQuietly(doGet);
+      assertThat(waiting(meters)).as("the endless statements keep their places").isEqualTo(1);
+    } finally {
+      hogs.forEach(ThallusClient::close);
+      for (Thread thread : running) {
+        thread.join(WAIT.toMillis());
+      }
+    }
+    Eventually.await("nothing waiting once the endless statements have gone", WAIT, () -> waiting(meters) == 0);
   }
 
   private static void closeQuietly(FlightStream stream) {
