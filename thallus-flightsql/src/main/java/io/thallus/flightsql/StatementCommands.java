@@ -127,7 +127,7 @@ final class StatementCommands {
 
   /** Runs a query in the session now and sends its rows as the client reads them (a prepared query's DoGet). */
   void run(FlightSession session, QueryRequest request, ServerStreamListener listener) {
-    results.send(session.client().query(request), session, listener, () -> {});
+    results.send(StreamOpening.open(session, request), session, listener, () -> {});
   }
 
   /** Runs the statement a ticket names and sends its rows as the client reads them. */
@@ -144,7 +144,7 @@ final class StatementCommands {
       Statements.Pending pending = registry.pending(id);
       FlightSession session = sessions.of(pending.sessionId(), pending.transactionId());
       QueryRequest request = QueryRequest.builder(pending.sql()).parameters(pending.parameters()).build();
-      ThallusStream stream = session.client().query(request);
+      ThallusStream stream = StreamOpening.open(session, request);
       if (!pending.started(stream)) {
         stream.close();
         throw CallStatus.CANCELLED.withDescription("the statement was cancelled").toRuntimeException();
