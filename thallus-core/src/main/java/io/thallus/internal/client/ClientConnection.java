@@ -310,23 +310,16 @@ public final class ClientConnection implements AutoCloseable {
     return limits.maxFrameBytes();
   }
 
+  /**
+   * Gives the stream {@code credits} back with the releases recorded so far; sends nothing when there is neither (a
+   * consumer that waits for its next batch calls this with what it owes, which may be nothing).
+   */
   void grant(int streamId, int credits) {
     long[] releases = released.take(streamId);
-    if (streams.containsKey(streamId)) {
+    if (streams.containsKey(streamId) && (credits > 0 || releases.length > 0)) {
       send(new Message.Next(streamId, credits, releases));
     } else if (releases.length > 0) {
       send(new Message.Next(streamId, 0, releases));
-    }
-  }
-
-  /**
-   * Reports the stream's releases recorded so far and {@code credits} owed, if there is either: a consumer that waits
-   * for the next batch must not hold back what the server may be waiting for.
-   */
-  void settle(int streamId, int credits) {
-    long[] releases = released.take(streamId);
-    if (credits > 0 || releases.length > 0) {
-      send(new Message.Next(streamId, credits, releases));
     }
   }
 

@@ -101,7 +101,7 @@ public final class StreamState implements AutoCloseable {
           owed = 0;
           lock.unlock();
           try {
-            connection.settle(id, owedNow);
+            connection.grant(id, owedNow);
           } finally {
             lock.lock();
           }
