@@ -8,7 +8,9 @@ import java.time.ZoneOffset;
 import org.apache.arrow.vector.DateDayVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.TimeMicroVector;
+import org.apache.arrow.vector.TimeMilliVector;
 import org.apache.arrow.vector.TimeStampMicroTZVector;
+import org.apache.arrow.vector.TimeStampMilliTZVector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 
@@ -24,12 +26,16 @@ final class ParameterValues {
       case VarCharVector text -> new String(text.get(row), StandardCharsets.UTF_8);
       case VarBinaryVector bytes -> bytes.get(row);
       case DateDayVector days -> LocalDate.ofEpochDay(days.get(row));
+      // The Flight SQL door announces TIME placeholders in milliseconds (its ParameterTypes).
+      case TimeMilliVector millis -> LocalTime.ofNanoOfDay(millis.get(row) * 1_000_000L);
       case TimeMicroVector micros -> LocalTime.ofNanoOfDay(micros.get(row) * 1_000L);
       case TimeStampMicroTZVector instants -> {
         long micros = instants.get(row);
         yield Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L)
             .atOffset(ZoneOffset.UTC);
       }
+      // And a TIMESTAMP WITH TIME ZONE one in milliseconds too.
+      case TimeStampMilliTZVector instants -> Instant.ofEpochMilli(instants.get(row)).atOffset(ZoneOffset.UTC);
       // Numbers, booleans, decimals and timestamps without a zone: Arrow's own Java values.
       default -> column.getObject(row);
     };

@@ -11,7 +11,6 @@ import org.apache.arrow.flight.FlightProducer.CallContext;
 import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
 import org.apache.arrow.flight.Ticket;
 import org.apache.arrow.flight.sql.FlightSqlProducer.Schemas;
-import org.apache.arrow.flight.sql.SqlInfoBuilder;
 import org.apache.arrow.flight.sql.impl.FlightSql;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -19,13 +18,13 @@ import org.apache.arrow.vector.types.pojo.Schema;
 /**
  * Flight SQL's metadata commands: GetFlightInfo answers each with its standard schema and a ticket that is the
  * command itself; the DoGet of that ticket asks the caller's session (see {@link Metadata}) and sends the rows as one
- * batch. The SQL info is the server's fixed answer.
+ * batch. The SQL info is {@link SqlInfoValues}.
  */
 final class MetadataCommands {
   private final CallSessions sessions;
-  private final SqlInfoBuilder sqlInfo;
+  private final SqlInfoValues sqlInfo;
 
-  MetadataCommands(SessionRegistry registry, SqlInfoBuilder sqlInfo) {
+  MetadataCommands(SessionRegistry registry, SqlInfoValues sqlInfo) {
     this.sessions = new CallSessions(registry);
     this.sqlInfo = sqlInfo;
   }
@@ -40,8 +39,12 @@ final class MetadataCommands {
     return command.getIncludeSchema() ? Schemas.GET_TABLES_SCHEMA : Schemas.GET_TABLES_SCHEMA_NO_SCHEMA;
   }
 
-  void sqlInfo(FlightSql.CommandGetSqlInfo command, ServerStreamListener listener) {
-    sqlInfo.send(command.getInfoList(), listener);
+  void sqlInfo(FlightSql.CommandGetSqlInfo command, CallContext context, ServerStreamListener listener) {
+    try {
+      sqlInfo.send(command, sessions.caller(context), listener);
+    } catch (RuntimeException e) {
+      listener.error(FlightErrors.of(e));
+    }
   }
 
   void catalogs(CallContext context, ServerStreamListener listener) {
@@ -70,6 +73,27 @@ final class MetadataCommands {
     send(context, listener, session -> Metadata.primaryKeys(session,
         command.hasCatalog() ? command.getCatalog() : null, command.hasDbSchema() ? command.getDbSchema() : null,
         command.getTable()));
+  }
+
+  void importedKeys(FlightSql.CommandGetImportedKeys command, CallContext context, ServerStreamListener listener) {
+    send(context, listener, session -> Metadata.foreignKeys(session, null, new Metadata.TableRef(
+        command.hasCatalog() ? command.getCatalog() : null, command.hasDbSchema() ? command.getDbSchema() : null,
+        command.getTable())));
+  }
+
+  void exportedKeys(FlightSql.CommandGetExportedKeys command, CallContext context, ServerStreamListener listener) {
+    send(context, listener, session -> Metadata.foreignKeys(session, new Metadata.TableRef(
+        command.hasCatalog() ? command.getCatalog() : null, command.hasDbSchema() ? command.getDbSchema() : null,
+        command.getTable()), null));
+  }
+
+  void crossReference(FlightSql.CommandGetCrossReference command, CallContext context,
+      ServerStreamListener listener) {
+    send(context, listener, session -> Metadata.foreignKeys(session,
+        new Metadata.TableRef(command.hasPkCatalog() ? command.getPkCatalog() : null,
+            command.hasPkDbSchema() ? command.getPkDbSchema() : null, command.getPkTable()),
+        new Metadata.TableRef(command.hasFkCatalog() ? command.getFkCatalog() : null,
+            command.hasFkDbSchema() ? command.getFkDbSchema() : null, command.getFkTable())));
   }
 
   /** Sends the rows the caller's session answers as the one batch of the DoGet. */

@@ -10,6 +10,9 @@ import org.apache.arrow.vector.DateDayVector;
 import org.apache.arrow.vector.DateMilliVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.TimeMicroVector;
+import org.apache.arrow.vector.TimeMilliVector;
+import org.apache.arrow.vector.TimeNanoVector;
+import org.apache.arrow.vector.TimeSecVector;
 import org.apache.arrow.vector.TimeStampVector;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.util.Text;
@@ -25,7 +28,10 @@ final class ParameterValues {
     return switch (vector) {
       case DateDayVector days -> LocalDate.ofEpochDay(days.get(row));
       case DateMilliVector millis -> Instant.ofEpochMilli(millis.get(row)).atOffset(ZoneOffset.UTC).toLocalDate();
+      case TimeSecVector seconds -> LocalTime.ofSecondOfDay(seconds.get(row));
+      case TimeMilliVector millis -> LocalTime.ofNanoOfDay(millis.get(row) * 1_000_000L);
       case TimeMicroVector micros -> LocalTime.ofNanoOfDay(micros.get(row) * 1000);
+      case TimeNanoVector nanos -> LocalTime.ofNanoOfDay(nanos.get(row));
       case TimeStampVector stamps -> timestamp(stamps, row);
       default -> {
         Object value = vector.getObject(row);

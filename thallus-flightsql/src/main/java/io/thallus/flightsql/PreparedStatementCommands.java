@@ -71,12 +71,14 @@ final class PreparedStatementCommands {
 
   /**
    * The schema a client binds the statement's placeholders with: the engine's type for each, in order; one the engine
-   * cannot tell before a value is bound is bound as text, which DuckDB casts from.
+   * cannot tell before a value is bound is bound as text, which DuckDB casts from; times and timestamps in the unit
+   * the Flight SQL JDBC driver writes ({@link ParameterTypes}).
    */
   private static Schema parameterSchema(StatementDescription description) {
     List<Field> fields = new ArrayList<>();
     for (Field parameter : description.parameters()) {
-      ArrowType type = parameter.getType() instanceof ArrowType.Null ? ArrowType.Utf8.INSTANCE : parameter.getType();
+      ArrowType type = parameter.getType() instanceof ArrowType.Null ? ArrowType.Utf8.INSTANCE
+          : ParameterTypes.announced(parameter.getType());
       fields.add(new Field(parameter.getName(), FieldType.nullable(type), parameter.getChildren()));
     }
     return new Schema(fields);

@@ -12,8 +12,6 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.flight.FlightServer;
 import org.apache.arrow.flight.Location;
-import org.apache.arrow.flight.sql.SqlInfoBuilder;
-import org.apache.arrow.flight.sql.impl.FlightSql;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
@@ -97,27 +95,11 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     return new Builder(allocator, thallus);
   }
 
-  private static SqlInfoBuilder sqlInfo() {
+  private static SqlInfoValues sqlInfo() {
     String version = Objects.requireNonNullElse(ThallusFlightSqlServer.class.getPackage().getImplementationVersion(),
         "development");
-    return new SqlInfoBuilder()
-        .withFlightSqlServerName("Thallus")
-        .withFlightSqlServerVersion(version)
-        .withFlightSqlServerArrowVersion(Objects.requireNonNullElse(
-            org.apache.arrow.vector.VectorSchemaRoot.class.getPackage().getImplementationVersion(), "19.0.0"))
-        .withFlightSqlServerReadOnly(false)
-        .withFlightSqlServerSql(true)
-        .withFlightSqlServerSubstrait(false)
-        .withFlightSqlServerTransaction(FlightSql.SqlSupportedTransaction.SQL_SUPPORTED_TRANSACTION_TRANSACTION)
-        .withFlightSqlServerCancel(true)
-        .withFlightSqlServerBulkIngestion(true)
-        .withFlightSqlServerBulkIngestionTransaction(true)
-        .withSqlIdentifierQuoteChar("\"")
-        .withSqlDdlCatalog(false)
-        .withSqlDdlSchema(true)
-        .withSqlDdlTable(true)
-        .withSqlTransactionsSupported(true)
-        .withSqlQuotedIdentifierCase(FlightSql.SqlSupportedCaseSensitivity.SQL_CASE_SENSITIVITY_CASE_INSENSITIVE);
+    return new SqlInfoValues(version, Objects.requireNonNullElse(
+        org.apache.arrow.vector.VectorSchemaRoot.class.getPackage().getImplementationVersion(), "19.0.0"));
   }
 
   public ThallusFlightSqlServer start() {

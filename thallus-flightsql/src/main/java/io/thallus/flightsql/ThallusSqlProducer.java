@@ -15,7 +15,6 @@ import org.apache.arrow.flight.PutResult;
 import org.apache.arrow.flight.Result;
 import org.apache.arrow.flight.SchemaResult;
 import org.apache.arrow.flight.sql.FlightSqlProducer;
-import org.apache.arrow.flight.sql.SqlInfoBuilder;
 import org.apache.arrow.flight.sql.impl.FlightSql;
 import org.apache.arrow.memory.BufferAllocator;
 
@@ -23,7 +22,7 @@ import org.apache.arrow.memory.BufferAllocator;
  * Flight SQL's commands on a Thallus server: every statement runs in the caller's session on the native protocol
  * (see {@link SessionRegistry}); results go out as the client reads them, batch by batch, on gRPC's callbacks
  * ({@link ResultStreams}). This class only hands each command to the part that serves its family: plain statements,
- * prepared statements, bulk ingest, transactions and metadata.
+ * prepared statements, bulk ingest, transactions, metadata, and tables as plain Flight datasets.
  */
 final class ThallusSqlProducer implements FlightSqlProducer {
   private final SessionRegistry sessions;
@@ -34,9 +33,10 @@ final class ThallusSqlProducer implements FlightSqlProducer {
   private final TransactionCommands transactions;
   private final MetadataCommands metadata;
   private final PutDescriptors putDescriptors;
+  private final TableFlights tableFlights;
 
   ThallusSqlProducer(SessionRegistry sessions, BufferAllocator allocator, List<Location> lanes,
-      SqlInfoBuilder sqlInfo, Duration putDescriptorTimeout) {
+      SqlInfoValues sqlInfo, Duration putDescriptorTimeout) {
     this.sessions = sessions;
     this.putDescriptors = new PutDescriptors(putDescriptorTimeout);
     this.statements = new StatementCommands(sessions, lanes, results, allocator);
@@ -44,6 +44,7 @@ final class ThallusSqlProducer implements FlightSqlProducer {
     this.ingest = new BulkIngestCommand(sessions, allocator);
     this.transactions = new TransactionCommands(sessions);
     this.metadata = new MetadataCommands(sessions, sqlInfo);
+    this.tableFlights = new TableFlights(sessions, statements);
   }
 
   /** Results being sent now (each a DoGet, whether its client reads or not). */
@@ -186,7 +187,7 @@ final class ThallusSqlProducer implements FlightSqlProducer {
   @Override
   public void getStreamSqlInfo(FlightSql.CommandGetSqlInfo command, CallContext context,
       ServerStreamListener listener) {
-    metadata.sqlInfo(command, listener);
+    metadata.sqlInfo(command, context, listener);
   }
 
   @Override
@@ -261,45 +262,62 @@ final class ThallusSqlProducer implements FlightSqlProducer {
     listener.error(FlightErrors.unsupported("GetXdbcTypeInfo"));
   }
 
+  // ---- foreign keys
+
   @Override
   public FlightInfo getFlightInfoExportedKeys(FlightSql.CommandGetExportedKeys request, CallContext context,
       FlightDescriptor descriptor) {
-    throw FlightErrors.unsupported("GetExportedKeys");
+    return MetadataCommands.info(request, descriptor, Schemas.GET_EXPORTED_KEYS_SCHEMA);
   }
 
   @Override
   public FlightInfo getFlightInfoImportedKeys(FlightSql.CommandGetImportedKeys request, CallContext context,
       FlightDescriptor descriptor) {
-    throw FlightErrors.unsupported("GetImportedKeys");
+    return MetadataCommands.info(request, descriptor, Schemas.GET_IMPORTED_KEYS_SCHEMA);
   }
 
   @Override
   public FlightInfo getFlightInfoCrossReference(FlightSql.CommandGetCrossReference request, CallContext context,
       FlightDescriptor descriptor) {
-    throw FlightErrors.unsupported("GetCrossReference");
+    return MetadataCommands.info(request, descriptor, Schemas.GET_CROSS_REFERENCE_SCHEMA);
   }
 
   @Override
   public void getStreamExportedKeys(FlightSql.CommandGetExportedKeys command, CallContext context,
       ServerStreamListener listener) {
-    listener.error(FlightErrors.unsupported("GetExportedKeys"));
+    metadata.exportedKeys(command, context, listener);
   }
 
   @Override
   public void getStreamImportedKeys(FlightSql.CommandGetImportedKeys command, CallContext context,
       ServerStreamListener listener) {
-    listener.error(FlightErrors.unsupported("GetImportedKeys"));
+    metadata.importedKeys(command, context, listener);
   }
 
   @Override
   public void getStreamCrossReference(FlightSql.CommandGetCrossReference command, CallContext context,
       ServerStreamListener listener) {
-    listener.error(FlightErrors.unsupported("GetCrossReference"));
+    metadata.crossReference(command, context, listener);
   }
+
+  // ---- tables as flights (plain Flight clients)
 
   @Override
   public void listFlights(CallContext context, Criteria criteria, StreamListener<FlightInfo> listener) {
-    listener.onError(FlightErrors.unsupported("ListFlights"));
+    tableFlights.list(context, criteria, listener);
+  }
+
+  /** Flight SQL's commands, or (a path descriptor) a table as a flight: see {@link TableFlights}. */
+  @Override
+  public FlightInfo getFlightInfo(CallContext context, FlightDescriptor descriptor) {
+    return descriptor.isCommand() ? FlightSqlProducer.super.getFlightInfo(context, descriptor)
+        : tableFlights.flightInfo(context, descriptor);
+  }
+
+  @Override
+  public SchemaResult getSchema(CallContext context, FlightDescriptor descriptor) {
+    return descriptor.isCommand() ? FlightSqlProducer.super.getSchema(context, descriptor)
+        : tableFlights.schema(context, descriptor);
   }
 
   @Override
