@@ -1,5 +1,9 @@
-"""What a Thallus Flight SQL port says of its tables, to ADBC's get_objects and to plain pyarrow.flight calls,
-checked against DuckDB run here (its information_schema and duckdb_constraints()).
+"""What a Thallus Flight SQL port says of its tables, to ADBC's get_objects, to Flight SQL commands sent by hand
+through pyarrow.flight (GetTables with schemas, GetPrimaryKeys) and to plain Flight calls (list_flights,
+get_flight_info and do_get of a path), checked against DuckDB run here (information_schema, duckdb_constraints()).
+
+ADBC's Flight SQL driver (1.13) reads only the type name of a column's metadata: its get_objects leaves
+xdbc_nullable and the sizes null whatever a server sends, so those are checked in the GetTables schema itself.
 
 Usage: metadata_check.py URI TOKEN. Prints one line per check; exits non-zero on the first failure.
 """
@@ -7,6 +11,7 @@ import sys
 
 import adbc_driver_flightsql.dbapi as flightsql
 import duckdb
+import pyarrow as pa
 import pyarrow.flight as flight
 
 uri, token = sys.argv[1], sys.argv[2]
@@ -56,7 +61,8 @@ def expected_primary_key(table):
 
 
 # ---- ADBC: get_objects
-with flightsql.connect(uri, db_kwargs={"adbc.flight.sql.authorization_header": "Bearer " + token}) as conn:
+with flightsql.connect(uri, db_kwargs={"adbc.flight.sql.authorization_header": "Bearer " + token},
+                       autocommit=True) as conn:
     with conn.cursor() as cur:
         for statement in TABLES:
             cur.execute(statement)
@@ -66,13 +72,11 @@ with flightsql.connect(uri, db_kwargs={"adbc.flight.sql.authorization_header": "
         for schema in catalog["catalog_db_schemas"] or []:
             for table in schema["db_schema_tables"] or []:
                 columns[(catalog["catalog_name"], schema["db_schema_name"], table["table_name"])] = [
-                    (column["column_name"], column["xdbc_type_name"], column["xdbc_nullable"],
-                     column["xdbc_is_nullable"], column["xdbc_column_size"], column["xdbc_decimal_digits"])
-                    for column in table["table_columns"] or []]
+                    (column["column_name"], column["xdbc_type_name"]) for column in table["table_columns"] or []]
     for name in ("pens", "animals"):
-        check("get_objects gives the columns of %s as DuckDB's information_schema" % name,
-              columns.get(("memory", "main", name)) == expected_columns(name),
-              (columns.get(("memory", "main", name)), expected_columns(name)))
+        expected = [(column, type_name) for column, type_name, *_ in expected_columns(name)]
+        check("get_objects gives the column type names of %s as DuckDB's information_schema" % name,
+              columns.get(("memory", "main", name)) == expected, (columns.get(("memory", "main", name)), expected))
 
 # ---- pyarrow.flight: a Flight SQL command by hand, and Flight's own calls
 options = flight.FlightCallOptions(headers=[(b"authorization", ("Bearer " + token).encode())])
@@ -93,9 +97,12 @@ def text_field(number, text):
     return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
-def flight_sql_command(name, *texts):
-    """A Flight SQL command (texts are its string fields 1, 2, ...) packed in a protobuf Any, as a descriptor."""
-    message = b"".join(text_field(number, text) for number, text in enumerate(texts, start=1))
+def flight_sql_command(name, *texts, include_schema=False):
+    """A Flight SQL command (texts are its string fields 1, 2, ...; include_schema is GetTables' field 5) packed in
+    a protobuf Any, as a descriptor."""
+    message = b"".join(text_field(number, text) for number, text in enumerate(texts, start=1) if text is not None)
+    if include_schema:
+        message += varint(5 << 3) + varint(1)
     packed = text_field(1, "type.googleapis.com/arrow.flight.protocol.sql." + name)
     packed += varint(2 << 3 | 2) + varint(len(message)) + message
     return flight.FlightDescriptor.for_command(packed)
@@ -109,6 +116,24 @@ keys = read(client.get_flight_info(flight_sql_command("CommandGetPrimaryKeys", "
 check("GetPrimaryKeys lists DuckDB's primary key columns",
       [(row["table_name"], row["column_name"], row["key_sequence"]) for row in keys.to_pylist()]
       == expected_primary_key("pens"), (keys.to_pylist(), expected_primary_key("pens")))
+
+tables = read(client.get_flight_info(flight_sql_command("CommandGetTables", "memory", "main", "%",
+                                                       include_schema=True), options)).to_pylist()
+for name in ("pens", "animals"):
+    schema = pa.ipc.read_schema(pa.py_buffer(next(row["table_schema"] for row in tables if row["table_name"] == name)))
+    described = []
+    disagreeing = []
+    for field in schema:
+        metadata = {key.decode(): value.decode() for key, value in (field.metadata or {}).items()}
+        size = metadata.get("XDBC_COLUMN_SIZE")
+        digits = metadata.get("XDBC_DECIMAL_DIGITS")
+        described.append((field.name, metadata.get("ARROW:FLIGHT:SQL:TYPE_NAME"), int(field.nullable),
+                          metadata.get("XDBC_IS_NULLABLE"), int(size) if size else None,
+                          int(digits) if digits else None))
+        if metadata.get("XDBC_NULLABLE") != str(int(field.nullable)):
+            disagreeing.append((field.name, metadata))
+    check("GetTables gives the columns of %s as DuckDB's information_schema" % name,
+          described == expected_columns(name) and not disagreeing, (described, expected_columns(name), disagreeing))
 
 listed = {tuple(part.decode() for part in info.descriptor.path): info.schema.names
           for info in client.list_flights(options=options)}

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What {@code thallus serve --flight-sql-port} says of its tables to Python clients: ADBC's {@code get_objects}
- * (column type names, nullability, a DECIMAL's digits), GetPrimaryKeys, and plain pyarrow.flight's
+ * (column type names), Flight SQL commands sent through pyarrow.flight (GetTables with schemas: nullability and a
+ * DECIMAL's digits; GetPrimaryKeys), and plain pyarrow.flight's
  * {@code list_flights}, {@code get_flight_info} and {@code do_get} of a table's path, each compared with DuckDB run in
  * the script. The checks are in {@code flightsql/metadata_check.py}; the virtual environment is
  * {@link FlightSqlAdbcTest}'s (the same pinned packages, in the same place).
@@ -95,8 +96,10 @@ class FlightSqlAdbcMetadataTest {
       String port = flight.substring(flight.lastIndexOf(':') + 1).strip();
       List<String> output = run(List.of(python.toString(), script.toString(), "grpc://127.0.0.1:" + port,
           "flight-secret"), 5);
-      assertThat(output).contains("ok get_objects gives the columns of pens as DuckDB's information_schema",
-          "ok get_objects gives the columns of animals as DuckDB's information_schema",
+      assertThat(output).contains("ok get_objects gives the column type names of pens as DuckDB's information_schema",
+          "ok get_objects gives the column type names of animals as DuckDB's information_schema",
+          "ok GetTables gives the columns of pens as DuckDB's information_schema",
+          "ok GetTables gives the columns of animals as DuckDB's information_schema",
           "ok GetPrimaryKeys lists DuckDB's primary key columns", "ok list_flights lists the tables by path",
           "ok get_flight_info and do_get of memory/main/animals read DuckDB's rows",
           "ok get_flight_info and do_get of animals read DuckDB's rows", "ALL OK");
