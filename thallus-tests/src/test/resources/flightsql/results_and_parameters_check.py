@@ -57,7 +57,7 @@ wide = {
 with conn.cursor() as cur:
     for name, query in wide.items():
         cur.execute(query)
-        same(name, cur.fetch_arrow_table(), table(duck.execute(query).arrow()))
+        same(name, cur.fetch_arrow_table(), table(duck.sql(query).arrow()))
 
 # Typed parameters: DuckDB reads the same Arrow values from a table of one row, so each placeholder has the type
 # the client sent. ADBC itself compares GetFlightInfo's schema with DoGet's.
@@ -95,7 +95,7 @@ with conn.cursor() as cur:
             check(name, False, repr(error))
         params_table = pa.Table.from_batches([params])
         duck.register("params", params_table)
-        expected = table(duck.execute(reference).arrow())
+        expected = table(duck.sql(reference).arrow())
         duck.unregister("params")
         same(name, actual, expected)
 
