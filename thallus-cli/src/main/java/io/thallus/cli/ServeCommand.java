@@ -76,6 +76,11 @@ final class ServeCommand implements Callable<Integer> {
       + "none).")
   Integer flightSqlPort;
 
+  @Option(names = "--flight-sql-max-result-message-bytes", description = "Largest message of a Flight SQL result, in "
+      + "bytes (default 8 MiB, at least 64 KiB): larger batches go out as row ranges that fit, under the 16 MiB "
+      + "clients take by default; a single larger row fails its query.")
+  Integer flightSqlMaxResultMessageBytes;
+
   @Option(names = "--batch-memory", description = "Arrow memory the server's streams may hold at once, in bytes "
       + "(default: a quarter of the machine's memory).")
   Long batchMemory;
@@ -248,6 +253,9 @@ final class ServeCommand implements Callable<Integer> {
         .port(flightSqlPort).lanes(lanes).admission(admission());
     if (batchMemory != null) {
       flightSql.memoryLimit(batchMemory);
+    }
+    if (flightSqlMaxResultMessageBytes != null) {
+      flightSql.maxResultMessageBytes(flightSqlMaxResultMessageBytes);
     }
     if (memoryPerClient != null) {
       // A Flight SQL session is a client too: the same budget on both doors.

@@ -67,7 +67,8 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         throw new IllegalArgumentException("not a location: " + lane, e);
       }
     }
-    producer = new ThallusSqlProducer(sessions, allocator, lanes, sqlInfo(), b.putDescriptorTimeout);
+    producer = new ThallusSqlProducer(sessions, allocator, lanes, sqlInfo(), b.putDescriptorTimeout,
+        b.maxResultMessageBytes);
     Location location = tls ? Location.forGrpcTls(b.host, b.port) : Location.forGrpcInsecure(b.host, b.port);
     FlightServer.Builder builder = FlightServer.builder(allocator, location, producer)
         .headerAuthenticator(new SessionAuthenticator(sessions, admission))
@@ -215,6 +216,7 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     private long memoryPerClient = 1L << 30;
     private int maxCommandMessageBytes = 4 << 20;
     private int maxDataMessageBytes = 32 << 20;
+    private int maxResultMessageBytes = ResultMessages.DEFAULT_MAX_BYTES;
     private int maxStatementsPerSession = Statements.Limits.DEFAULT.perSession();
     private long maxStatementBytesPerSession = Statements.Limits.DEFAULT.bytesPerSession();
     private int maxStatements = Statements.Limits.DEFAULT.perServer();
@@ -355,6 +357,20 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
      */
     public Builder maxDataMessageBytes(int bytes) {
       this.maxDataMessageBytes = Math.toIntExact(positive(bytes, "maxDataMessageBytes"));
+      return this;
+    }
+
+    /**
+     * The largest message of a result sent (default 8 MiB): a DoGet sends a batch larger than this as row ranges that
+     * each fit, so wide rows never pass a client's message limit (16 MiB by default in ADBC, pyarrow and grpc-java).
+     * A single row larger than this fails its DoGet with RESOURCE_EXHAUSTED naming the limit. At least 64 KiB.
+     */
+    public Builder maxResultMessageBytes(int bytes) {
+      if (bytes < ResultMessages.MIN_MAX_BYTES) {
+        throw new IllegalArgumentException("maxResultMessageBytes must be at least " + ResultMessages.MIN_MAX_BYTES
+            + ", not " + bytes);
+      }
+      this.maxResultMessageBytes = bytes;
       return this;
     }
 
