@@ -121,11 +121,13 @@ public final class ThallusIngest implements AutoCloseable {
               + "encoded (id " + encoding.getId() + ") and no dictionary was given for it");
         }
         FieldVector values = dictionary.getVector();
+        io.thallus.internal.batch.UnloadCheck.check(List.of(values));
         try (VectorSchemaRoot one = new VectorSchemaRoot(List.of(values.getField()), List.of(values),
             values.getValueCount())) {
           used.add(new ArrowDictionaryBatch(encoding.getId(), new VectorUnloader(one).getRecordBatch(), false));
         }
       }
+      io.thallus.internal.batch.UnloadCheck.check(root.getFieldVectors());
       return new BatchContents(used, new VectorUnloader(root).getRecordBatch());
     } catch (IndexOutOfBoundsException e) {
       // Unloading reads each column's last offset: one past a buffer too short for the row count.

@@ -72,13 +72,13 @@ final class PreparedStatementCommands {
   /**
    * The schema a client binds the statement's placeholders with: the engine's type for each, in order; one the engine
    * cannot tell before a value is bound is bound as text, which DuckDB casts from; times and timestamps in the unit
-   * the Flight SQL JDBC driver writes ({@link ParameterTypes}).
+   * the Flight SQL JDBC driver writes ({@link AnnouncedParameterTypes}).
    */
   private static Schema parameterSchema(StatementDescription description) {
     List<Field> fields = new ArrayList<>();
     for (Field parameter : description.parameters()) {
       ArrowType type = parameter.getType() instanceof ArrowType.Null ? ArrowType.Utf8.INSTANCE
-          : ParameterTypes.announced(parameter.getType());
+          : AnnouncedParameterTypes.announced(parameter.getType());
       fields.add(new Field(parameter.getName(), FieldType.nullable(type), parameter.getChildren()));
     }
     return new Schema(fields);
@@ -121,11 +121,24 @@ final class PreparedStatementCommands {
       // A Thallus lane runs only the ticket's SQL, on a connection of its own: no parameters, no transaction.
       boolean lanesAllowed = parameters.isEmpty() && prepared.parameterSchema().getFields().isEmpty()
           && prepared.transactionId() == null;
+      Schema schema = parameters.isEmpty() ? prepared.datasetSchema()
+          : boundSchema(sessionOf(prepared), prepared.sql(), parameters);
       return statements.keep(new Statements.Pending(prepared.sessionId(), prepared.sql(), prepared.transactionId(),
-          parameters), prepared.datasetSchema(), descriptor, lanesAllowed);
+          parameters), schema, descriptor, lanesAllowed);
     } catch (RuntimeException e) {
       throw FlightErrors.of(e);
     }
+  }
+
+  /**
+   * The schema of the query's rows with {@code parameters} bound, as its DoGet will send them. The types of the bound
+   * values decide it (DuckDB binds {@code SELECT ? + 1} with an INTEGER as INTEGER, with a BIGINT as BIGINT, and
+   * resolves {@code octet_length(?)} only once it sees a BLOB), so the schema planned when the statement was prepared,
+   * before any value, may differ from the rows': a Flight client compares the two and refuses a mismatch. The
+   * server plans the query with the values under LIMIT 0 and sends no row.
+   */
+  private static Schema boundSchema(FlightSession session, String sql, List<Object> parameters) {
+    return DecodedBatch.schema(session.client().schema(QueryRequest.builder(sql).parameters(parameters).build()));
   }
 
   /** Runs the prepared query with its bound row and sends its rows as the client reads them. */

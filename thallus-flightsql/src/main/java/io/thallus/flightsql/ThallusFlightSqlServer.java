@@ -65,7 +65,8 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         throw new IllegalArgumentException("not a location: " + lane, e);
       }
     }
-    producer = new ThallusSqlProducer(sessions, allocator, lanes, sqlInfo(), b.putDescriptorTimeout);
+    producer = new ThallusSqlProducer(sessions, allocator, lanes, sqlInfo(), b.putDescriptorTimeout,
+        b.maxResultMessageBytes);
     Location location = tls ? Location.forGrpcTls(b.host, b.port) : Location.forGrpcInsecure(b.host, b.port);
     FlightServer.Builder builder = FlightServer.builder(allocator, location, producer)
         .headerAuthenticator(new SessionAuthenticator(sessions, admission))
@@ -74,7 +75,11 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         .maxInboundMessageSize(Math.max(b.maxDataMessageBytes, b.maxCommandMessageBytes))
         .transportHint("grpc.builderConsumer", (java.util.function.Consumer<io.grpc.netty.NettyServerBuilder>)
             netty -> {
-              netty.addStreamTracerFactory(new ConnectionAddresses())
+              // A connection with no call for the connection idle timeout is closed (GOAWAY), as the native port
+              // closes a connection with no stream: its gRPC client reconnects at its next call, and the session it
+              // opened without naming it ends with it (ConnectionEnds).
+              netty.maxConnectionIdle(b.connectionIdleTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+                  .addStreamTracerFactory(new ConnectionAddresses())
                   .addStreamTracerFactory(new InboundMessageLimits(b.maxCommandMessageBytes))
                   .addTransportFilter(new ConnectionEnds(sessions));
               admission.configure(netty);
@@ -186,12 +191,14 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     private List<io.thallus.Location> lanes = List.of();
     private Duration sessionIdleTimeout = Duration.ofMinutes(10);
     private Duration putDescriptorTimeout = Duration.ofSeconds(10);
+    private Duration connectionIdleTimeout = Duration.ofHours(1);
     private int maxSessions = 256;
     private io.thallus.server.Admission admission = io.thallus.server.Admission.defaults();
     private long memoryLimit = 2L << 30;
     private long memoryPerClient = 1L << 30;
     private int maxCommandMessageBytes = 4 << 20;
     private int maxDataMessageBytes = 32 << 20;
+    private int maxResultMessageBytes = ResultMessages.DEFAULT_MAX_BYTES;
     private int maxStatementsPerSession = Statements.Limits.DEFAULT.perSession();
     private long maxStatementBytesPerSession = Statements.Limits.DEFAULT.bytesPerSession();
     private int maxStatements = Statements.Limits.DEFAULT.perServer();
@@ -245,6 +252,18 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         throw new IllegalArgumentException("the session idle timeout must be positive, not " + value);
       }
       this.sessionIdleTimeout = value;
+      return this;
+    }
+
+    /**
+     * How long a gRPC connection with no call in progress may stay open (default 1 hour, the native port's
+     * connection idle timeout); then the server closes it, and its client's next call opens a new one.
+     */
+    public Builder connectionIdleTimeout(Duration value) {
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException("the connection idle timeout must be positive, not " + value);
+      }
+      this.connectionIdleTimeout = value;
       return this;
     }
 
@@ -320,6 +339,20 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
      */
     public Builder maxDataMessageBytes(int bytes) {
       this.maxDataMessageBytes = Math.toIntExact(positive(bytes, "maxDataMessageBytes"));
+      return this;
+    }
+
+    /**
+     * The largest message of a result sent (default 8 MiB): a DoGet sends a batch larger than this as row ranges that
+     * each fit, so wide rows never pass a client's message limit (16 MiB by default in ADBC, pyarrow and grpc-java).
+     * A single row larger than this fails its DoGet with RESOURCE_EXHAUSTED naming the limit. At least 64 KiB.
+     */
+    public Builder maxResultMessageBytes(int bytes) {
+      if (bytes < ResultMessages.MIN_MAX_BYTES) {
+        throw new IllegalArgumentException("maxResultMessageBytes must be at least " + ResultMessages.MIN_MAX_BYTES
+            + ", not " + bytes);
+      }
+      this.maxResultMessageBytes = bytes;
       return this;
     }
 

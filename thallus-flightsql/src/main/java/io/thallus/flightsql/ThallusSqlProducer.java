@@ -26,7 +26,7 @@ import org.apache.arrow.memory.BufferAllocator;
  */
 final class ThallusSqlProducer implements FlightSqlProducer {
   private final SessionRegistry sessions;
-  private final ResultStreams results = new ResultStreams();
+  private final ResultStreams results;
   private final StatementCommands statements;
   private final PreparedStatementCommands prepared;
   private final BulkIngestCommand ingest;
@@ -36,8 +36,9 @@ final class ThallusSqlProducer implements FlightSqlProducer {
   private final TableFlights tableFlights;
 
   ThallusSqlProducer(SessionRegistry sessions, BufferAllocator allocator, List<Location> lanes,
-      SqlInfoValues sqlInfo, Duration putDescriptorTimeout) {
+      SqlInfoValues sqlInfo, Duration putDescriptorTimeout, int maxResultMessageBytes) {
     this.sessions = sessions;
+    this.results = new ResultStreams(maxResultMessageBytes);
     this.putDescriptors = new PutDescriptors(putDescriptorTimeout);
     this.statements = new StatementCommands(sessions, lanes, results, allocator);
     this.prepared = new PreparedStatementCommands(sessions, statements, allocator);
