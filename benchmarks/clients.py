@@ -242,7 +242,7 @@ def main():
                 start = time.perf_counter()
                 cursor.adbc_ingest("ingested_%d" % r, data, mode="create")
                 ingest_seconds["ADBC adbc_ingest (create)"].append(time.perf_counter() - start)
-                count = adbc_query("SELECT count(*) AS n, sum(k) AS s FROM ingested_%d" % r).to_pylist()[0]
+                count = adbc_query("SELECT count(*) AS n, sum(k)::BIGINT AS s FROM ingested_%d" % r).to_pylist()[0]
                 if count != {"n": n, "s": n * (n - 1) // 2}:
                     raise SystemExit("ADBC ingested %s, expected %d rows" % (count, n))
                 target = duckdb.connect()
