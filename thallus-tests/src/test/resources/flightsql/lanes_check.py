@@ -63,7 +63,7 @@ with flightsql.connect(uri, db_kwargs=db_kwargs) as conn:
                 check("adbc: 50 queries", False, (i, values[:3]))
         check("adbc: 50 queries", True)
         try:
-            cur.execute("SELECT error('boom ' || i) FROM range(3) t(i)")
+            cur.execute("SELECT error('boom ' || i::VARCHAR) FROM range(3) t(i)")
             cur.fetch_arrow_table()
             check("adbc: a failing statement fails", False, "no error")
         except Exception as error:  # the driver's own error class
