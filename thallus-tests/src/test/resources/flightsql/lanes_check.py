@@ -48,7 +48,8 @@ db_kwargs = {"adbc.flight.sql.authorization_header": "Bearer " + token,
 if root_cert is not None:
     db_kwargs["adbc.flight.sql.client_option.tls_root_certs"] = root_cert
 
-with flightsql.connect(uri, db_kwargs=db_kwargs) as conn:
+# Autocommit: a statement in a transaction has no lane (checked below), since a lane runs in a session of its own.
+with flightsql.connect(uri, db_kwargs=db_kwargs, autocommit=True) as conn:
     with conn.cursor() as cur:
         # ADBC hands each endpoint out as a partition: a serialized FlightInfo with that one endpoint.
         partitions, _ = cur.adbc_execute_partitions("SELECT 42 AS answer")
@@ -70,6 +71,15 @@ with flightsql.connect(uri, db_kwargs=db_kwargs) as conn:
             message = str(error)
             check("adbc: the error is the server's, with no connection failure before it",
                   "boom" in message and "thallus+" not in message, message)
+
+with flightsql.connect(uri, db_kwargs=db_kwargs, autocommit=False) as conn:
+    with conn.cursor() as cur:
+        partitions, _ = cur.adbc_execute_partitions("SELECT 42 AS answer")
+        endpoint = flight.FlightInfo.deserialize(partitions[0]).endpoints[0]
+        check("adbc: a statement in a transaction announces no lane",
+              list(endpoint.locations) == [] and announced(endpoint) is None, endpoint)
+        cur.adbc_read_partition(partitions[0])
+        check("adbc: and reads on this connection", cur.fetch_arrow_table().to_pylist() == [{"answer": 42}])
 
 
 def command(query):

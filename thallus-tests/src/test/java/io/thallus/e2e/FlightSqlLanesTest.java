@@ -60,7 +60,8 @@ class FlightSqlLanesTest {
       assertThat(output).contains("ok adbc: the endpoint names no location",
           "ok adbc: the app metadata announces the server's lanes", "ok adbc: the partition reads on this connection",
           "ok adbc: 50 queries", "ok adbc: the error is the server's, with no connection failure before it",
-          "ok pyarrow.flight: the endpoint names no location", "ok pyarrow.flight: the ticket reads on this connection",
+          "ok adbc: a statement in a transaction announces no lane", "ok pyarrow.flight: the endpoint names no location",
+          "ok pyarrow.flight: the ticket reads on this connection",
           "ALL OK");
       return offered;
     }
