@@ -250,7 +250,7 @@ def main():
                 start = time.perf_counter()
                 target.execute("CREATE TABLE ingested AS SELECT * FROM data")
                 ingest_seconds["DuckDB CREATE TABLE AS in process"].append(time.perf_counter() - start)
-                if target.sql("SELECT count(*) FROM ingested").fetchone()[0] != n:
+                if target.execute("SELECT count(*) FROM ingested").fetchall() != [(n,)]:
                     raise SystemExit("DuckDB ingested the wrong count")
                 target.close()
             base = statistics.median(ingest_seconds["DuckDB CREATE TABLE AS in process"])
