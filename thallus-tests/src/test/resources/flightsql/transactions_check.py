@@ -11,9 +11,9 @@ import duckdb
 
 uri, token = sys.argv[1], sys.argv[2]
 
-# gRPC's status numbers, which the Flight SQL driver reports as the error's vendor code.
-GRPC_INVALID_ARGUMENT = 3
-GRPC_ABORTED = 10
+# The Flight SQL driver names the gRPC status in its message: "(Aborted; ExecuteQuery)".
+GRPC_INVALID_ARGUMENT = "(InvalidArgument;"
+GRPC_ABORTED = "(Aborted;"
 
 
 def connect():
@@ -80,6 +80,14 @@ check("prepared statements kept across commit and rollback answer as DuckDB does
 check("every committed row is there", actual[-1] == [(0,), (1,), (2,), (3,), (4,)], actual[-1])
 
 
+def sqlstate(error):
+    """The sqlstate trailer of the server's status, which the driver hands on among the error's details."""
+    for key, value in error.details:
+        if key in (b"sqlstate", "sqlstate"):
+            return value
+    return None
+
+
 def failure(cursor, sql):
     try:
         cursor.execute(sql)
@@ -97,16 +105,19 @@ with connect() as first, connect() as second:
         second.rollback()
         a.execute("UPDATE account SET balance = balance - 10 WHERE id = 1")
         conflict = failure(b, "UPDATE account SET balance = balance + 10 WHERE id = 1")
-        check("a write conflict is an OperationalError with gRPC's ABORTED as its vendor code",
+        print("info a write conflict: %r, status %r, vendor code %r, sqlstate %r, details %r"
+              % (conflict, getattr(conflict, "status_code", None), getattr(conflict, "vendor_code", None),
+                 getattr(conflict, "sqlstate", None), getattr(conflict, "details", None)), flush=True)
+        check("a write conflict is an OperationalError naming gRPC's ABORTED",
               isinstance(conflict, adbc_driver_manager.OperationalError)
-              and conflict.vendor_code == GRPC_ABORTED and "roll back and retry" in str(conflict),
-              (type(conflict), getattr(conflict, "vendor_code", None), conflict))
+              and GRPC_ABORTED in str(conflict) and "roll back and retry" in str(conflict), conflict)
+        check("its error details carry sqlstate 40001", sqlstate(conflict) == b"40001", conflict.details)
         second.rollback()
         first.commit()
         bad = failure(b, "UPDATE no_such_table SET balance = 0")
-        check("bad SQL is a ProgrammingError with INVALID_ARGUMENT as its vendor code, unlike a conflict",
-              isinstance(bad, adbc_driver_manager.ProgrammingError) and bad.vendor_code == GRPC_INVALID_ARGUMENT,
-              (type(bad), getattr(bad, "vendor_code", None), bad))
+        check("bad SQL is a ProgrammingError naming INVALID_ARGUMENT, unlike a conflict",
+              isinstance(bad, adbc_driver_manager.ProgrammingError) and GRPC_INVALID_ARGUMENT in str(bad)
+              and sqlstate(bad) is None, (bad, bad.details))
         second.rollback()
         b.execute("UPDATE account SET balance = balance + 10 WHERE id = 1")
         second.commit()

@@ -44,8 +44,9 @@ class FlightSqlAdbcTransactionsTest {
       assertThat(output).contains(
           "ok prepared statements kept across commit and rollback answer as DuckDB does",
           "ok every committed row is there",
-          "ok a write conflict is an OperationalError with gRPC's ABORTED as its vendor code",
-          "ok bad SQL is a ProgrammingError with INVALID_ARGUMENT as its vendor code, unlike a conflict",
+          "ok a write conflict is an OperationalError naming gRPC's ABORTED",
+          "ok its error details carry sqlstate 40001",
+          "ok bad SQL is a ProgrammingError naming INVALID_ARGUMENT, unlike a conflict",
           "ok the loser retries and both changes count", "ok DuckDB's own conflict is an OperationalError too",
           "ALL OK");
     }
