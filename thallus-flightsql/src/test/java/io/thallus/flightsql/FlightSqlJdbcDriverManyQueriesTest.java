@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Timeout;
  * The Flight SQL JDBC driver prepares a statement for every {@code executeQuery} and never closes one; the door keeps
  * working however many it runs, holding at most its bound of handles.
  */
-// 153 s on 2 cores shared with other builds (load average 35); the limit only catches a hang.
+// 123 to 153 s on 2 cores shared with other builds (load average 15 to 35); the limit only catches a hang.
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class FlightSqlJdbcDriverManyQueriesTest {
   private static final int QUERIES = 10_000;
