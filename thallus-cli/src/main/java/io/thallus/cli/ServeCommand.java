@@ -240,17 +240,14 @@ final class ServeCommand implements Callable<Integer> {
 
   /**
    * The Flight SQL front door: its sessions connect to this server over loopback with each client's credentials
-   * (trusting the server's own certificate under TLS), and its FlightInfos list the server's transports as lanes.
+   * (trusting the server's own certificate under TLS), and its FlightInfos announce the transports the server offers
+   * as lanes.
    */
   private ThallusFlightSqlServer flightSql(BufferAllocator allocator, ThallusServer server) {
-    List<Location> lanes = new java.util.ArrayList<>();
-    for (String transport : server.transports()) {
-      lanes.add(server.getLocation().withTransport(transport));
-    }
     Location loopback = Location.of(host.equals("0.0.0.0") || host.equals("::") ? "127.0.0.1" : host,
         server.getLocation().port());
     ThallusFlightSqlServer.Builder flightSql = ThallusFlightSqlServer.builder(allocator, loopback).host(host)
-        .port(flightSqlPort).lanes(lanes).admission(admission());
+        .port(flightSqlPort).lanes(server).admission(admission());
     if (batchMemory != null) {
       flightSql.memoryLimit(batchMemory);
     }

@@ -53,8 +53,8 @@ final class PreparedStatementCommands {
       StatementDescription description = StatementCommands.describe(session, sql);
       Schema parameterSchema = parameterSchema(description);
       Schema datasetSchema = StatementCommands.rowsSchema(description);
-      String id = registry.addPrepared(new Statements.Prepared(session.id(), sql,
-          CallSessions.transactionId(request.getTransactionId()), description.kind(), datasetSchema,
+      // Prepared in the transaction the request names (DuckDB plans it there), kept by that transaction's session.
+      String id = registry.addPrepared(new Statements.Prepared(session.id(), sql, description.kind(), datasetSchema,
           parameterSchema));
       FlightSql.ActionCreatePreparedStatementResult result = FlightSql.ActionCreatePreparedStatementResult
           .newBuilder()
@@ -93,8 +93,9 @@ final class PreparedStatementCommands {
     return registry.prepared(handle.toStringUtf8());
   }
 
+  /** The session a prepared statement runs in: its own, in the transaction open there now (if any). */
   private FlightSession sessionOf(Statements.Prepared prepared) {
-    return sessions.of(prepared.sessionId(), prepared.transactionId());
+    return registry.require(prepared.sessionId(), "session of the prepared statement");
   }
 
   /** The one row of parameters a query runs with (none bound: no parameters). */
@@ -120,11 +121,12 @@ final class PreparedStatementCommands {
       }
       // A Thallus lane runs only the ticket's SQL, on a connection of its own: no parameters, no transaction.
       boolean lanesAllowed = parameters.isEmpty() && prepared.parameterSchema().getFields().isEmpty()
-          && prepared.transactionId() == null;
+          && !registry.inTransaction(prepared.sessionId());
       Schema schema = parameters.isEmpty() ? prepared.datasetSchema()
           : boundSchema(sessionOf(prepared), prepared.sql(), parameters);
-      return statements.keep(new Statements.Pending(prepared.sessionId(), prepared.sql(), prepared.transactionId(),
-          parameters), schema, descriptor, lanesAllowed);
+      // No transaction id: its DoGet runs in the session, in the transaction open there then, as the statement does.
+      return statements.keep(new Statements.Pending(prepared.sessionId(), prepared.sql(), null, parameters), schema,
+          descriptor, lanesAllowed);
     } catch (RuntimeException e) {
       throw FlightErrors.of(e);
     }

@@ -6,7 +6,6 @@ import io.thallus.ThallusException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -17,8 +16,8 @@ import org.apache.arrow.memory.BufferAllocator;
 /**
  * Arrow Flight SQL in front of a Thallus server. Each Flight SQL session is a native connection to the server, made
  * with the client's own credentials: the same engine, sessions, authentication, data root and limits as the native
- * protocol, with Flight status codes for its errors. A FlightInfo also lists the server's Thallus locations, which
- * Thallus clients take ({@link FastLanes}) and other Flight clients ignore.
+ * protocol, with Flight status codes for its errors. A FlightInfo's endpoint also announces the server's Thallus
+ * lanes in its app metadata, which Thallus clients take ({@link FastLanes}) and other Flight clients do not read.
  *
  * <pre>{@code
  * try (ThallusFlightSqlServer flightSql = ThallusFlightSqlServer.builder(allocator, server.getLocation())
@@ -57,16 +56,8 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
   }
 
   private FlightServer flightServer(Builder b) {
-    List<Location> lanes = new ArrayList<>();
-    for (io.thallus.Location lane : b.lanes) {
-      try {
-        lanes.add(new Location(lane.toString()));
-      } catch (java.net.URISyntaxException e) {
-        throw new IllegalArgumentException("not a location: " + lane, e);
-      }
-    }
-    producer = new ThallusSqlProducer(sessions, allocator, lanes, sqlInfo(), b.putDescriptorTimeout,
-        b.maxResultMessageBytes);
+    producer = new ThallusSqlProducer(sessions, allocator, LaneAnnouncement.encode(b.lanes, tls), sqlInfo(),
+        b.putDescriptorTimeout, b.maxResultMessageBytes);
     Location location = tls ? Location.forGrpcTls(b.host, b.port) : Location.forGrpcInsecure(b.host, b.port);
     FlightServer.Builder builder = FlightServer.builder(allocator, location, producer)
         .headerAuthenticator(new SessionAuthenticator(sessions, admission))
@@ -240,9 +231,24 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
       return this;
     }
 
-    /** The Thallus locations a FlightInfo lists beside the gRPC one, fastest first (default: none). */
+    /**
+     * The Thallus lanes a FlightInfo's endpoint announces in its app metadata, fastest first (default: none), each
+     * naming its transport ({@code thallus+shm://host:port}). With {@link #tls} only transports whose bodies stay
+     * protected under TLS may be announced (not tcp, not rdma): {@link #build} refuses the others. Prefer
+     * {@link #lanes(io.thallus.server.ThallusServer)} for a server in this process.
+     */
     public Builder lanes(List<io.thallus.Location> value) {
       this.lanes = List.copyOf(value);
+      return this;
+    }
+
+    /**
+     * Announces the lanes {@code server} really offers: each transport it serves now at its location, fastest first
+     * (a TLS server offers no tcp or rdma lane).
+     */
+    public Builder lanes(io.thallus.server.ThallusServer server) {
+      io.thallus.Location at = server.getLocation();
+      this.lanes = server.transports().stream().map(at::withTransport).toList();
       return this;
     }
 

@@ -1,7 +1,6 @@
 package io.thallus.flightsql;
 
 import java.time.Duration;
-import java.util.List;
 import org.apache.arrow.flight.CancelFlightInfoRequest;
 import org.apache.arrow.flight.CancelStatus;
 import org.apache.arrow.flight.CloseSessionRequest;
@@ -10,7 +9,6 @@ import org.apache.arrow.flight.Criteria;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightStream;
-import org.apache.arrow.flight.Location;
 import org.apache.arrow.flight.PutResult;
 import org.apache.arrow.flight.Result;
 import org.apache.arrow.flight.SchemaResult;
@@ -35,7 +33,7 @@ final class ThallusSqlProducer implements FlightSqlProducer {
   private final PutDescriptors putDescriptors;
   private final TableFlights tableFlights;
 
-  ThallusSqlProducer(SessionRegistry sessions, BufferAllocator allocator, List<Location> lanes,
+  ThallusSqlProducer(SessionRegistry sessions, BufferAllocator allocator, byte[] lanes,
       SqlInfoValues sqlInfo, Duration putDescriptorTimeout, int maxResultMessageBytes) {
     this.sessions = sessions;
     this.results = new ResultStreams(maxResultMessageBytes);
