@@ -160,7 +160,7 @@ public final class ThallusIngest implements AutoCloseable {
    * dictionaries' schemas taken from {@code dictionaries}.
    */
   static Schema wireSchema(Schema schema, DictionaryProvider dictionaries) {
-    boolean encoded = schema.getFields().stream().anyMatch(f -> f.getDictionary() != null);
+    boolean encoded = schema.getFields().stream().anyMatch(ThallusIngest::encoded);
     if (!encoded) {
       return schema;
     }
@@ -174,6 +174,11 @@ public final class ThallusIngest implements AutoCloseable {
       fields.add(DictionaryUtility.toMessageFormat(field, dictionaries, ids));
     }
     return new Schema(fields, schema.getCustomMetadata());
+  }
+
+  /** Whether the field, or a field inside it (a list of categories), is dictionary-encoded. */
+  private static boolean encoded(Field field) {
+    return field.getDictionary() != null || field.getChildren().stream().anyMatch(ThallusIngest::encoded);
   }
 
   /** Sends every batch {@code reader} yields; returns the rows sent. */

@@ -42,6 +42,21 @@ final class ArrowTypeProbe {
     }
   }
 
+  /**
+   * Registers {@code stream} as the view {@code view}: DuckDB binds the stream's schema there, and a type it refuses
+   * comes out as the SQLException it is (DuckDB's driver wraps it in an unchecked one).
+   */
+  static void register(DuckDBConnection connection, String view, ArrowArrayStream stream) throws SQLException {
+    try {
+      connection.registerArrowStream(view, stream);
+    } catch (RuntimeException e) {
+      if (e.getCause() instanceof SQLException refused) {
+        throw refused;
+      }
+      throw e;
+    }
+  }
+
   /** Whether DuckDB's message is its Arrow scan refusing a type (only then is a probe worth its binds). */
   static boolean refusesAType(String message) {
     return message.contains("Arrow") && (message.contains("Unsupported") || message.contains("Not implemented")
@@ -75,7 +90,11 @@ final class ArrowTypeProbe {
     try (ArrowReader empty = new NoBatches(allocator, alone);
          ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
       Data.exportArrayStream(allocator, empty, stream);
-      probe.registerArrowStream(view, stream);
+      try {
+        register(probe, view, stream);
+      } catch (SQLException refused) {
+        return refused.getMessage();
+      }
       try (Statement describe = probe.createStatement()) {
         describe.executeQuery("DESCRIBE " + view).close();
         return null;

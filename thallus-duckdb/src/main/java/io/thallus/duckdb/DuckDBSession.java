@@ -351,7 +351,7 @@ public final class DuckDBSession implements EngineSession {
       String view = INGEST_VIEW + INGESTS.incrementAndGet();
       try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
         Data.exportArrayStream(allocator, batches, stream);
-        connection.registerArrowStream(view, stream);
+        ArrowTypeProbe.register(connection, view, stream);
         try {
           String sql = new IngestStatements(connection).statement(spec, view);
           try (Statement insert = connection.createStatement()) {
