@@ -77,7 +77,7 @@ texts = [None if i % 7 == 3 else ("s%d" % i if i % 2 else "a string of more than
 colours = ["red", "green", "blue", "a colour of more than twelve bytes"]
 
 with connect() as conn:
-    # polars: its frames go out as Arrow with string views (what DuckDB's scan takes since 1.1).
+    # polars: its frames go out as Arrow with string and binary views.
     frame = pl.DataFrame({
         "id": pl.Series(ids, dtype=pl.Int64),
         "s": pl.Series(texts, dtype=pl.String),
@@ -86,8 +86,10 @@ with connect() as conn:
         "f": pl.Series([i / 8 for i in ids], dtype=pl.Float64),
         "d": pl.Series([datetime.date(2024, 1, 1) + datetime.timedelta(days=i) for i in ids], dtype=pl.Date),
     })
-    sent = frame.to_arrow()
+    # What write_database hands ADBC: the frame itself, through the Arrow PyCapsule stream (views for text).
+    sent = pa.table(frame)
     print("polars sends " + ", ".join("%s: %s" % (f.name, f.type) for f in sent.schema), flush=True)
+    check("polars sends string views", pa.types.is_string_view(sent.schema.field("s").type), sent.schema)
     written = frame.write_database("pl_frame", connection=conn, engine="adbc", if_table_exists="fail")
     check("polars write_database", written in (rows, -1), written)
     query = "SELECT * FROM pl_frame ORDER BY id"
