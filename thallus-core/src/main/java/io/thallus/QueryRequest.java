@@ -154,9 +154,12 @@ public final class QueryRequest {
         throw new IllegalArgumentException("parameter rows need at least one row");
       }
       // Rows whose offsets or lengths lie would have the writer copy memory outside their buffers.
-      try (org.apache.arrow.vector.ipc.message.ArrowRecordBatch batch =
-          new org.apache.arrow.vector.VectorUnloader(rows).getRecordBatch()) {
-        new BatchValidator(rows.getSchema()).checkRecords(batch);
+      try {
+        io.thallus.internal.batch.UnloadCheck.check(rows.getFieldVectors());
+        try (org.apache.arrow.vector.ipc.message.ArrowRecordBatch batch =
+            new org.apache.arrow.vector.VectorUnloader(rows).getRecordBatch()) {
+          new BatchValidator(rows.getSchema()).checkRecords(batch);
+        }
       } catch (IndexOutOfBoundsException e) {
         throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the parameter rows' buffers are too short for "
             + rows.getRowCount() + " rows: " + e.getMessage(), e);

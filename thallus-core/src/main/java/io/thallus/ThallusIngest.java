@@ -117,6 +117,7 @@ public final class ThallusIngest implements AutoCloseable {
       for (Field field : root.getSchema().getFields()) {
         addDictionaries(field, seen, used);
       }
+      io.thallus.internal.batch.UnloadCheck.check(root.getFieldVectors());
       return new BatchContents(used, new VectorUnloader(root).getRecordBatch());
     } catch (IndexOutOfBoundsException e) {
       // Unloading reads each column's last offset: one past a buffer too short for the row count.
@@ -149,6 +150,7 @@ public final class ThallusIngest implements AutoCloseable {
     FieldVector values = dictionary.getVector();
     // The values may use dictionaries of their own.
     addDictionaries(values.getField(), seen, used);
+    io.thallus.internal.batch.UnloadCheck.check(List.of(values));
     // Not closed: closing a root closes its vectors, and this one is the dictionary's own (the next batch may
     // need it again, and its owner frees it). The unloaded batch holds its own references to the buffers.
     VectorSchemaRoot one = new VectorSchemaRoot(List.of(values.getField()), List.of(values), values.getValueCount());

@@ -150,8 +150,8 @@ final class ServeCommand implements Callable<Integer> {
       + "a batch (default 600000).")
   Long streamIdleTimeoutMillis;
 
-  @Option(names = "--connection-idle-timeout-ms", description = "How long a client with no open stream may stay "
-      + "silent (default 3600000).")
+  @Option(names = "--connection-idle-timeout-ms", description = "How long a client with no open stream (native "
+      + "port) or no call in progress (Flight SQL port) may stay silent (default 3600000).")
   Long connectionIdleTimeoutMillis;
 
   @Option(names = "--metrics-port", description = "Serve Prometheus metrics at http://HOST:PORT/metrics and "
@@ -252,6 +252,10 @@ final class ServeCommand implements Callable<Integer> {
     if (memoryPerClient != null) {
       // A Flight SQL session is a client too: the same budget on both doors.
       flightSql.memoryPerClient(memoryPerClient);
+    }
+    if (connectionIdleTimeoutMillis != null) {
+      // One idle rule for both doors.
+      flightSql.connectionIdleTimeout(java.time.Duration.ofMillis(connectionIdleTimeoutMillis));
     }
     if (tlsCertificate != null) {
       flightSql.tls(tlsCertificate, tlsKey)

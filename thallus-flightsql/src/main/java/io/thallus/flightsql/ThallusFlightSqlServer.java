@@ -76,7 +76,11 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         .maxInboundMessageSize(Math.max(b.maxDataMessageBytes, b.maxCommandMessageBytes))
         .transportHint("grpc.builderConsumer", (java.util.function.Consumer<io.grpc.netty.NettyServerBuilder>)
             netty -> {
-              netty.addStreamTracerFactory(new ConnectionAddresses())
+              // A connection with no call for the connection idle timeout is closed (GOAWAY), as the native port
+              // closes a connection with no stream: its gRPC client reconnects at its next call, and the session it
+              // opened without naming it ends with it (ConnectionEnds).
+              netty.maxConnectionIdle(b.connectionIdleTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+                  .addStreamTracerFactory(new ConnectionAddresses())
                   .addStreamTracerFactory(new InboundMessageLimits(b.maxCommandMessageBytes))
                   .addTransportFilter(new ConnectionEnds(sessions));
               admission.configure(netty);
@@ -204,6 +208,7 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     private List<io.thallus.Location> lanes = List.of();
     private Duration sessionIdleTimeout = Duration.ofMinutes(10);
     private Duration putDescriptorTimeout = Duration.ofSeconds(10);
+    private Duration connectionIdleTimeout = Duration.ofHours(1);
     private int maxSessions = 256;
     private io.thallus.server.Admission admission = io.thallus.server.Admission.defaults();
     private long memoryLimit = 2L << 30;
@@ -263,6 +268,18 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         throw new IllegalArgumentException("the session idle timeout must be positive, not " + value);
       }
       this.sessionIdleTimeout = value;
+      return this;
+    }
+
+    /**
+     * How long a gRPC connection with no call in progress may stay open (default 1 hour, the native port's
+     * connection idle timeout); then the server closes it, and its client's next call opens a new one.
+     */
+    public Builder connectionIdleTimeout(Duration value) {
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException("the connection idle timeout must be positive, not " + value);
+      }
+      this.connectionIdleTimeout = value;
       return this;
     }
 
