@@ -185,7 +185,7 @@ class MessageCodecTest {
         new BatchPart(0, false, 3, List.of(new ArrowFieldNode(3, 0)),
             List.of(new BufferDescriptor(0, 0, 0), new BufferDescriptor(8, 3, 0))),
         new BatchPart(BatchPart.RECORDS, false, 10, List.of(new ArrowFieldNode(10, 2)),
-            List.of(new BufferDescriptor(16, 2, 9), new BufferDescriptor(24, 80, 9)))));
+            List.of(new BufferDescriptor(16, 2, 9), new BufferDescriptor(24, 80, 9)), List.of(1L, 0L))));
     ByteBuf inline = Unpooled.copiedBuffer("inline body", StandardCharsets.UTF_8);
     Message.Batch batch = (Message.Batch) roundTrip(new Message.Batch(header, inline));
     try {
