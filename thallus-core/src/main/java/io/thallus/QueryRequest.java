@@ -12,6 +12,8 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.arrow.vector.ipc.message.IpcOption;
+import org.apache.arrow.vector.ipc.message.MessageSerializer;
 
 /** One query: SQL, optionally over a dataset (a path under the server's data root, visible as {@code dataset}). */
 public final class QueryRequest {
@@ -161,11 +163,16 @@ public final class QueryRequest {
         throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the parameter rows' buffers are too short for "
             + rows.getRowCount() + " rows: " + e.getMessage(), e);
       }
+      // An Arrow IPC stream (schema, the batch, end of stream) as ArrowStreamWriter writes it, through a channel that
+      // also works in a JVM started with no flags (ArrowStreamWriter's needs java.nio opened to Arrow).
       java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-      try (ArrowStreamWriter writer = new ArrowStreamWriter(rows, null, bytes)) {
-        writer.start();
-        writer.writeBatch();
-        writer.end();
+      try (org.apache.arrow.vector.ipc.message.ArrowRecordBatch batch =
+              new org.apache.arrow.vector.VectorUnloader(rows).getRecordBatch()) {
+        org.apache.arrow.vector.ipc.WriteChannel out =
+            io.thallus.internal.batch.ArrowViews.writeChannel(java.nio.channels.Channels.newChannel(bytes));
+        MessageSerializer.serialize(out, rows.getSchema(), IpcOption.DEFAULT);
+        MessageSerializer.serialize(out, batch, IpcOption.DEFAULT);
+        ArrowStreamWriter.writeEndOfStream(out, IpcOption.DEFAULT);
       } catch (java.io.IOException e) {
         throw new java.io.UncheckedIOException(e);
       }
