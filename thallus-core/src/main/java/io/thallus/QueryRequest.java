@@ -17,6 +17,16 @@ import org.apache.arrow.vector.ipc.message.MessageSerializer;
 
 /** One query: SQL, optionally over a dataset (a path under the server's data root, visible as {@code dataset}). */
 public final class QueryRequest {
+  /**
+   * The key of the Arrow field metadata in which the engine names a result column's own type ({@code UHUGEINT},
+   * {@code UUID}, {@code BIT}, ...) where the Arrow type alone does not tell it, for a request that asked with
+   * {@link Builder#engineTypeNames}. DuckDB's Arrow export, for one, sends HUGEINT and UHUGEINT both as
+   * decimal(38, 0), UUID as text, BIT and BIGNUM as their bytes.
+   */
+  public static final String ENGINE_TYPE_KEY = "thallus:engine_type";
+  /** The option {@link Builder#engineTypeNames} sets (an engine that does not know it ignores it). */
+  public static final String ENGINE_TYPE_NAMES_OPTION = "thallus.engine_type_names";
+
   private final String sql;
   private final String dataset;
   private final Integer batchRows;
@@ -188,6 +198,20 @@ public final class QueryRequest {
      */
     public Builder autoCommit(boolean autoCommit) {
       this.autoCommit = autoCommit;
+      return this;
+    }
+
+    /**
+     * With {@code true}, the engine names a result column's own type in its field metadata ({@link #ENGINE_TYPE_KEY})
+     * where the Arrow type does not tell it: what a client that shows values as the engine does (the JDBC driver)
+     * needs. Off by default: other clients see the schema exactly as the engine exports it.
+     */
+    public Builder engineTypeNames(boolean wanted) {
+      if (wanted) {
+        options.put(ENGINE_TYPE_NAMES_OPTION, "true");
+      } else {
+        options.remove(ENGINE_TYPE_NAMES_OPTION);
+      }
       return this;
     }
 
