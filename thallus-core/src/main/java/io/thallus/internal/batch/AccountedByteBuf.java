@@ -43,7 +43,7 @@ public final class AccountedByteBuf extends UnpooledDirectByteBuf {
       memory.close();
     }
     AllocationReservation reservation = allocator.newReservation();
-    if (!reservation.add(size)) {
+    if (!reservation.add((long) size)) {
       reservation.close();
       throw new OutOfMemoryException("no room for " + size + " bytes in " + allocator.getName());
     }
