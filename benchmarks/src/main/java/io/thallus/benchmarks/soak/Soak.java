@@ -155,9 +155,12 @@ public final class Soak {
     Thread.sleep(500);
     long fdsAtStart = server.fds();
     List<String> fdTargetsAtStart = server.fdTargets();
+    java.util.Set<String> socketsAtStart = server.sockets();
     System.out.printf("server pid %d at start: RSS %d MB, %d threads, %d fds%n", server.pid, server.rss() >> 20,
         server.threads(), fdsAtStart);
     int dataPort = dataPort();
+    System.out.printf("server ports: native %d, tcp data %d, flight sql %d, metrics %d%n", port, dataPort,
+        doors.flightPort(), doors.metricsPort());
     LogWatch logWatch = new LogWatch(log);
     List<Thread> threads = new ArrayList<>();
     threads.add(Thread.ofPlatform().name("idle-strangers").start(() -> strangers(port, idle, Attackers.NATIVE_STRANGERS)));
@@ -239,6 +242,19 @@ public final class Soak {
       Map<String, Long> byTarget = new java.util.TreeMap<>();
       left.forEach(target -> byTarget.merge(target, 1L, Long::sum));
       System.out.println("descriptors open at the end that were not at the start (target: count): " + byTarget);
+      // Which connections they are, and who in this JVM might still hold their other ends.
+      java.util.Set<String> sockets = server.sockets();
+      sockets.removeAll(socketsAtStart);
+      Map<String, String> connections = SocketTable.read();
+      for (String inode : sockets) {
+        System.out.println("  left open: socket " + inode + " " + connections.getOrDefault(inode, "(not tcp)"));
+      }
+      for (Thread thread : threads) {
+        if (thread.isAlive()) {
+          System.out.println("  soak actor still running: " + thread.getName() + " at "
+              + java.util.Arrays.stream(thread.getStackTrace()).limit(12).map(Object::toString).toList());
+        }
+      }
     }
     boolean logOk = logWatch.maxRepeatsPerSecond <= MAX_LOG_REPEATS_PER_SECOND;
     System.out.printf("honest queries: %d correct, %d failed%s%n", honestOk.get(), honestFailed.get(),
@@ -478,6 +494,24 @@ public final class Soak {
       }
     }
 
+    /** The inodes of the sockets the process has open. */
+    java.util.Set<String> sockets() throws IOException {
+      java.util.Set<String> inodes = new java.util.HashSet<>();
+      try (var entries = Files.list(Path.of("/proc", Long.toString(pid), "fd"))) {
+        for (Path fd : entries.toList()) {
+          try {
+            String target = Files.readSymbolicLink(fd).toString();
+            if (target.startsWith("socket:[")) {
+              inodes.add(target.substring(8, target.length() - 1));
+            }
+          } catch (IOException closed) {
+            // Closed while listed.
+          }
+        }
+      }
+      return inodes;
+    }
+
     private long status(String field) throws IOException {
       for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
         if (line.startsWith(field)) {
@@ -485,6 +519,36 @@ public final class Soak {
         }
       }
       return -1;
+    }
+  }
+
+  /** This host's TCP connections by socket inode, from /proc/net/tcp and tcp6: "local -> remote state". */
+  private static final class SocketTable {
+    private static final String[] STATES = {"?", "ESTABLISHED", "SYN_SENT", "SYN_RECV", "FIN_WAIT1", "FIN_WAIT2",
+        "TIME_WAIT", "CLOSE", "CLOSE_WAIT", "LAST_ACK", "LISTEN", "CLOSING"};
+
+    static Map<String, String> read() throws IOException {
+      Map<String, String> byInode = new HashMap<>();
+      for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+        List<String> lines = Files.exists(Path.of(table)) ? Files.readAllLines(Path.of(table)) : List.of();
+        for (String line : lines.subList(Math.min(1, lines.size()), lines.size())) {
+          String[] f = line.trim().split("\\s+");
+          int state = Integer.parseInt(f[3], 16);
+          byInode.put(f[9], port(f[1]) + " -> " + port(f[2]) + " " + (state < STATES.length ? STATES[state] : f[3]));
+        }
+      }
+      return byInode;
+    }
+
+    /** An address as /proc shows it (hex address, little-endian for IPv4, and hex port) as a.b.c.d:port. */
+    private static String port(String hex) {
+      String address = hex.substring(0, hex.indexOf(':'));
+      int portNumber = Integer.parseInt(hex.substring(hex.indexOf(':') + 1), 16);
+      if (address.length() != 8) {
+        return "[" + address + "]:" + portNumber;
+      }
+      long ip = Long.parseLong(address, 16);
+      return (ip & 0xff) + "." + (ip >> 8 & 0xff) + "." + (ip >> 16 & 0xff) + "." + (ip >> 24 & 0xff) + ":" + portNumber;
     }
   }
 

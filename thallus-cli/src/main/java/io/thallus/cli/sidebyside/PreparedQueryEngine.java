@@ -83,7 +83,7 @@ public final class PreparedQueryEngine implements QueryEngine {
 
   /**
    * Sessions of the engine underneath; a prepared query is served from memory and leaves the session alone, and
-   * ingests go to the engine.
+   * everything else a session does (ingests, descriptions of statements and names) goes to the engine's session.
    */
   @Override
   public EngineSession openSession() {
@@ -99,6 +99,18 @@ public final class PreparedQueryEngine implements QueryEngine {
       public long ingest(io.thallus.engine.IngestSpec spec, org.apache.arrow.vector.ipc.ArrowReader batches,
           BufferAllocator allocator, CancelSignal cancel) {
         return session.ingest(spec, batches, allocator, cancel);
+      }
+
+      @Override
+      public io.thallus.StatementDescription describeStatement(QuerySpec spec, BufferAllocator allocator,
+          CancelSignal cancel) {
+        return session.describeStatement(spec, allocator, cancel);
+      }
+
+      @Override
+      public io.thallus.DatasetDescription describe(String name, java.util.Optional<java.nio.file.Path> dataset,
+          BufferAllocator allocator, CancelSignal cancel) {
+        return session.describe(name, dataset, allocator, cancel);
       }
 
       @Override
