@@ -43,7 +43,7 @@ final class Values {
     return switch (value) {
       case null -> null;
       case LocalDateTime v -> Timestamp.valueOf(v);
-      case byte[] v -> blob(v);
+      case byte[] v -> blobOf(v);
       case Interval v -> format(v);
       case List<?> v -> new ThallusArray(v);
       case StructValue v -> new ThallusStruct(v);
@@ -126,7 +126,7 @@ final class Values {
     return false;
   }
 
-  private static java.sql.Blob blob(byte[] bytes) {
+  private static java.sql.Blob blobOf(byte[] bytes) {
     try {
       return new javax.sql.rowset.serial.SerialBlob(bytes);
     } catch (SQLException e) {

@@ -22,7 +22,7 @@ import java.util.List;
 final class BatchWorkload {
   /** Enough rows that a framework's batch (about 60 bytes a row) leaves its frame: over 32 KiB. */
   static final int ROWS = 2000;
-  static final String COLUMNS = "id INTEGER, name VARCHAR, price DECIMAL(12,2), day DATE, at TIMESTAMP, flag BOOLEAN, "
+  static final String COLUMNS = "id INTEGER, name VARCHAR, price DECIMAL(12,2), day DATE, stamp TIMESTAMP, flag BOOLEAN, "
       + "ratio DOUBLE";
   static final String INSERT = "INSERT INTO %s VALUES (?, ?, ?, ?, ?, ?, ?)";
 

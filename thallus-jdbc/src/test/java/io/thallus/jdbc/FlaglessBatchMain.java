@@ -33,7 +33,7 @@ public final class FlaglessBatchMain {
 
   /** MyBatis's mapper: one INSERT of a row given as a map. */
   public interface ItemMapper {
-    @Insert("INSERT INTO mybatis_items VALUES (#{id}, #{name}, #{price}, #{day}, #{at}, #{flag}, #{ratio})")
+    @Insert("INSERT INTO mybatis_items VALUES (#{id}, #{name}, #{price}, #{day}, #{stamp}, #{flag}, #{ratio})")
     void insert(Map<String, Object> item);
   }
 
@@ -75,7 +75,7 @@ public final class FlaglessBatchMain {
       ItemMapper mapper = session.getMapper(ItemMapper.class);
       for (Object[] row : BatchWorkload.rows()) {
         Map<String, Object> item = new LinkedHashMap<>();
-        String[] names = {"id", "name", "price", "day", "at", "flag", "ratio"};
+        String[] names = {"id", "name", "price", "day", "stamp", "flag", "ratio"};
         for (int i = 0; i < names.length; i++) {
           item.put(names[i], row[i]);
         }

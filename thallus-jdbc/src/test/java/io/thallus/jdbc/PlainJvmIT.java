@@ -112,7 +112,7 @@ class PlainJvmIT {
         expected.addAll(BatchWorkload.dump(duckdb, table));
       }
     }
-    assertThat(expected).hasSizeGreaterThan(4 * BatchWorkload.ROWS);
+    assertThat(expected).hasSizeGreaterThan(3 * BatchWorkload.ROWS);
     try (BufferAllocator allocator = new RootAllocator();
          ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
                  DuckDBEngine.builder().filesUnder(data).build()).dataRoot(data)

@@ -11,8 +11,8 @@ import org.apache.arrow.vector.ipc.WriteChannel;
  * Byte copies between Arrow memory and anything else that work in every JVM. Arrow makes {@link ByteBuffer} views
  * of its memory only where java.nio is opened to it ({@code --add-opens=java.base/java.nio=ALL-UNNAMED}); a JVM
  * started with no flags at all (a tool that loads the JDBC driver) has none, and {@link ArrowBuf#nioBuffer} throws
- * there. Such a JVM copies instead: into or out of a Netty or JDK buffer's own memory, else through a small heap
- * array. Whether views work is learned from the first try and kept.
+ * there, nor tells Arrow a direct ByteBuffer's address. Such a JVM copies through small heap arrays instead. Whether
+ * views work is learned from the first try and kept.
  */
 public final class ArrowViews {
   private static final int CHUNK = 64 * 1024;
@@ -46,13 +46,7 @@ public final class ArrowViews {
       to.writeBytes(view);
       return;
     }
-    to.ensureWritable(length);
-    if (to.nioBufferCount() == 1) {
-      // The target's own memory as a ByteBuffer (Netty's view, which needs no flag): one copy, Arrow's.
-      from.getBytes(index, to.nioBuffer(to.writerIndex(), length));
-      to.writerIndex(to.writerIndex() + length);
-      return;
-    }
+    // Arrow copies into a direct ByteBuffer by its address, which such a JVM does not give Arrow either: a heap array.
     byte[] chunk = new byte[Math.min(length, CHUNK)];
     for (int done = 0; done < length; ) {
       int n = Math.min(chunk.length, length - done);

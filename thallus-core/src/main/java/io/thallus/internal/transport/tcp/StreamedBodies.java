@@ -24,7 +24,7 @@ final class StreamedBodies {
 
   /**
    * The body's buffers in one gathering write where Arrow has ByteBuffer views of its memory; else (a JVM started
-   * without java.nio opened, see {@link PackedBody#gatherList}) copied in pieces through one direct buffer.
+   * without java.nio opened, see {@link PackedBody#gatherList}) copied in pieces through one heap buffer.
    */
   private static void write(SocketIo io, PackedBody body, Deadline deadline, String what) throws IOException {
     ByteBuffer[] gathered = body.gatherList();
@@ -32,7 +32,8 @@ final class StreamedBodies {
       io.writeFully(gathered, deadline, what);
       return;
     }
-    ByteBuffer piece = ByteBuffer.allocateDirect((int) Math.min(PIECE, Math.max(1, body.length())));
+    // A heap buffer: Arrow copies into a direct one by its address, which such a JVM does not give Arrow either.
+    ByteBuffer piece = ByteBuffer.allocate((int) Math.min(PIECE, Math.max(1, body.length())));
     long position = 0;
     for (int i = 0; i <= body.buffers().size(); i++) {
       long start = i < body.buffers().size() ? body.offset(i) : body.length();
