@@ -34,7 +34,7 @@ def results_points(folder, points):
         points[("suite jdbc", driver["name"], "full read", "median ms")] = driver["readMedianMillis"]
 
 
-TIME_COLUMN = re.compile(r"(^|\b)(median |mean )?(ms|µs|us|s)\b|median (ms|µs|s)|µs per|ms per")
+TIME_COLUMN = re.compile(r"^((median|mean) )?(s|ms|µs|us|seconds|median)$|^(µs|ms) per ")
 
 
 def markdown_points(folder, name, points):
@@ -76,7 +76,11 @@ def jmh_points(folder, points):
     path = os.path.join(folder, "jmh.json")
     if not os.path.exists(path):
         return
-    for run in json.load(open(path, encoding="utf-8")):
+    try:
+        runs = json.load(open(path, encoding="utf-8"))
+    except ValueError:
+        return  # a JMH run still writing, or one that did not finish
+    for run in runs:
         params = ",".join(f"{k}={v}" for k, v in sorted((run.get("params") or {}).items()))
         metric = run["primaryMetric"]
         points[("jmh", run["benchmark"].rsplit(".", 2)[-2] + "." + run["benchmark"].rsplit(".", 1)[-1], params,
@@ -90,6 +94,26 @@ def load(folder):
         markdown_points(folder, name, points)
     jmh_points(folder, points)
     return points
+
+
+REFERENCES = ("ceiling", "memcpy", "DuckDB export", "DuckDB JDBC in-process", "DuckDB ingest in-process",
+              "DuckDB appender in-process", "DuckDB")
+
+
+def reference_of(key, keys):
+    """The row of the same table (same JMH benchmark and parameters but the peer) that measures code this project
+    does not own: how fast the machine was during the run."""
+    def group(k):
+        if k[0] == "jmh":
+            return (k[0], k[1], ",".join(p for p in k[2].split(",") if not p.startswith("peer=")), k[3])
+        return (k[0], k[1], k[3])
+    mine = group(key)
+    same = [k for k in keys if group(k) == mine]
+    for name in REFERENCES:
+        for k in same:
+            if name in k[2]:
+                return k
+    return None
 
 
 def higher_is_better(unit):
@@ -106,26 +130,42 @@ def main(argv):
     before = [load(d) for d in before_dirs]
     after = [load(d) for d in after_dirs]
     keys = [k for k in after[0] if any(k in run for run in before)]
+
+    def median_of(runs, key):
+        found = [run[key] for run in runs if key in run]
+        return statistics.median(found) if found else None
+
+    ratios = {k: median_of(after, k) / median_of(before, k) for k in keys if median_of(before, k)}
     print(f"Medians of {len(before_dirs)} runs before and {len(after_dirs)} after; ratio = after / before of the time "
           "(above 1: slower), or of the score for JMH throughput units (above 1: faster); spread = max/min of one "
-          "side's runs.\n")
-    print("| bench | point | peer / row | figure | before | after | after/before | spread before | spread after |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    outside = 0
+          "side's runs. \"vs reference\" divides the ratio by the same table's reference row's ratio (memcpy, "
+          "DuckDB's own export, ingest or driver in process: code the change did not touch), which takes out how "
+          "fast the machine itself was during each run.\n")
+    print("| bench | point | peer / row | figure | before | after | after/before | vs reference | spread before |"
+          " spread after |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    outside = outside_normalized = 0
     for key in keys:
         bs = [run[key] for run in before if key in run]
         as_ = [run[key] for run in after if key in run]
         mb, ma = statistics.median(bs), statistics.median(as_)
         ratio = ma / mb if mb else float("nan")
-        slower = ratio < 0.95 if key[0] == "jmh" and higher_is_better(key[3]) else ratio > 1.05
-        faster = ratio > 1.05 if key[0] == "jmh" and higher_is_better(key[3]) else ratio < 0.95
-        mark = " **slower**" if slower else (" faster" if faster else "")
+        better_high = key[0] == "jmh" and higher_is_better(key[3])
+        reference = reference_of(key, keys)
+        normalized = ratio / ratios[reference] if reference in ratios and reference != key else None
+        slower = ratio < 0.95 if better_high else ratio > 1.05
+        mark = " **slower**" if slower else ""
         outside += slower
+        norm_text = "" if normalized is None else f"{normalized:.3f}"
+        if normalized is not None and (normalized < 0.95 if better_high else normalized > 1.05):
+            norm_text += " **slower**"
+            outside_normalized += 1
         spread_b = max(bs) / min(bs) if min(bs) > 0 else float("nan")
         spread_a = max(as_) / min(as_) if min(as_) > 0 else float("nan")
-        print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {mb:.4g} | {ma:.4g} | {ratio:.3f}{mark} | "
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {mb:.4g} | {ma:.4g} | {ratio:.3f}{mark} | {norm_text} | "
               f"{spread_b:.2f} ({len(bs)}) | {spread_a:.2f} ({len(as_)}) |")
-    print(f"\n{len(keys)} points in both; {outside} more than 5% slower after.")
+    print(f"\n{len(keys)} points in both; {outside} more than 5% slower after as measured, {outside_normalized} "
+          "against their reference.")
     only_after = [k for k in after[0] if not any(k in run for run in before)]
     if only_after:
         print(f"\n{len(only_after)} points only after (new benchmarks or ones that did not finish before): "

@@ -3,8 +3,8 @@
 # experiments with every peer side by side (Suite: results.json, summary.md, machine.txt, PNG plots), the JDBC
 # session work (JdbcSessionBench: jdbc-session.md), ingest (IngestBench: ingest.md), Flight SQL (FlightSqlBench:
 # flight-sql.md), then the JMH benchmarks
-# (jmh.json), all into benchmarks/results/<UTC date>/. About 11 minutes on a 2-core machine (Suite 2, ingest 4,
-# Flight SQL 2, JMH 2, the build).
+# (jmh.json), all into benchmarks/results/<UTC date>/; the clients as users run them (clients.py: clients.md). About
+# 14 minutes on a 2-core machine (Suite 2, ingest 4, clients 3, Flight SQL 2, JMH 2, the build).
 # Usage: benchmarks/run.sh [--plan full|tiny] [--out folder] [--no-jmh] [--no-build] [--jar benchmarks.jar]
 # --jar runs another build's benchmarks.jar (say, of the commit before a change, with its short commit id in a file
 # named commit next to it) for a before/after comparison.
@@ -54,6 +54,12 @@ ingest_args=(10000000 3 131072 20000)
 [[ "$plan" == tiny ]] && ingest_args=(200000 1 65536 2000)
 "$java_bin" "${flags[@]}" -Xmx10g -XX:MaxDirectMemorySize=12g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
   -cp "$jar" io.thallus.benchmarks.IngestBench "${ingest_args[@]}" 2> "$out/ingest.log" | tee "$out/ingest.md"
+# Clients as users run them (issue 35), against one thallus serve: ADBC's SELECT 1 beside pyarrow.flight's, a wide read
+# and an ingest through ADBC beside DuckDB in process (Python, a pinned venv under benchmarks/target), and a wide read
+# through jdbc:thallus beside DuckDB's JDBC driver and Arrow's Flight SQL JDBC driver (clients.md).
+# (A jar of a build before the script has no ClientJdbcBench: that step fails alone, said so.)
+python3 benchmarks/clients.py --plan "$plan" --out "$out" --java "$java_bin" --jar "$jar" 2> "$out/clients.log" \
+  || echo "clients.py failed; see $out/clients.log" >&2
 # Flight SQL side by side: this server's Flight SQL door, a Thallus client on its fast lane, a plain Flight SQL server
 # over DuckDB; one-row latency through each JDBC driver.
 flight_args=(10000000 5 2000)

@@ -54,7 +54,7 @@ start_server() {
   "$jdk/bin/java" $flags -Xmx1g -XX:-UsePerfData -Dorg.slf4j.simpleLogger.defaultLogLevel=info \
     -jar "$jar" serve --data-root "$work/data" --port "$1" --token-file "$work/token" "${users[@]}" \
     --database "$work/db/soak.duckdb" --flight-sql-port 0 --metrics-port 0 \
-    --memory-limit 1GB ${SOAK_SERVER_LIMITS---batch-memory 536870912} > "$log" 2>&1 &
+    --memory-limit 1GB ${SOAK_SERVER_LIMITS---batch-memory 536870912 --connection-idle-timeout-ms 15000} > "$log" 2>&1 &
   server=$!
   port=""
   for _ in $(seq 1 150); do

@@ -141,8 +141,10 @@ public final class QueryRequest {
 
     /**
      * Values for the SQL's {@code ?} placeholders, bound on the server through a prepared statement. Each is
-     * {@code null}, a boolean, a number (including BigDecimal and BigInteger), a String, a byte[], a UUID, or a
-     * {@code java.time} / {@code java.sql} date or time; anything else is an IllegalArgumentException here.
+     * {@code null}, a boolean, a number (including BigDecimal and BigInteger), a String, a byte[], a UUID, a
+     * {@code java.time} / {@code java.sql} date or time, or a {@link java.sql.Array} of such values (a SQL list: its
+     * base type name is its elements' SQL type, such as {@code INTEGER} or {@code VARCHAR[]}); anything else is an
+     * IllegalArgumentException here.
      */
     public Builder parameters(List<?> values) {
       QueryParameters.normalizeAll(values);
@@ -166,9 +168,12 @@ public final class QueryRequest {
         throw new IllegalArgumentException("parameter rows need at least one row");
       }
       // Rows whose offsets or lengths lie would have the writer copy memory outside their buffers.
-      try (org.apache.arrow.vector.ipc.message.ArrowRecordBatch batch =
-          new org.apache.arrow.vector.VectorUnloader(rows).getRecordBatch()) {
-        new BatchValidator(rows.getSchema()).checkRecords(batch);
+      try {
+        io.thallus.internal.batch.UnloadCheck.check(rows.getFieldVectors());
+        try (org.apache.arrow.vector.ipc.message.ArrowRecordBatch batch =
+            new org.apache.arrow.vector.VectorUnloader(rows).getRecordBatch()) {
+          new BatchValidator(rows.getSchema()).checkRecords(batch);
+        }
       } catch (IndexOutOfBoundsException e) {
         throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the parameter rows' buffers are too short for "
             + rows.getRowCount() + " rows: " + e.getMessage(), e);

@@ -106,26 +106,18 @@ public final class ThallusIngest implements AutoCloseable {
     }
   }
 
-  /** The root's buffers and those of the dictionaries its columns use (every batch carries its dictionaries). */
+  /**
+   * The root's buffers and those of the dictionaries its columns use, at any depth (a list of categories, a
+   * dictionary whose values are themselves encoded): every batch carries its dictionaries.
+   */
   private BatchContents contents(VectorSchemaRoot root) {
     List<ArrowDictionaryBatch> used = new ArrayList<>();
     try {
+      java.util.Set<Long> seen = new java.util.HashSet<>();
       for (Field field : root.getSchema().getFields()) {
-        DictionaryEncoding encoding = field.getDictionary();
-        if (encoding == null) {
-          continue;
-        }
-        Dictionary dictionary = dictionaries == null ? null : dictionaries.lookup(encoding.getId());
-        if (dictionary == null) {
-          throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "column " + field.getName() + " is dictionary-"
-              + "encoded (id " + encoding.getId() + ") and no dictionary was given for it");
-        }
-        FieldVector values = dictionary.getVector();
-        try (VectorSchemaRoot one = new VectorSchemaRoot(List.of(values.getField()), List.of(values),
-            values.getValueCount())) {
-          used.add(new ArrowDictionaryBatch(encoding.getId(), new VectorUnloader(one).getRecordBatch(), false));
-        }
+        addDictionaries(field, seen, used);
       }
+      io.thallus.internal.batch.UnloadCheck.check(root.getFieldVectors());
       return new BatchContents(used, new VectorUnloader(root).getRecordBatch());
     } catch (IndexOutOfBoundsException e) {
       // Unloading reads each column's last offset: one past a buffer too short for the row count.
@@ -138,12 +130,39 @@ public final class ThallusIngest implements AutoCloseable {
     }
   }
 
+  /** Adds the dictionary batches {@code field} and its children use (each once) to {@code used}. */
+  private void addDictionaries(Field field, java.util.Set<Long> seen, List<ArrowDictionaryBatch> used) {
+    DictionaryEncoding encoding = field.getDictionary();
+    if (encoding == null) {
+      for (Field child : field.getChildren()) {
+        addDictionaries(child, seen, used);
+      }
+      return;
+    }
+    if (!seen.add(encoding.getId())) {
+      return;
+    }
+    Dictionary dictionary = dictionaries == null ? null : dictionaries.lookup(encoding.getId());
+    if (dictionary == null) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "column " + field.getName() + " is dictionary-"
+          + "encoded (id " + encoding.getId() + ") and no dictionary was given for it");
+    }
+    FieldVector values = dictionary.getVector();
+    // The values may use dictionaries of their own.
+    addDictionaries(values.getField(), seen, used);
+    io.thallus.internal.batch.UnloadCheck.check(List.of(values));
+    // Not closed: closing a root closes its vectors, and this one is the dictionary's own (the next batch may
+    // need it again, and its owner frees it). The unloaded batch holds its own references to the buffers.
+    VectorSchemaRoot one = new VectorSchemaRoot(List.of(values.getField()), List.of(values), values.getValueCount());
+    used.add(new ArrowDictionaryBatch(encoding.getId(), new VectorUnloader(one).getRecordBatch(), false));
+  }
+
   /**
    * The schema as it travels (Arrow IPC's form: a dictionary-encoded column has its values' type), with the
    * dictionaries' schemas taken from {@code dictionaries}.
    */
   static Schema wireSchema(Schema schema, DictionaryProvider dictionaries) {
-    boolean encoded = schema.getFields().stream().anyMatch(f -> f.getDictionary() != null);
+    boolean encoded = schema.getFields().stream().anyMatch(ThallusIngest::encoded);
     if (!encoded) {
       return schema;
     }
@@ -157,6 +176,11 @@ public final class ThallusIngest implements AutoCloseable {
       fields.add(DictionaryUtility.toMessageFormat(field, dictionaries, ids));
     }
     return new Schema(fields, schema.getCustomMetadata());
+  }
+
+  /** Whether the field, or a field inside it (a list of categories), is dictionary-encoded. */
+  private static boolean encoded(Field field) {
+    return field.getDictionary() != null || field.getChildren().stream().anyMatch(ThallusIngest::encoded);
   }
 
   /** Sends every batch {@code reader} yields; returns the rows sent. */

@@ -58,7 +58,7 @@ public final class FlightSqlBench {
          ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0), engine).build()
              .start();
          ThallusFlightSqlServer door = ThallusFlightSqlServer.builder(allocator, server.getLocation())
-             .lanes(lanes(server)).build().start();
+             .lanes(server).build().start();
          DuckDBEngine plainEngine = DuckDBEngine.builder().build();
          FlightSqlServer plain = new FlightSqlServer(plainEngine, allocator);
          BufferAllocator clientMemory = new RootAllocator();
@@ -114,14 +114,6 @@ public final class FlightSqlBench {
       System.err.println("Flight SQL sessions open after the JDBC rounds: " + door.sessionCount());
     }
     print(rows, seconds, latency);
-  }
-
-  private static List<Location> lanes(ThallusServer server) {
-    List<Location> lanes = new ArrayList<>();
-    for (String transport : server.transports()) {
-      lanes.add(server.getLocation().withTransport(transport));
-    }
-    return lanes;
   }
 
   private static Check count(VectorSchemaRoot root, Check so) {

@@ -76,6 +76,11 @@ final class ServeCommand implements Callable<Integer> {
       + "none).")
   Integer flightSqlPort;
 
+  @Option(names = "--flight-sql-max-result-message-bytes", description = "Largest message of a Flight SQL result, in "
+      + "bytes (default 8 MiB, at least 64 KiB): larger batches go out as row ranges that fit, under the 16 MiB "
+      + "clients take by default; a single larger row fails its query.")
+  Integer flightSqlMaxResultMessageBytes;
+
   @Option(names = "--batch-memory", description = "Arrow memory the server's streams may hold at once, in bytes "
       + "(default: a quarter of the machine's memory).")
   Long batchMemory;
@@ -150,8 +155,8 @@ final class ServeCommand implements Callable<Integer> {
       + "a batch (default 600000).")
   Long streamIdleTimeoutMillis;
 
-  @Option(names = "--connection-idle-timeout-ms", description = "How long a client with no open stream may stay "
-      + "silent (default 3600000).")
+  @Option(names = "--connection-idle-timeout-ms", description = "How long a client with no open stream (native "
+      + "port) or no call in progress (Flight SQL port) may stay silent (default 3600000).")
   Long connectionIdleTimeoutMillis;
 
   @Option(names = "--metrics-port", description = "Serve Prometheus metrics at http://HOST:PORT/metrics and "
@@ -235,23 +240,27 @@ final class ServeCommand implements Callable<Integer> {
 
   /**
    * The Flight SQL front door: its sessions connect to this server over loopback with each client's credentials
-   * (trusting the server's own certificate under TLS), and its FlightInfos list the server's transports as lanes.
+   * (trusting the server's own certificate under TLS), and its FlightInfos announce the transports the server offers
+   * as lanes.
    */
   private ThallusFlightSqlServer flightSql(BufferAllocator allocator, ThallusServer server) {
-    List<Location> lanes = new java.util.ArrayList<>();
-    for (String transport : server.transports()) {
-      lanes.add(server.getLocation().withTransport(transport));
-    }
     Location loopback = Location.of(host.equals("0.0.0.0") || host.equals("::") ? "127.0.0.1" : host,
         server.getLocation().port());
     ThallusFlightSqlServer.Builder flightSql = ThallusFlightSqlServer.builder(allocator, loopback).host(host)
-        .port(flightSqlPort).lanes(lanes).admission(admission());
+        .port(flightSqlPort).lanes(server).admission(admission());
     if (batchMemory != null) {
       flightSql.memoryLimit(batchMemory);
+    }
+    if (flightSqlMaxResultMessageBytes != null) {
+      flightSql.maxResultMessageBytes(flightSqlMaxResultMessageBytes);
     }
     if (memoryPerClient != null) {
       // A Flight SQL session is a client too: the same budget on both doors.
       flightSql.memoryPerClient(memoryPerClient);
+    }
+    if (connectionIdleTimeoutMillis != null) {
+      // One idle rule for both doors.
+      flightSql.connectionIdleTimeout(java.time.Duration.ofMillis(connectionIdleTimeoutMillis));
     }
     if (tlsCertificate != null) {
       flightSql.tls(tlsCertificate, tlsKey)

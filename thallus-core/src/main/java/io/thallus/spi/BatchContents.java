@@ -51,8 +51,9 @@ public final class BatchContents implements AutoCloseable {
   }
 
   private static ArrowRecordBatch retainedCopy(ArrowRecordBatch batch) {
-    // The constructor retains every buffer once more.
-    return new ArrowRecordBatch(batch.getLength(), batch.getNodes(), batch.getBuffers());
+    // The constructor retains every buffer once more; the variadic counts go along (view columns need them).
+    return new ArrowRecordBatch(batch.getLength(), batch.getNodes(), batch.getBuffers(), batch.getBodyCompression(),
+        batch.getVariadicBufferCounts(), true);
   }
 
   @Override

@@ -102,7 +102,7 @@ public final class PackedBody {
       for (BufferDescriptor d : part.buffers()) {
         placed.add(new BufferDescriptor(base + d.address(), d.length(), key));
       }
-      moved.add(new BatchPart(part.dictionaryId(), part.delta(), part.length(), part.nodes(), placed));
+      moved.add(part.withBuffers(placed));
     }
     return moved;
   }

@@ -325,10 +325,9 @@ public final class DuckDBSession implements EngineSession {
   }
 
   /**
-   * Writes the batches into the table in one transaction (the session's with autocommit off, else one of its own):
-   * DuckDB scans them through the Arrow C stream interface, as they arrive, so nothing is copied by us. The table is
-   * checked first, before any batch is asked for: an unknown table (append), one that exists (create), a column the
-   * table lacks or has with another type. A failure anywhere undoes the whole ingest.
+   * Writes the batches into the table in one transaction (the session's with autocommit off, else its own), as
+   * DuckDB's Arrow C stream scan takes them (no copy of ours); the table is checked before any batch is asked for (an
+   * unknown or existing table, a column it lacks or types otherwise); any failure undoes the whole ingest.
    */
   @Override
   public long ingest(IngestSpec spec, ArrowReader batches, BufferAllocator allocator, CancelSignal cancel) {
@@ -352,7 +351,7 @@ public final class DuckDBSession implements EngineSession {
       String view = INGEST_VIEW + INGESTS.incrementAndGet();
       try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
         Data.exportArrayStream(allocator, batches, stream);
-        connection.registerArrowStream(view, stream);
+        ArrowTypeProbe.register(connection, view, stream);
         try {
           String sql = new IngestStatements(connection).statement(spec, view);
           try (Statement insert = connection.createStatement()) {
@@ -378,6 +377,7 @@ public final class DuckDBSession implements EngineSession {
       if (cancel.isCancelled()) {
         throw ThallusException.of(StatusCode.CANCELLED, "the ingest was cancelled; nothing was written", e);
       }
+      ArrowTypeProbe.throwIfRefusedType(message, connection, spec.schema(), allocator, e);
       throw DuckDBErrors.classify(message + (ownTransaction ? "; nothing was written" : ""), e);
     } catch (RuntimeException e) {
       rollBack(ownTransaction);

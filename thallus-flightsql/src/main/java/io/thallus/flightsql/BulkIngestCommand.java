@@ -43,7 +43,10 @@ final class BulkIngestCommand {
       // In a named transaction the rows join it; otherwise the ingest commits on its own.
       IngestRequest request = IngestRequest.builder(table).mode(mode)
           .autoCommit(CallSessions.transactionId(command.getTransactionId()) == null).build();
-      try (ThallusIngest ingest = session.client().ingest(request, flightStream.getSchema())) {
+      // A dictionary-encoded column (pandas' Categorical) reaches the ingest with the dictionaries the stream has
+      // received; each batch takes them as they are when it goes.
+      try (ThallusIngest ingest = session.client().ingest(request, flightStream.getSchema(),
+          flightStream.getDictionaryProvider())) {
         while (flightStream.next()) {
           try (VectorSchemaRoot batch = DoPuts.intoSessionMemory(flightStream.getRoot(), session.allocator())) {
             ingest.write(batch);

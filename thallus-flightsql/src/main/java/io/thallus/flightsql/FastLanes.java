@@ -8,7 +8,6 @@ import io.thallus.QueryRequest;
 import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.apache.arrow.flight.FlightEndpoint;
@@ -16,10 +15,10 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.flight.sql.impl.FlightSql;
 
 /**
- * The Thallus lanes of a Flight SQL result. A Thallus Flight SQL server lists, beside the gRPC location of each
- * endpoint, the Thallus locations of the same server ({@code thallus+shm://}, {@code thallus+tcp://}, ...); a
- * Thallus client handed the FlightInfo connects to one of them with its own credentials and reads the same rows
- * without gRPC or Arrow IPC serialization:
+ * The Thallus lanes of a Flight SQL result. A Thallus Flight SQL server announces, in the app metadata of each
+ * endpoint (never as its locations, which generic Flight clients would try), the Thallus locations of the same server
+ * ({@code thallus+shm://}, {@code thallus+cma://}, ...); a Thallus client handed the FlightInfo connects to one of
+ * them with its own credentials and reads the same rows without gRPC or Arrow IPC serialization:
  *
  * <pre>{@code
  * FlightInfo info = flightSqlClient.execute("SELECT ...");
@@ -62,18 +61,17 @@ public final class FastLanes {
     }
   }
 
-  /** The lane of {@code endpoint}, or empty when it names no Thallus location or is not a Thallus statement. */
+  /**
+   * The lane of {@code endpoint}, or empty when it announces none (another server's endpoint, or a statement that
+   * has no lane: in a transaction, with parameters, without rows). An announcement that is malformed is an
+   * {@link IllegalArgumentException} naming why.
+   */
   public static Optional<Lane> of(FlightEndpoint endpoint) {
-    List<Location> locations = new ArrayList<>();
-    for (org.apache.arrow.flight.Location location : endpoint.getLocations()) {
-      String uri = location.getUri().toString();
-      if (uri.startsWith("thallus")) {
-        locations.add(Location.parse(uri));
-      }
-    }
-    if (locations.isEmpty()) {
+    Optional<List<Location>> announced = LaneAnnouncement.decode(endpoint.getAppMetadata());
+    if (announced.isEmpty()) {
       return Optional.empty();
     }
+    List<Location> locations = announced.get();
     FlightSql.TicketStatementQuery ticket;
     try {
       Any any = Any.parseFrom(endpoint.getTicket().getBytes());

@@ -53,8 +53,8 @@ final class PreparedStatementCommands {
       StatementDescription description = StatementCommands.describe(session, sql);
       Schema parameterSchema = parameterSchema(description);
       Schema datasetSchema = StatementCommands.rowsSchema(description);
-      String id = registry.addPrepared(new Statements.Prepared(session.id(), sql,
-          CallSessions.transactionId(request.getTransactionId()), description.kind(), datasetSchema,
+      // Prepared in the transaction the request names (DuckDB plans it there), kept by that transaction's session.
+      String id = registry.addPrepared(new Statements.Prepared(session.id(), sql, description.kind(), datasetSchema,
           parameterSchema));
       FlightSql.ActionCreatePreparedStatementResult result = FlightSql.ActionCreatePreparedStatementResult
           .newBuilder()
@@ -91,8 +91,9 @@ final class PreparedStatementCommands {
     return registry.prepared(handle.toStringUtf8());
   }
 
+  /** The session a prepared statement runs in: its own, in the transaction open there now (if any). */
   private FlightSession sessionOf(Statements.Prepared prepared) {
-    return sessions.of(prepared.sessionId(), prepared.transactionId());
+    return registry.require(prepared.sessionId(), "session of the prepared statement");
   }
 
   /** The one row of parameters a query runs with (none bound: no parameters). */
@@ -118,12 +119,26 @@ final class PreparedStatementCommands {
       }
       // A Thallus lane runs only the ticket's SQL, on a connection of its own: no parameters, no transaction.
       boolean lanesAllowed = parameters.isEmpty() && prepared.parameterSchema().getFields().isEmpty()
-          && prepared.transactionId() == null;
-      return statements.keep(new Statements.Pending(prepared.sessionId(), prepared.sql(), prepared.transactionId(),
-          parameters), prepared.datasetSchema(), descriptor, lanesAllowed);
+          && !registry.inTransaction(prepared.sessionId());
+      Schema schema = parameters.isEmpty() ? prepared.datasetSchema()
+          : boundSchema(sessionOf(prepared), prepared.sql(), parameters);
+      // No transaction id: its DoGet runs in the session, in the transaction open there then, as the statement does.
+      return statements.keep(new Statements.Pending(prepared.sessionId(), prepared.sql(), null, parameters), schema,
+          descriptor, lanesAllowed);
     } catch (RuntimeException e) {
       throw FlightErrors.of(e);
     }
+  }
+
+  /**
+   * The schema of the query's rows with {@code parameters} bound, as its DoGet will send them. The types of the bound
+   * values decide it (DuckDB binds {@code SELECT ? + 1} with an INTEGER as INTEGER, with a BIGINT as BIGINT, and
+   * resolves {@code octet_length(?)} only once it sees a BLOB), so the schema planned when the statement was prepared,
+   * before any value, may differ from the rows': a Flight client compares the two and refuses a mismatch. The
+   * server plans the query with the values under LIMIT 0 and sends no row.
+   */
+  private static Schema boundSchema(FlightSession session, String sql, List<Object> parameters) {
+    return DecodedBatch.schema(session.client().schema(QueryRequest.builder(sql).parameters(parameters).build()));
   }
 
   /** Runs the prepared query with its bound row and sends its rows as the client reads them. */

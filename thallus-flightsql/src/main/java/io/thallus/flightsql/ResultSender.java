@@ -9,7 +9,6 @@ import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 
 /**
@@ -19,8 +18,9 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
  * ahead plus the one message gRPC is writing, all in the session's memory (its {@code memoryPerClient}). A client that
  * reads nothing for the stall timeout, or cancels, ends the native stream.
  *
- * <p>Each batch is loaded into the one root gRPC sends from, without a copy. Dictionary-encoded columns (DuckDB's
- * ENUMs) go out decoded, as their values: Flight SQL's JDBC driver reads a dictionary column as its indices.
+ * <p>Each batch is loaded into the one root gRPC sends from, without a copy: as one message when it fits the message
+ * limit, as row ranges that each fit otherwise ({@link ResultMessages}). Dictionary-encoded columns (DuckDB's ENUMs)
+ * go out decoded, as their values: Flight SQL's JDBC driver reads a dictionary column as its indices.
  */
 final class ResultSender implements AutoCloseable {
   private final ThallusStream stream;
@@ -28,18 +28,22 @@ final class ResultSender implements AutoCloseable {
   private final ServerStreamListener listener;
   private final FlightSession session;
   private final long stallNanos;
+  private final long maxMessageBytes;
   /** Runs once when the result ends, however it ends. */
   private final Runnable onEnd;
   // Guarded by this.
   private VectorSchemaRoot out;
   private VectorLoader loader;
+  /** The batch being sent, while rows of it remain (one message each; see {@link ResultMessages}). */
+  private ResultMessages batch;
   private boolean ended;
   private ScheduledFuture<?> stallCheck;
   private volatile long progressNanos = System.nanoTime();
   private volatile boolean sending;
 
   ResultSender(ThallusStream stream, FlightSession session, ServerStreamListener listener, long stallMillis,
-      Runnable onEnd) {
+      long maxMessageBytes, Runnable onEnd) {
+    this.maxMessageBytes = maxMessageBytes;
     this.stream = stream;
     this.allocator = session.allocator();
     this.session = session;
@@ -79,7 +83,7 @@ final class ResultSender implements AutoCloseable {
           fail(CallStatus.CANCELLED.withDescription("the client cancelled"));
           return;
         }
-        if (!stream.hasNext()) {
+        if (batch == null && !stream.hasNext()) {
           if (out == null) {
             begin(VectorSchemaRoot.create(DecodedBatch.schema(stream.getSchema()), allocator));
           }
@@ -87,13 +91,18 @@ final class ResultSender implements AutoCloseable {
           end();
           return;
         }
-        try (VectorSchemaRoot batch = stream.next();
-             DecodedBatch decoded = DecodedBatch.of(batch, stream);
-             ArrowRecordBatch records = new VectorUnloader(decoded.root()).getRecordBatch()) {
+        if (batch == null) {
+          batch = new ResultMessages(stream.next(), stream, maxMessageBytes);
+        }
+        try (ArrowRecordBatch records = batch.nextMessage()) {
           if (out == null) {
-            begin(VectorSchemaRoot.create(decoded.root().getSchema(), allocator));
+            begin(VectorSchemaRoot.create(batch.root().getSchema(), allocator));
           }
           loader.load(records);
+        }
+        if (batch.done()) {
+          batch.close();
+          batch = null;
         }
         listener.putNext();
         progressNanos = System.nanoTime();
@@ -149,6 +158,10 @@ final class ResultSender implements AutoCloseable {
       stallCheck.cancel(false);
     }
     try {
+      if (batch != null) {
+        batch.close();
+        batch = null;
+      }
       stream.close();
     } finally {
       if (out != null) {

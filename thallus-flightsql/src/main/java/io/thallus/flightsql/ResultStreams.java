@@ -22,11 +22,17 @@ final class ResultStreams implements AutoCloseable {
     return thread;
   });
   private final AtomicInteger sending = new AtomicInteger();
+  /** The most bytes one message of a result may take (see {@link ResultMessages}). */
+  private final long maxMessageBytes;
+
+  ResultStreams(long maxMessageBytes) {
+    this.maxMessageBytes = maxMessageBytes;
+  }
 
   /** Sends a stream's batches as the client reads them; {@code onEnd} runs once when the result ends, however. */
   void send(ThallusStream stream, FlightSession session, ServerStreamListener listener, Runnable onEnd) {
     sending.incrementAndGet();
-    new ResultSender(stream, session, listener, STALL_MILLIS, () -> {
+    new ResultSender(stream, session, listener, STALL_MILLIS, maxMessageBytes, () -> {
       sending.decrementAndGet();
       onEnd.run();
     }).start(timer);

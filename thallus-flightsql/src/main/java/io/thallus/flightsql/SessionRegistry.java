@@ -339,6 +339,16 @@ final class SessionRegistry implements AutoCloseable {
     transactions.remove(id);
   }
 
+  /** Whether the session named by {@code sessionId} has a Flight SQL transaction open now. */
+  boolean inTransaction(String sessionId) {
+    for (FlightSession open : transactions.values()) {
+      if (open.id().equals(sessionId)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Closes a session at its client's request (CloseSession), with everything in it. */
   void closeSession(String id) {
     FlightSession session = id == null ? null : sessions.get(id);

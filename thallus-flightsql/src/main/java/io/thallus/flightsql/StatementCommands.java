@@ -7,7 +7,6 @@ import io.thallus.QueryRequest;
 import io.thallus.StatementDescription;
 import io.thallus.StatementKind;
 import io.thallus.ThallusStream;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.CancelFlightInfoRequest;
@@ -18,7 +17,6 @@ import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightProducer.CallContext;
 import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
 import org.apache.arrow.flight.FlightProducer.StreamListener;
-import org.apache.arrow.flight.Location;
 import org.apache.arrow.flight.PutResult;
 import org.apache.arrow.flight.SchemaResult;
 import org.apache.arrow.flight.Ticket;
@@ -35,15 +33,16 @@ import org.apache.arrow.vector.types.pojo.Schema;
 final class StatementCommands {
   private final SessionRegistry registry;
   private final CallSessions sessions;
-  private final List<Location> lanes;
+  // The lanes' announcement (LaneAnnouncement), empty when the server announces none.
+  private final byte[] lanes;
   private final ResultStreams results;
   private final BufferAllocator allocator;
 
-  StatementCommands(SessionRegistry registry, List<Location> lanes, ResultStreams results,
+  StatementCommands(SessionRegistry registry, byte[] lanes, ResultStreams results,
       BufferAllocator allocator) {
     this.registry = registry;
     this.sessions = new CallSessions(registry);
-    this.lanes = List.copyOf(lanes);
+    this.lanes = lanes.clone();
     this.results = results;
     this.allocator = allocator;
   }
@@ -95,23 +94,18 @@ final class StatementCommands {
   }
 
   /**
-   * One endpoint for the statement. With lanes it lists this server first (the connection the client has) and then
-   * the Thallus locations; a client that knows no {@code thallus+} scheme uses the first.
+   * One endpoint for the statement, with no location: every Flight client reads it on the connection it has. Its
+   * lanes, where it has some, are in the endpoint's app metadata, which only Thallus clients read
+   * ({@link LaneAnnouncement}).
    */
   private FlightInfo ticket(Schema schema, FlightDescriptor descriptor, String id, String sql, boolean lanesAllowed) {
     FlightSql.TicketStatementQuery ticket = FlightSql.TicketStatementQuery.newBuilder()
         .setStatementHandle(ByteString.copyFrom(StatementHandles.encode(id, sql))).build();
-    Ticket flightTicket = new Ticket(Any.pack(ticket).toByteArray());
-    FlightEndpoint endpoint;
-    if (lanesAllowed && !lanes.isEmpty()) {
-      List<Location> locations = new ArrayList<>();
-      locations.add(Location.reuseConnection());
-      locations.addAll(lanes);
-      endpoint = new FlightEndpoint(flightTicket, locations.toArray(Location[]::new));
-    } else {
-      endpoint = new FlightEndpoint(flightTicket);
+    FlightEndpoint.Builder endpoint = FlightEndpoint.builder(new Ticket(Any.pack(ticket).toByteArray()));
+    if (lanesAllowed && lanes.length > 0) {
+      endpoint.setAppMetadata(lanes);
     }
-    return new FlightInfo(schema, descriptor, List.of(endpoint), -1, -1);
+    return new FlightInfo(schema, descriptor, List.of(endpoint.build()), -1, -1);
   }
 
   /**

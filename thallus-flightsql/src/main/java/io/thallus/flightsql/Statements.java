@@ -200,12 +200,13 @@ final class Statements {
 
   /**
    * A prepared statement: its SQL, the schemas DuckDB planned, and the rows of parameters the client last bound
-   * (DoPut), owned here until the next bind or the close.
+   * (DoPut), owned here until the next bind or the close. It belongs to its session, not to the transaction it was
+   * prepared in: each run joins whatever transaction the session has open then (or commits on its own), as a JDBC
+   * prepared statement does, because clients keep it across commits (ADBC's DBAPI with autocommit off does).
    */
   static final class Prepared implements Handle {
     private final String sessionId;
     private final String sql;
-    private final String transactionId;
     private final io.thallus.StatementKind kind;
     private final Schema datasetSchema;
     private final Schema parameterSchema;
@@ -213,11 +214,10 @@ final class Statements {
     /** Guarded by this. */
     private boolean closed;
 
-    Prepared(String sessionId, String sql, String transactionId, io.thallus.StatementKind kind, Schema datasetSchema,
+    Prepared(String sessionId, String sql, io.thallus.StatementKind kind, Schema datasetSchema,
         Schema parameterSchema) {
       this.sessionId = sessionId;
       this.sql = sql;
-      this.transactionId = transactionId;
       this.kind = kind;
       this.datasetSchema = datasetSchema;
       this.parameterSchema = parameterSchema;
@@ -231,10 +231,6 @@ final class Statements {
     @Override
     public String sql() {
       return sql;
-    }
-
-    String transactionId() {
-      return transactionId;
     }
 
     /** What the statement answers, as the engine classified it when it was prepared. */

@@ -6,7 +6,6 @@ import io.thallus.ThallusException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -19,8 +18,8 @@ import org.apache.arrow.memory.BufferAllocator;
 /**
  * Arrow Flight SQL in front of a Thallus server. Each Flight SQL session is a native connection to the server, made
  * with the client's own credentials: the same engine, sessions, authentication, data root and limits as the native
- * protocol, with Flight status codes for its errors. A FlightInfo also lists the server's Thallus locations, which
- * Thallus clients take ({@link FastLanes}) and other Flight clients ignore.
+ * protocol, with Flight status codes for its errors. A FlightInfo's endpoint also announces the server's Thallus
+ * lanes in its app metadata, which Thallus clients take ({@link FastLanes}) and other Flight clients do not read.
  *
  * <pre>{@code
  * try (ThallusFlightSqlServer flightSql = ThallusFlightSqlServer.builder(allocator, server.getLocation())
@@ -59,15 +58,8 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
   }
 
   private FlightServer flightServer(Builder b) {
-    List<Location> lanes = new ArrayList<>();
-    for (io.thallus.Location lane : b.lanes) {
-      try {
-        lanes.add(new Location(lane.toString()));
-      } catch (java.net.URISyntaxException e) {
-        throw new IllegalArgumentException("not a location: " + lane, e);
-      }
-    }
-    producer = new ThallusSqlProducer(sessions, allocator, lanes, sqlInfo(), b.putDescriptorTimeout);
+    producer = new ThallusSqlProducer(sessions, allocator, LaneAnnouncement.encode(b.lanes, tls), sqlInfo(),
+        b.putDescriptorTimeout, b.maxResultMessageBytes);
     Location location = tls ? Location.forGrpcTls(b.host, b.port) : Location.forGrpcInsecure(b.host, b.port);
     FlightServer.Builder builder = FlightServer.builder(allocator, location, producer)
         .headerAuthenticator(new SessionAuthenticator(sessions, admission))
@@ -76,7 +68,11 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         .maxInboundMessageSize(Math.max(b.maxDataMessageBytes, b.maxCommandMessageBytes))
         .transportHint("grpc.builderConsumer", (java.util.function.Consumer<io.grpc.netty.NettyServerBuilder>)
             netty -> {
-              netty.addStreamTracerFactory(new ConnectionAddresses())
+              // A connection with no call for the connection idle timeout is closed (GOAWAY), as the native port
+              // closes a connection with no stream: its gRPC client reconnects at its next call, and the session it
+              // opened without naming it ends with it (ConnectionEnds).
+              netty.maxConnectionIdle(b.connectionIdleTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+                  .addStreamTracerFactory(new ConnectionAddresses())
                   .addStreamTracerFactory(new InboundMessageLimits(b.maxCommandMessageBytes))
                   .addTransportFilter(new ConnectionEnds(sessions));
               admission.configure(netty);
@@ -204,12 +200,14 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
     private List<io.thallus.Location> lanes = List.of();
     private Duration sessionIdleTimeout = Duration.ofMinutes(10);
     private Duration putDescriptorTimeout = Duration.ofSeconds(10);
+    private Duration connectionIdleTimeout = Duration.ofHours(1);
     private int maxSessions = 256;
     private io.thallus.server.Admission admission = io.thallus.server.Admission.defaults();
     private long memoryLimit = 2L << 30;
     private long memoryPerClient = 1L << 30;
     private int maxCommandMessageBytes = 4 << 20;
     private int maxDataMessageBytes = 32 << 20;
+    private int maxResultMessageBytes = ResultMessages.DEFAULT_MAX_BYTES;
     private int maxStatementsPerSession = Statements.Limits.DEFAULT.perSession();
     private long maxStatementBytesPerSession = Statements.Limits.DEFAULT.bytesPerSession();
     private int maxStatements = Statements.Limits.DEFAULT.perServer();
@@ -251,9 +249,24 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
       return this;
     }
 
-    /** The Thallus locations a FlightInfo lists beside the gRPC one, fastest first (default: none). */
+    /**
+     * The Thallus lanes a FlightInfo's endpoint announces in its app metadata, fastest first (default: none), each
+     * naming its transport ({@code thallus+shm://host:port}). With {@link #tls} only transports whose bodies stay
+     * protected under TLS may be announced (not tcp, not rdma): {@link #build} refuses the others. Prefer
+     * {@link #lanes(io.thallus.server.ThallusServer)} for a server in this process.
+     */
     public Builder lanes(List<io.thallus.Location> value) {
       this.lanes = List.copyOf(value);
+      return this;
+    }
+
+    /**
+     * Announces the lanes {@code server} really offers: each transport it serves now at its location, fastest first
+     * (a TLS server offers no tcp or rdma lane).
+     */
+    public Builder lanes(io.thallus.server.ThallusServer server) {
+      io.thallus.Location at = server.getLocation();
+      this.lanes = server.transports().stream().map(at::withTransport).toList();
       return this;
     }
 
@@ -263,6 +276,18 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
         throw new IllegalArgumentException("the session idle timeout must be positive, not " + value);
       }
       this.sessionIdleTimeout = value;
+      return this;
+    }
+
+    /**
+     * How long a gRPC connection with no call in progress may stay open (default 1 hour, the native port's
+     * connection idle timeout); then the server closes it, and its client's next call opens a new one.
+     */
+    public Builder connectionIdleTimeout(Duration value) {
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException("the connection idle timeout must be positive, not " + value);
+      }
+      this.connectionIdleTimeout = value;
       return this;
     }
 
@@ -338,6 +363,20 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
      */
     public Builder maxDataMessageBytes(int bytes) {
       this.maxDataMessageBytes = Math.toIntExact(positive(bytes, "maxDataMessageBytes"));
+      return this;
+    }
+
+    /**
+     * The largest message of a result sent (default 8 MiB): a DoGet sends a batch larger than this as row ranges that
+     * each fit, so wide rows never pass a client's message limit (16 MiB by default in ADBC, pyarrow and grpc-java).
+     * A single row larger than this fails its DoGet with RESOURCE_EXHAUSTED naming the limit. At least 64 KiB.
+     */
+    public Builder maxResultMessageBytes(int bytes) {
+      if (bytes < ResultMessages.MIN_MAX_BYTES) {
+        throw new IllegalArgumentException("maxResultMessageBytes must be at least " + ResultMessages.MIN_MAX_BYTES
+            + ", not " + bytes);
+      }
+      this.maxResultMessageBytes = bytes;
       return this;
     }
 

@@ -1,7 +1,6 @@
 package io.thallus.flightsql;
 
 import java.time.Duration;
-import java.util.List;
 import org.apache.arrow.flight.CancelFlightInfoRequest;
 import org.apache.arrow.flight.CancelStatus;
 import org.apache.arrow.flight.CloseSessionRequest;
@@ -10,7 +9,6 @@ import org.apache.arrow.flight.Criteria;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightStream;
-import org.apache.arrow.flight.Location;
 import org.apache.arrow.flight.PutResult;
 import org.apache.arrow.flight.Result;
 import org.apache.arrow.flight.SchemaResult;
@@ -27,7 +25,7 @@ import org.apache.arrow.memory.BufferAllocator;
  */
 final class ThallusSqlProducer implements FlightSqlProducer {
   private final SessionRegistry sessions;
-  private final ResultStreams results = new ResultStreams();
+  private final ResultStreams results;
   private final StatementCommands statements;
   private final PreparedStatementCommands prepared;
   private final BulkIngestCommand ingest;
@@ -35,9 +33,10 @@ final class ThallusSqlProducer implements FlightSqlProducer {
   private final MetadataCommands metadata;
   private final PutDescriptors putDescriptors;
 
-  ThallusSqlProducer(SessionRegistry sessions, BufferAllocator allocator, List<Location> lanes,
-      SqlInfoBuilder sqlInfo, Duration putDescriptorTimeout) {
+  ThallusSqlProducer(SessionRegistry sessions, BufferAllocator allocator, byte[] lanes,
+      SqlInfoBuilder sqlInfo, Duration putDescriptorTimeout, int maxResultMessageBytes) {
     this.sessions = sessions;
+    this.results = new ResultStreams(maxResultMessageBytes);
     this.putDescriptors = new PutDescriptors(putDescriptorTimeout);
     this.statements = new StatementCommands(sessions, lanes, results, allocator);
     this.prepared = new PreparedStatementCommands(sessions, statements, allocator);

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import org.apache.arrow.flight.CallOption;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightInfo;
@@ -226,6 +227,30 @@ class FlightAdmissionTest {
           client.close();
         }
       }
+    }
+  }
+
+  /**
+   * A gRPC connection with no call for the connection idle timeout is closed by the server, as the native port closes
+   * a connection with no stream, and the session it opened without naming it ends with it (the soak found an
+   * attacker's connection and its session still held after it went quiet); the client's next call reconnects.
+   */
+  @Test
+  void aConnectionQuietForTheIdleTimeoutIsClosedWithItsSession() throws Exception {
+    try (FlightSqlFixture fixture = new FlightSqlFixture(UnaryOperator.identity(),
+             door -> door.connectionIdleTimeout(Duration.ofSeconds(1)));
+         BufferAllocator memory = new RootAllocator();
+         FlightClient flight = FlightClient.builder(memory, Location.forGrpcInsecure("127.0.0.1",
+             fixture.flightSql.port())).build();
+         FlightSqlClient sql = new FlightSqlClient(flight)) {
+      CallOption basic = new CredentialCallOption(new BasicAuthCredentialWriter(FlightSqlFixture.USER,
+          FlightSqlFixture.PASSWORD));
+      sql.getCatalogs(basic).getEndpoints();
+      assertThat(fixture.flightSql.sessionCount()).isEqualTo(1);
+      Eventually.await("the quiet connection closed with its session", WAIT,
+          () -> fixture.flightSql.sessionCount() == 0);
+      sql.getCatalogs(basic).getEndpoints();
+      assertThat(fixture.flightSql.sessionCount()).as("a new session on a new connection").isEqualTo(1);
     }
   }
 

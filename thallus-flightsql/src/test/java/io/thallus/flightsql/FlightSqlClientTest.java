@@ -99,11 +99,15 @@ class FlightSqlClientTest {
   }
 
   @Test
-  void theFlightInfoNamesTheThallusLanesAndTheyCarryTheSameRows() throws Exception {
+  void theFlightInfoAnnouncesTheThallusLanesOnlyInItsAppMetadataAndTheyCarryTheSameRows() throws Exception {
     String query = "SELECT i, i * 2 AS twice FROM range(10000) t(i) ORDER BY i";
     FlightInfo info = sql.execute(query, auth);
+    assertThat(info.getEndpoints()).hasSize(1);
     FlightEndpoint endpoint = info.getEndpoints().getFirst();
-    assertThat(endpoint.getLocations().getFirst()).isEqualTo(Location.reuseConnection());
+    // A generic Flight client sees no location (it reads on the connection it has), so it tries no lane.
+    assertThat(endpoint.getLocations()).isEmpty();
+    assertThat(new String(endpoint.getAppMetadata(), java.nio.charset.StandardCharsets.UTF_8))
+        .startsWith(LaneAnnouncement.HEADER + "\n");
     FastLanes.Lane lane = FastLanes.of(endpoint).orElseThrow();
     assertThat(lane.locations()).extracting(l -> l.transport().orElseThrow())
         .containsExactlyElementsOf(fixture.server.transports());

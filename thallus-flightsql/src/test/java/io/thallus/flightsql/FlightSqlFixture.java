@@ -8,8 +8,6 @@ import io.thallus.server.ThallusServer;
 import io.thallus.Tls;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.function.UnaryOperator;
 import org.apache.arrow.memory.BufferAllocator;
@@ -60,11 +58,7 @@ final class FlightSqlFixture implements AutoCloseable {
       nativeDoor.tls(Tls.server(certificates.certificate(), certificates.privateKey()));
     }
     server = nativeSettings.apply(nativeDoor).build().start();
-    List<Location> lanes = new ArrayList<>();
-    for (String transport : server.transports()) {
-      lanes.add(server.getLocation().withTransport(transport));
-    }
-    ThallusFlightSqlServer.Builder door = ThallusFlightSqlServer.builder(allocator, server.getLocation()).lanes(lanes);
+    ThallusFlightSqlServer.Builder door = ThallusFlightSqlServer.builder(allocator, server.getLocation()).lanes(server);
     if (certificates != null) {
       door.tls(certificates.certificate(), certificates.privateKey()).clientOptions(ClientOptions.builder()
           .tls(Tls.client(certificates.certificate()).withoutHostnameVerification()).build());

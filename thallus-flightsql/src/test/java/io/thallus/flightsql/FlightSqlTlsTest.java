@@ -10,6 +10,7 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.flight.CallOption;
 import org.apache.arrow.flight.FlightClient;
@@ -40,9 +41,21 @@ class FlightSqlTlsTest {
            FlightSqlClient sql = new FlightSqlClient(tls)) {
         CallOption auth = tls.authenticateBasicToken(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD).orElseThrow();
         org.apache.arrow.flight.FlightInfo info = sql.execute("SELECT 6 * 7 AS answer", auth);
-        // A TLS server refuses tcp and rdma (their bodies travel outside TLS): its FlightInfo names no such lane.
-        assertThat(info.getEndpoints().getFirst().getLocations()).extracting(Location::getUri)
-            .extracting(java.net.URI::getScheme).isNotEmpty().doesNotContain("thallus+tcp", "thallus+rdma");
+        // A TLS server refuses tcp and rdma (their bodies travel outside TLS): its FlightInfo announces no such lane,
+        // and names no location a generic client would try.
+        org.apache.arrow.flight.FlightEndpoint endpoint = info.getEndpoints().getFirst();
+        assertThat(endpoint.getLocations()).isEmpty();
+        FastLanes.Lane lane = FastLanes.of(endpoint).orElseThrow();
+        assertThat(lane.locations()).extracting(l -> l.transport().orElseThrow()).isNotEmpty()
+            .containsExactlyElementsOf(fixture.server.transports()).doesNotContain("tcp", "rdma");
+        try (io.thallus.ThallusClient client = lane.connect(memory, io.thallus.ClientOptions.builder()
+            .token(FlightSqlFixture.TOKEN).tls(io.thallus.Tls.client(certificates.certificate())
+                .withoutHostnameVerification()).build());
+             io.thallus.ThallusStream rows = client.query(lane.request())) {
+          List<List<Object>> read = io.thallus.conformance.Collected.fromIterator(rows).rows();
+          assertThat(read).hasSize(1);
+          assertThat(read.getFirst().stream().map(String::valueOf).toList()).containsExactly("42");
+        }
         try (FlightStream stream = sql.getStream(info.getEndpoints().getFirst().getTicket(), auth)) {
           assertThat(stream.next()).isTrue();
           assertThat(stream.getRoot().getVector(0).getObject(0)).isEqualTo(42);
@@ -64,6 +77,18 @@ class FlightSqlTlsTest {
       }
       assertThatThrownBy(() -> DriverManager.getConnection(url + "&useEncryption=false").close())
           .isInstanceOf(SQLException.class);
+    }
+  }
+
+  @Test
+  void aTlsDoorRefusesToAnnounceALaneWhoseBodiesTravelOutsideTls() throws Exception {
+    TestCertificates certificates = TestCertificates.create(temp, "lanes", "ip:127.0.0.1");
+    try (BufferAllocator memory = new RootAllocator()) {
+      io.thallus.Location tcp = io.thallus.Location.of("127.0.0.1", 47470, "tcp");
+      assertThatThrownBy(() -> ThallusFlightSqlServer.builder(memory, io.thallus.Location.of("127.0.0.1", 47470))
+          .tls(certificates.certificate(), certificates.privateKey()).lanes(List.of(tcp)).build().close())
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("thallus+tcp://127.0.0.1:47470")
+          .hasMessageContaining("outside TLS");
     }
   }
 }

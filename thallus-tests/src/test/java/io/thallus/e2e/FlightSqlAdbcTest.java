@@ -31,7 +31,7 @@ class FlightSqlAdbcTest {
   @TempDir
   Path temp;
 
-  private static List<String> run(List<String> command, long minutes) throws IOException, InterruptedException {
+  static List<String> run(List<String> command, long minutes) throws IOException, InterruptedException {
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
     List<String> lines = new ArrayList<>();
     Thread reader = Thread.ofVirtual().start(() -> {
@@ -62,7 +62,7 @@ class FlightSqlAdbcTest {
   }
 
   /** The virtual environment with the pinned packages, made once. */
-  private static Path python() throws IOException, InterruptedException {
+  static Path python() throws IOException, InterruptedException {
     Path venv = Path.of("target", "adbc-venv").toAbsolutePath();
     Path python = venv.resolve("bin/python");
     Path stamp = venv.resolve("thallus-packages.txt");

@@ -228,6 +228,41 @@ class CorruptBatchTest {
     }
   }
 
+  /**
+   * A root whose last offset is negative cannot even be unloaded: Arrow fails halfway through and keeps the buffers
+   * it had taken. The client refuses it first, naming the column, and holds nothing afterwards (the child allocator
+   * closes without a leak).
+   */
+  @Test
+  void aRootArrowCannotUnloadIsRefusedAndNothingIsHeld() throws Exception {
+    try (ThallusClient client = connect("tcp")) {
+      try (BufferAllocator mine = allocator.newChildAllocator("unloadable", 0, Long.MAX_VALUE)) {
+        try (BigIntVector ids = new BigIntVector("id", mine); VarCharVector strings = new VarCharVector("s", mine)) {
+          ids.allocateNew(2);
+          strings.allocateNew();
+          for (int i = 0; i < 2; i++) {
+            ids.set(i, 100 + i);
+            strings.setSafe(i, ("row " + i).getBytes(StandardCharsets.UTF_8));
+          }
+          VectorSchemaRoot root = VectorSchemaRoot.of(ids, strings);
+          root.setRowCount(2);
+          strings.getOffsetBuffer().setInt(8, -8);
+          try (ThallusIngest ingest = client.ingest(IngestRequest.of("t", IngestMode.APPEND), root.getSchema())) {
+            assertThatThrownBy(() -> ingest.write(root))
+                .isInstanceOfSatisfying(ThallusException.class,
+                    e -> assertThat(e.status().code()).isEqualTo(StatusCode.INVALID_ARGUMENT))
+                .hasMessageContaining("column \"s\": its offsets or length make a buffer end at -8");
+          }
+          assertThatThrownBy(() -> QueryRequest.builder("INSERT INTO t VALUES (?, ?)").parameterRows(root))
+              .isInstanceOfSatisfying(ThallusException.class,
+                  e -> assertThat(e.status().code()).isEqualTo(StatusCode.INVALID_ARGUMENT))
+              .hasMessageContaining("column \"s\"");
+        }
+      }
+      assertThat(run(client, "SELECT count(*) FROM t")).as("the table's rows").isEqualTo(1);
+    }
+  }
+
   private static void set(Object target, String name, Object value) throws ReflectiveOperationException {
     Field field = target.getClass().getDeclaredField(name);
     field.setAccessible(true);

@@ -415,6 +415,37 @@ public abstract class TransportConformanceSuite {
   }
 
   @Test
+  void everyArrowTypeDuckDBScansIngestsAsDuckDBImportsIt() throws Exception {
+    for (ArrowTypeCases.Case c : ArrowTypeCases.all()) {
+      ArrowTypeCases.Expected expected = ArrowTypeCases.direct(c, 2);
+      String table = "types_" + c.name();
+      dropLeftoverTables(table);
+      if (expected.refused()) {
+        // DuckDB refuses the type: so does the ingest, naming the column, and nothing is left behind.
+        try (org.apache.arrow.vector.ipc.ArrowReader reader = c.open(allocator)) {
+          assertThatThrownBy(() -> client.ingest(IngestRequest.of(table, IngestMode.CREATE), reader)).as(c.name())
+              .isInstanceOfSatisfying(ThallusException.class,
+                  e -> assertThat(e.code()).isEqualTo(StatusCode.INVALID_ARGUMENT))
+              .hasMessageContaining("column v (Arrow type ");
+        }
+        assertThat(query("SELECT count(*) FROM duckdb_tables() WHERE table_name = '" + table + "'", 16).rows())
+            .as(c.name()).containsExactly(List.of(0L));
+        continue;
+      }
+      // Created from the batches, then the same batches appended: as DuckDB does with them directly.
+      for (IngestMode mode : List.of(IngestMode.CREATE, IngestMode.APPEND)) {
+        try (org.apache.arrow.vector.ipc.ArrowReader reader = c.open(allocator)) {
+          IngestResult written = client.ingest(IngestRequest.of(table, mode), reader);
+          assertThat(written.rows()).as(c.name()).isEqualTo(10);
+          assertThat(written.transport()).isEqualTo(transport());
+        }
+      }
+      assertThat(ArrowTypeCases.rows(client, table)).as(c.name()).isEqualTo(expected.rows());
+    }
+    awaitZero(this::connectionBytes, "connection memory after the ingests");
+  }
+
+  @Test
   void appendAddsRowsAndReplaceReplacesTheTable() {
     String first = "SELECT i AS id, 'a' || i AS name, (i * 0.5)::DOUBLE AS score FROM range(100000) t(i)";
     String more = "SELECT i AS id, 'b' || i AS name, (i * 0.25)::DOUBLE AS score FROM range(100000, 250000) t(i)";

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.function.Function;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.compression.NoCompressionCodec;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 
@@ -51,7 +52,8 @@ public final class BatchLayouts {
       offsets.add(offset);
       offset = PackedBody.align(offset + length);
     }
-    parts.add(new BatchPart(dictionaryId, delta, batch.getLength(), batch.getNodes(), descriptors));
+    parts.add(new BatchPart(dictionaryId, delta, batch.getLength(), batch.getNodes(), descriptors,
+        batch.getVariadicBufferCounts()));
     return offset;
   }
 
@@ -68,7 +70,9 @@ public final class BatchLayouts {
         for (BufferDescriptor descriptor : part.buffers()) {
           buffers.add(bufferFor.apply(descriptor));
         }
-        ArrowRecordBatch batch = new ArrowRecordBatch(Math.toIntExact(part.length()), part.nodes(), buffers);
+        // Arrow's loader takes a view column's data buffers by these counts; without them it cannot load one.
+        ArrowRecordBatch batch = new ArrowRecordBatch(Math.toIntExact(part.length()), part.nodes(), buffers,
+            NoCompressionCodec.DEFAULT_BODY_COMPRESSION, part.variadicBufferCounts(), true);
         if (part.isDictionary()) {
           dictionaries.add(new ArrowDictionaryBatch(part.dictionaryId(), batch, part.delta()));
         } else if (records != null) {

@@ -25,6 +25,12 @@ final class BatchHeaderCodec {
   private static final int NODE_BYTES = 16;
   /** Bytes of one buffer descriptor: address i64, length i64, key i32. */
   private static final int BUFFER_BYTES = 20;
+  /** Part flag: a delta dictionary batch. */
+  private static final int DELTA = 1;
+  /** Part flag: the part's variadic buffer counts (its view columns' data buffers) follow its buffers. */
+  private static final int VARIADIC = 2;
+  /** Bytes of one variadic buffer count: i64. */
+  private static final int COUNT_BYTES = 8;
 
   private BatchHeaderCodec() {}
 
@@ -36,10 +42,10 @@ final class BatchHeaderCodec {
     for (int p = 0; p < partCount; p++) {
       long dictionaryId = readLong(in);
       int flags = readU8(in);
-      if ((flags & ~1) != 0) {
+      if ((flags & ~(DELTA | VARIADIC)) != 0) {
         throw new CorruptedFrameException("batch part flags " + flags + " set bits this version does not know");
       }
-      boolean delta = flags == 1;
+      boolean delta = (flags & DELTA) != 0;
       long length = readLong(in);
       if (length < 0 || length > Integer.MAX_VALUE) {
         throw new CorruptedFrameException("batch part length " + length + " is out of range");
@@ -65,7 +71,21 @@ final class BatchHeaderCodec {
         }
         buffers.add(new BufferDescriptor(address, bufferLength, key));
       }
-      parts.add(new BatchPart(dictionaryId, delta, length, nodes, buffers));
+      List<Long> variadicCounts = List.of();
+      if ((flags & VARIADIC) != 0) {
+        int countCount = readCount(in, COUNT_BYTES);
+        Long[] counts = new Long[countCount];
+        for (int i = 0; i < countCount; i++) {
+          long count = in.readLong();
+          if (count < 0 || count > bufferCount) {
+            throw new CorruptedFrameException("variadic buffer count " + count + " is outside the part's "
+                + bufferCount + " buffers");
+          }
+          counts[i] = count;
+        }
+        variadicCounts = List.of(counts);
+      }
+      parts.add(new BatchPart(dictionaryId, delta, length, nodes, buffers, variadicCounts));
     }
     return new BatchHeader(streamId, batchId, parts);
   }
@@ -76,7 +96,8 @@ final class BatchHeaderCodec {
     out.writeShort(header.parts().size());
     for (BatchPart part : header.parts()) {
       out.writeLong(part.dictionaryId());
-      out.writeByte(part.delta() ? 1 : 0);
+      boolean variadic = !part.variadicBufferCounts().isEmpty();
+      out.writeByte((part.delta() ? DELTA : 0) | (variadic ? VARIADIC : 0));
       out.writeLong(part.length());
       out.writeInt(part.nodes().size());
       for (ArrowFieldNode node : part.nodes()) {
@@ -89,6 +110,12 @@ final class BatchHeaderCodec {
         out.writeLong(buffer.length());
         out.writeInt(buffer.key());
       }
+      if (variadic) {
+        out.writeInt(part.variadicBufferCounts().size());
+        for (long count : part.variadicBufferCounts()) {
+          out.writeLong(count);
+        }
+      }
     }
   }
 
@@ -96,7 +123,8 @@ final class BatchHeaderCodec {
   static int estimate(BatchHeader header) {
     int size = 32;
     for (BatchPart part : header.parts()) {
-      size += 32 + part.nodes().size() * NODE_BYTES + part.buffers().size() * BUFFER_BYTES;
+      size += 32 + part.nodes().size() * NODE_BYTES + part.buffers().size() * BUFFER_BYTES
+          + part.variadicBufferCounts().size() * COUNT_BYTES;
     }
     return size;
   }

@@ -38,13 +38,15 @@ import java.util.Map;
  *                        7 float64; 8 decimal string; 9 string; 10 bytes (u32 count + bytes); 11 date (epoch
  *                        day i64); 12 time (nano of day i64); 13 timestamp (epoch second i64, nano i32);
  *                        14 timestamp with time zone (epoch second i64, nano i32, offset seconds i32);
- *                        15 uuid (most i64, least i64); 16 big integer string
+ *                        15 uuid (most i64, least i64); 16 big integer string;
+ *                        17 list (element type string, u32 count, parameter * count; at most 16 deep)
  * OPENED   streamId i32, schema: u32 count + bytes (an Arrow IPC Schema message)
  * NEXT     streamId i32, credits i32, releaseCount u32, releases i64 * releaseCount
  * BATCH    streamId i32, batchId i64, partCount u16, part * partCount, inline bytes: the rest of the frame
- *            part = dictionaryId i64 (-1: the records), flags u8 (1: delta), length i64,
+ *            part = dictionaryId i64 (-1: the records), flags u8 (1: delta, 2: variadic counts follow), length i64,
  *                   nodeCount u32, (length i64, nullCount i64) * nodeCount,
- *                   bufferCount u32, (address i64, length i64, key i32) * bufferCount
+ *                   bufferCount u32, (address i64, length i64, key i32) * bufferCount,
+ *                   then with flag 2: countCount u32, i64 * countCount (each view column's data buffers)
  * END      streamId i32, rows i64, batches i64, bytes i64, serverNanos i64, serverCpuNanos i64
  * ERROR    streamId i32 (0: the connection), code u8, message string
  * CANCEL   streamId i32

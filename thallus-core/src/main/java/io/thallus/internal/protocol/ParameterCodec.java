@@ -37,12 +37,12 @@ final class ParameterCodec {
     int count = readU16(in);
     List<Object> values = new ArrayList<>(Math.min(count, in.readableBytes()));
     for (int i = 0; i < count; i++) {
-      values.add(readParameter(in));
+      values.add(readParameter(in, 0));
     }
     return values;
   }
 
-  private static Object readParameter(ByteBuf in) {
+  private static Object readParameter(ByteBuf in, int depth) {
     int tag = readU8(in);
     return switch (tag) {
       case 0 -> QueryParameters.NULL;
@@ -79,6 +79,7 @@ final class ParameterCodec {
       }
       case 15 -> new UUID(readLong(in), readLong(in));
       case 16 -> canonical(readString(in), BigInteger::new, "big integer");
+      case 17 -> readList(in, depth);
       default -> throw new CorruptedFrameException("unknown parameter tag " + tag);
     };
   }
@@ -100,6 +101,33 @@ final class ParameterCodec {
     }
   }
 
+  /**
+   * A list: its element type, then its elements, each a parameter (null as tag 0). Lists nest at most
+   * {@link ListParameter#MAX_DEPTH} deep, and a count is never more than the bytes left, so a frame cannot make the
+   * reader recurse or allocate without bound.
+   */
+  private static ListParameter readList(ByteBuf in, int depth) {
+    if (depth >= ListParameter.MAX_DEPTH) {
+      throw new CorruptedFrameException("list parameters nest more than " + ListParameter.MAX_DEPTH + " deep");
+    }
+    String elementType = readString(in);
+    int count = readInt(in);
+    if (count < 0 || count > in.readableBytes()) {
+      throw new CorruptedFrameException("a list parameter of " + count + " elements in " + in.readableBytes()
+          + " bytes");
+    }
+    List<Object> elements = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      Object element = readParameter(in, depth + 1);
+      elements.add(element == QueryParameters.NULL ? null : element);
+    }
+    try {
+      return new ListParameter(elementType, elements);
+    } catch (IllegalArgumentException e) {
+      throw new CorruptedFrameException(e.getMessage());
+    }
+  }
+
   static void writeParameters(ByteBuf out, List<Object> values) {
     writeCount(out, values.size());
     for (Object value : values) {
@@ -109,6 +137,8 @@ final class ParameterCodec {
 
   private static void writeParameter(ByteBuf out, Object value) {
     switch (value) {
+      // SQL NULL: the marker at the top, null inside a list.
+      case null -> out.writeByte(0);
       case QueryParameters.Null ignored -> out.writeByte(0);
       case Boolean v -> {
         out.writeByte(1);
@@ -178,6 +208,14 @@ final class ParameterCodec {
       case BigInteger v -> {
         out.writeByte(16);
         writeString(out, v.toString());
+      }
+      case ListParameter v -> {
+        out.writeByte(17);
+        writeString(out, v.elementType());
+        out.writeInt(v.elements().size());
+        for (Object element : v.elements()) {
+          writeParameter(out, element);
+        }
       }
       default -> throw new IllegalArgumentException("no wire form for a parameter of " + value.getClass());
     }

@@ -88,6 +88,62 @@ class MessageCodecTest {
   }
 
   @Test
+  void listParametersRoundTripWithTheirElementTypeAndNulls() {
+    ListParameter inner = new ListParameter("INTEGER", java.util.Arrays.asList(1, null, 3));
+    ListParameter outer = new ListParameter("INTEGER[]", java.util.Arrays.asList(inner, null,
+        new ListParameter("INTEGER", List.of())));
+    List<Object> values = QueryParameters.normalizeAll(List.of(outer,
+        new ListParameter("DATE", List.of(java.sql.Date.valueOf("2024-01-02")))));
+    Message.Open decoded = (Message.Open) roundTrip(new Message.Open(1, "SELECT ?, ?", "", 10, 1, 0, 0, values,
+        Map.of()));
+    assertThat(decoded.parameters()).isEqualTo(values);
+    ListParameter dates = (ListParameter) decoded.parameters().get(1);
+    assertThat(dates.elements()).containsExactly(java.time.LocalDate.of(2024, 1, 2));
+    assertThat((Object[]) outer.getArray()).containsExactly(inner, null, new ListParameter("INTEGER", List.of()));
+    assertThat(outer.getBaseTypeName()).isEqualTo("INTEGER[]");
+  }
+
+  @Test
+  void aJdbcArrayIsAListParameter() throws Exception {
+    java.sql.Array array = new ListParameter("VARCHAR", List.of("a", "b"));
+    List<Object> values = QueryParameters.normalizeAll(List.of(array));
+    assertThat(values).containsExactly(new ListParameter("VARCHAR", List.of("a", "b")));
+  }
+
+  @Test
+  void listParametersAreBounded() {
+    assertThatThrownBy(() -> new ListParameter("INTEGER; DROP TABLE t", List.of()))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must be a SQL type name");
+    assertThatThrownBy(() -> new ListParameter("X".repeat(ListParameter.MAX_TYPE_CHARS + 1), List.of()))
+        .isInstanceOf(IllegalArgumentException.class);
+    ListParameter deep = new ListParameter("INTEGER", List.of(1));
+    for (int i = 1; i < ListParameter.MAX_DEPTH; i++) {
+      deep = new ListParameter("INTEGER" + "[]".repeat(i), List.of(deep));
+    }
+    ListParameter deepest = deep;
+    assertThatThrownBy(() -> new ListParameter("X", List.of(deepest)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most " + ListParameter.MAX_DEPTH);
+
+    // On the wire: a list deeper than the bound, and a count larger than the bytes left, are corrupt frames.
+    ByteBuf tooDeep = Unpooled.buffer().writeByte(MessageType.OPEN.wireValue()).writeInt(1);
+    tooDeep.writeInt(1).writeByte('x').writeInt(0).writeInt(10).writeInt(1).writeLong(0).writeByte(0);
+    tooDeep.writeShort(1);
+    for (int i = 0; i <= ListParameter.MAX_DEPTH; i++) {
+      tooDeep.writeByte(17).writeInt(1).writeByte('X').writeInt(1);
+    }
+    tooDeep.writeByte(0).writeShort(0);
+    assertThatThrownBy(() -> MessageCodec.Decoder.decode(tooDeep)).isInstanceOf(CorruptedFrameException.class)
+        .hasMessageContaining("nest more than " + ListParameter.MAX_DEPTH);
+    tooDeep.release();
+    ByteBuf tooMany = Unpooled.buffer().writeByte(MessageType.OPEN.wireValue()).writeInt(1);
+    tooMany.writeInt(1).writeByte('x').writeInt(0).writeInt(10).writeInt(1).writeLong(0).writeByte(0);
+    tooMany.writeShort(1).writeByte(17).writeInt(1).writeByte('X').writeInt(Integer.MAX_VALUE).writeShort(0);
+    assertThatThrownBy(() -> MessageCodec.Decoder.decode(tooMany)).isInstanceOf(CorruptedFrameException.class)
+        .hasMessageContaining("elements in");
+    tooMany.release();
+  }
+
+  @Test
   void flagsOfNoMeaningYetAreACorruptFrame() {
     ByteBuf body = Unpooled.buffer().writeByte(MessageType.OPEN.wireValue()).writeInt(1);
     body.writeInt(1).writeByte('x').writeInt(0).writeInt(10).writeInt(1).writeLong(0).writeByte(16);
@@ -129,7 +185,7 @@ class MessageCodecTest {
         new BatchPart(0, false, 3, List.of(new ArrowFieldNode(3, 0)),
             List.of(new BufferDescriptor(0, 0, 0), new BufferDescriptor(8, 3, 0))),
         new BatchPart(BatchPart.RECORDS, false, 10, List.of(new ArrowFieldNode(10, 2)),
-            List.of(new BufferDescriptor(16, 2, 9), new BufferDescriptor(24, 80, 9)))));
+            List.of(new BufferDescriptor(16, 2, 9), new BufferDescriptor(24, 80, 9)), List.of(1L, 0L))));
     ByteBuf inline = Unpooled.copiedBuffer("inline body", StandardCharsets.UTF_8);
     Message.Batch batch = (Message.Batch) roundTrip(new Message.Batch(header, inline));
     try {

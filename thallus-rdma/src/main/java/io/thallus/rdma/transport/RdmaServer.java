@@ -335,7 +335,7 @@ final class RdmaServer implements ServerTransport {
             }
             buffers.add(new BufferDescriptor(region.address(), packed.length(), region.remoteKey()));
           }
-          parts.add(new BatchPart(part.dictionaryId(), part.delta(), part.length(), part.nodes(), buffers));
+          parts.add(part.withBuffers(buffers));
         }
       } catch (ThallusException e) {
         // Memory the kernel will not pin where it lies (a mapping it refuses, the locked-memory limit): the copy

@@ -53,7 +53,7 @@ final class InPlace implements AutoCloseable {
         source.getReferenceManager().retain();
         kept.add(source);
       }
-      parts.add(new BatchPart(part.dictionaryId(), part.delta(), part.length(), part.nodes(), buffers));
+      parts.add(part.withBuffers(buffers));
     }
     return new PlacedBody() {
       @Override
