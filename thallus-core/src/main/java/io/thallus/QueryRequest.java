@@ -12,9 +12,21 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.arrow.vector.ipc.message.IpcOption;
+import org.apache.arrow.vector.ipc.message.MessageSerializer;
 
 /** One query: SQL, optionally over a dataset (a path under the server's data root, visible as {@code dataset}). */
 public final class QueryRequest {
+  /**
+   * The key of the Arrow field metadata in which the engine names a result column's own type ({@code UHUGEINT},
+   * {@code UUID}, {@code BIT}, ...) where the Arrow type alone does not tell it, for a request that asked with
+   * {@link Builder#engineTypeNames}. DuckDB's Arrow export, for one, sends HUGEINT and UHUGEINT both as
+   * decimal(38, 0), UUID as text, BIT and BIGNUM as their bytes.
+   */
+  public static final String ENGINE_TYPE_KEY = "thallus:engine_type";
+  /** The option {@link Builder#engineTypeNames} sets (an engine that does not know it ignores it). */
+  public static final String ENGINE_TYPE_NAMES_OPTION = "thallus.engine_type_names";
+
   private final String sql;
   private final String dataset;
   private final Integer batchRows;
@@ -166,11 +178,16 @@ public final class QueryRequest {
         throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "the parameter rows' buffers are too short for "
             + rows.getRowCount() + " rows: " + e.getMessage(), e);
       }
+      // An Arrow IPC stream (schema, the batch, end of stream) as ArrowStreamWriter writes it, through a channel that
+      // also works in a JVM started with no flags (ArrowStreamWriter's needs java.nio opened to Arrow).
       java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-      try (ArrowStreamWriter writer = new ArrowStreamWriter(rows, null, bytes)) {
-        writer.start();
-        writer.writeBatch();
-        writer.end();
+      try (org.apache.arrow.vector.ipc.message.ArrowRecordBatch batch =
+              new org.apache.arrow.vector.VectorUnloader(rows).getRecordBatch()) {
+        org.apache.arrow.vector.ipc.WriteChannel out =
+            io.thallus.internal.batch.ArrowViews.writeChannel(java.nio.channels.Channels.newChannel(bytes));
+        MessageSerializer.serialize(out, rows.getSchema(), IpcOption.DEFAULT);
+        MessageSerializer.serialize(out, batch, IpcOption.DEFAULT);
+        ArrowStreamWriter.writeEndOfStream(out, IpcOption.DEFAULT);
       } catch (java.io.IOException e) {
         throw new java.io.UncheckedIOException(e);
       }
@@ -186,6 +203,20 @@ public final class QueryRequest {
      */
     public Builder autoCommit(boolean autoCommit) {
       this.autoCommit = autoCommit;
+      return this;
+    }
+
+    /**
+     * With {@code true}, the engine names a result column's own type in its field metadata ({@link #ENGINE_TYPE_KEY})
+     * where the Arrow type does not tell it: what a client that shows values as the engine does (the JDBC driver)
+     * needs. Off by default: other clients see the schema exactly as the engine exports it.
+     */
+    public Builder engineTypeNames(boolean wanted) {
+      if (wanted) {
+        options.put(ENGINE_TYPE_NAMES_OPTION, "true");
+      } else {
+        options.remove(ENGINE_TYPE_NAMES_OPTION);
+      }
       return this;
     }
 

@@ -68,14 +68,22 @@ public final class PackedBody {
     }
   }
 
-  /** The body as one gathering write: each buffer, with the padding between them as zeros. */
+  /**
+   * The body as one gathering write: each buffer, with the padding between them as zeros. Null in a JVM where Arrow
+   * makes no ByteBuffer views of its memory (started without {@code --add-opens=java.base/java.nio=ALL-UNNAMED}):
+   * the caller copies the buffers out instead.
+   */
   public ByteBuffer[] gatherList() {
     List<ByteBuffer> list = new ArrayList<>(buffers.size() * 2);
     for (int i = 0; i < buffers.size(); i++) {
       ArrowBuf buffer = buffers.get(i);
       long bytes = buffer.readableBytes();
       if (bytes > 0) {
-        list.add(buffer.nioBuffer(0, Math.toIntExact(bytes)));
+        ByteBuffer view = io.thallus.internal.batch.ArrowViews.viewOrNull(buffer, 0, Math.toIntExact(bytes));
+        if (view == null) {
+          return null;
+        }
+        list.add(view);
       }
       long end = offsets[i] + bytes;
       long next = i + 1 < buffers.size() ? offsets[i + 1] : length;

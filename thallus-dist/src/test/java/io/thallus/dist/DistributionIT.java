@@ -23,8 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The packaged tarball as an operator meets it: untarred on a machine with no Java (here: a PATH holding only a
- * shell and the tools bin/thallus uses, and no JAVA_HOME), its demo runs and its server answers /metrics and
- * /health.
+ * shell and the tools bin/thallus uses, and no JAVA_HOME), its demo runs, its server starts with the config it
+ * ships, and answers /metrics and /health.
  */
 class DistributionIT {
   @TempDir
@@ -119,6 +119,43 @@ class DistributionIT {
       assertThat(health.statusCode()).isEqualTo(200);
     } catch (IOException e) {
       throw new AssertionError(e);
+    } finally {
+      serve.destroy();
+      if (!serve.waitFor(20, TimeUnit.SECONDS)) {
+        serve.destroyForcibly();
+      }
+    }
+  }
+
+  /**
+   * Issue 35: {@code bin/thallus serve --config conf/thallus.properties}, run from the untarred folder as the README
+   * says, serves the data/ folder the tarball ships (the config names ./data). Only the port is moved off 47470, which
+   * another process on a test machine may hold.
+   */
+  @Test
+  void theServerStartsWithTheShippedConfig() throws Exception {
+    assertThat(home.resolve("data")).isDirectory();
+    ProcessBuilder builder = new ProcessBuilder(home.resolve("bin/thallus").toString(), "serve", "--config",
+        "conf/thallus.properties", "--port", "0").directory(home.toFile()).redirectErrorStream(true);
+    builder.environment().clear();
+    builder.environment().putAll(noJava);
+    Process serve = builder.start();
+    try (BufferedReader lines = new BufferedReader(new InputStreamReader(serve.getInputStream(),
+        StandardCharsets.UTF_8))) {
+      List<String> seen = new ArrayList<>();
+      String serving = null;
+      String line;
+      // Ends at the first line naming the server, or when the process ends (its output closes).
+      while (serving == null && (line = lines.readLine()) != null) {
+        seen.add(line);
+        if (line.startsWith("thallus serving ")) {
+          serving = line;
+        }
+      }
+      assertThat(serving).as("the server's output: " + seen).isNotNull();
+      Path served = Path.of(serving.substring("thallus serving ".length()).split(" at ")[0]);
+      assertThat(served.toRealPath()).isEqualTo(home.resolve("data").toRealPath());
+      assertThat(serve.isAlive()).isTrue();
     } finally {
       serve.destroy();
       if (!serve.waitFor(20, TimeUnit.SECONDS)) {

@@ -46,15 +46,17 @@ final class DuckDBResult implements QueryResult {
   private boolean closed;
   private volatile boolean cancelled;
 
+  /** {@code spec} may ask for DuckDB's type names where Arrow's do not tell ({@link EngineTypeNames}). */
   DuckDBResult(DuckDBSession session, Statement statement, DuckDBResultSet resultSet, ArrowReader reader,
-      BufferAllocator allocator, ImportedBatches.Importing importing) {
+      BufferAllocator allocator, ImportedBatches.Importing importing, io.thallus.engine.QuerySpec spec) {
     this.session = session;
     this.statement = statement;
     this.resultSet = resultSet;
     this.reader = reader;
     this.allocator = allocator;
     this.importing = importing;
-    this.schema = messageSchema(reader);
+    this.schema = EngineTypeNames.asked(spec) ? EngineTypeNames.annotate(messageSchema(reader), resultSet)
+        : messageSchema(reader);
   }
 
   /** The schema of DuckDB's Arrow export in IPC message form: a dictionary field has its value type and encoding. */

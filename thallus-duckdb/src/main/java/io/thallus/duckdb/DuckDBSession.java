@@ -286,7 +286,7 @@ public final class DuckDBSession implements EngineSession {
         importing.finish();
         throw e;
       }
-      DuckDBResult result = new DuckDBResult(this, statement, resultSet, reader, allocator, importing);
+      DuckDBResult result = new DuckDBResult(this, statement, resultSet, reader, allocator, importing, spec);
       streaming = result;
       return result;
     } catch (SQLException | RuntimeException e) {

@@ -99,12 +99,22 @@ abstract class ColumnReader {
   /** An interval's three parts, as Arrow's MonthDayNano has them. */
   record Interval(int months, int days, long nanos) {}
 
+  /** A list's value: its elements, and the Arrow field that describes them (for its JDBC base type). */
+  static final class ListValue extends ArrayList<Object> {
+    final Field element;
+
+    ListValue(Field element, int size) {
+      super(size);
+      this.element = element;
+    }
+  }
+
   static ColumnReader of(FieldVector vector, DictionaryProvider dictionaries) {
     Field field = vector.getField();
     if (field.getDictionary() != null) {
       return dictionary(vector, field, dictionaries);
     }
-    return plain(vector, field, dictionaries);
+    return EngineTypeValues.wrap(plain(vector, field, dictionaries));
   }
 
   private static ColumnReader dictionary(FieldVector vector, Field field, DictionaryProvider dictionaries) {
@@ -338,7 +348,7 @@ abstract class ColumnReader {
     return simple(field, vector, row -> {
       int from = start.at(row);
       int to = end.at(row);
-      List<Object> values = new ArrayList<>(to - from);
+      List<Object> values = new ListValue(elementReader.field, to - from);
       for (int i = from; i < to; i++) {
         values.add(elementReader.value(i));
       }

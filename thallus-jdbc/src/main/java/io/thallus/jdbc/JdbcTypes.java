@@ -8,12 +8,20 @@ import org.apache.arrow.vector.types.pojo.Field;
 
 /**
  * How an Arrow column is described to JDBC: its {@link Types} code, DuckDB's name for it, the class
- * {@code getObject} returns, and its precision and scale. The names are DuckDB's, so tools show what the SQL said.
+ * {@code getObject} returns (DuckDB's own driver's), and its precision and scale. The names are DuckDB's, so tools
+ * show what the SQL said.
  */
 record JdbcTypes(int sqlType, String typeName, String className, int precision, int scale, int displaySize,
     boolean signed) {
 
   static JdbcTypes of(Field field) {
+    String engineType = EngineTypeValues.engineType(field);
+    if (engineType != null) {
+      JdbcTypes named = engine(engineType);
+      if (named != null) {
+        return named;
+      }
+    }
     ArrowType type = field.getType();
     return switch (type) {
       case ArrowType.Bool ignored -> of(Types.BOOLEAN, "BOOLEAN", Boolean.class, 1, 0, 5, false);
@@ -27,7 +35,7 @@ record JdbcTypes(int sqlType, String typeName, String className, int precision, 
         case 8 -> of(Types.SMALLINT, "UTINYINT", Short.class, 3, 0, 3, false);
         case 16 -> of(Types.INTEGER, "USMALLINT", Integer.class, 5, 0, 5, false);
         case 32 -> of(Types.BIGINT, "UINTEGER", Long.class, 10, 0, 10, false);
-        default -> of(Types.NUMERIC, "UBIGINT", java.math.BigDecimal.class, 20, 0, 20, false);
+        default -> of(Types.NUMERIC, "UBIGINT", java.math.BigInteger.class, 20, 0, 20, false);
       };
       case ArrowType.FloatingPoint t when t.getPrecision() == FloatingPointPrecision.DOUBLE ->
           of(Types.DOUBLE, "DOUBLE", Double.class, 17, 0, 24, true);
@@ -43,9 +51,9 @@ record JdbcTypes(int sqlType, String typeName, String className, int precision, 
       case ArrowType.LargeBinary ignored -> binary();
       case ArrowType.BinaryView ignored -> binary();
       case ArrowType.FixedSizeBinary t ->
-          of(Types.BINARY, "BLOB", byte[].class, t.getByteWidth(), 0, t.getByteWidth() * 4, false);
-      case ArrowType.Date ignored -> of(Types.DATE, "DATE", java.sql.Date.class, 10, 0, 10, false);
-      case ArrowType.Time t -> of(Types.TIME, "TIME", java.sql.Time.class, 15, digits(t.getUnit()), 15, false);
+          of(Types.BINARY, "BLOB", java.sql.Blob.class, t.getByteWidth(), 0, t.getByteWidth() * 4, false);
+      case ArrowType.Date ignored -> of(Types.DATE, "DATE", java.time.LocalDate.class, 10, 0, 10, false);
+      case ArrowType.Time t -> of(Types.TIME, "TIME", java.time.LocalTime.class, 15, digits(t.getUnit()), 15, false);
       case ArrowType.Timestamp t when t.getTimezone() != null ->
           of(Types.TIMESTAMP_WITH_TIMEZONE, "TIMESTAMP WITH TIME ZONE", java.time.OffsetDateTime.class, 35,
               digits(t.getUnit()), 35, false);
@@ -70,6 +78,18 @@ record JdbcTypes(int sqlType, String typeName, String className, int precision, 
     };
   }
 
+  /** A column whose DuckDB type the server named (see {@link EngineTypeValues}), as DuckDB's own driver has it. */
+  private static JdbcTypes engine(String type) {
+    return switch (type) {
+      case "HUGEINT" -> of(Types.OTHER, "HUGEINT", java.math.BigInteger.class, 39, 0, 40, true);
+      case "UHUGEINT" -> of(Types.OTHER, "UHUGEINT", java.math.BigInteger.class, 39, 0, 39, false);
+      case "UUID" -> of(Types.OTHER, "UUID", java.util.UUID.class, 36, 0, 36, false);
+      case "BIT" -> of(Types.BIT, "BIT", String.class, Integer.MAX_VALUE, 0, Integer.MAX_VALUE, false);
+      case "BIGNUM", "VARINT" -> of(Types.OTHER, type, String.class, Integer.MAX_VALUE, 0, Integer.MAX_VALUE, true);
+      default -> null;
+    };
+  }
+
   private static JdbcTypes of(int sqlType, String name, Class<?> type, int precision, int scale, int display,
       boolean signed) {
     return new JdbcTypes(sqlType, name, type.getName(), precision, scale, display, signed);
@@ -80,7 +100,7 @@ record JdbcTypes(int sqlType, String typeName, String className, int precision, 
   }
 
   private static JdbcTypes binary() {
-    return of(Types.VARBINARY, "BLOB", byte[].class, Integer.MAX_VALUE, 0, Integer.MAX_VALUE, false);
+    return of(Types.VARBINARY, "BLOB", java.sql.Blob.class, Integer.MAX_VALUE, 0, Integer.MAX_VALUE, false);
   }
 
   private static JdbcTypes array(Field field) {

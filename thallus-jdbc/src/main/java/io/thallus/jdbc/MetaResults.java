@@ -52,8 +52,10 @@ final class MetaResults {
       case java.sql.Date ignored -> new ArrowType.Date(org.apache.arrow.vector.types.DateUnit.DAY);
       case java.sql.Timestamp ignored ->
           new ArrowType.Timestamp(org.apache.arrow.vector.types.TimeUnit.MICROSECOND, null);
-      case java.sql.Array ignored -> ArrowType.List.INSTANCE;
-      case java.sql.Struct ignored -> ArrowType.Struct.INSTANCE;
+      case java.time.LocalDate ignored -> new ArrowType.Date(org.apache.arrow.vector.types.DateUnit.DAY);
+      // No element or field types to name: described as text, never as a nested type without children.
+      case java.sql.Array ignored -> ArrowType.Utf8.INSTANCE;
+      case java.sql.Struct ignored -> ArrowType.Utf8.INSTANCE;
       default -> ArrowType.Utf8.INSTANCE;
     };
   }

@@ -21,8 +21,15 @@ final class ThallusArray implements Array {
         first = elements[i];
       }
     }
-    this.baseType = first == null ? java.sql.Types.NULL : MetaResults.sqlTypeOf(first);
-    this.baseTypeName = first == null ? "NULL" : MetaResults.typeNameOf(first);
+    if (natural instanceof ColumnReader.ListValue list) {
+      // A list read from a result: its element type is the column's, whatever its values are (nested lists too).
+      JdbcTypes element = JdbcTypes.of(list.element);
+      this.baseType = element.sqlType();
+      this.baseTypeName = element.typeName();
+    } else {
+      this.baseType = first == null ? java.sql.Types.NULL : MetaResults.sqlTypeOf(first);
+      this.baseTypeName = first == null ? "NULL" : MetaResults.typeNameOf(first);
+    }
   }
 
   @Override

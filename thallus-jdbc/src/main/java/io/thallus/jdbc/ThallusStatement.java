@@ -102,7 +102,8 @@ class ThallusStatement implements Statement {
     if (sql == null || sql.isBlank()) {
       throw Errors.invalid("empty SQL");
     }
-    QueryRequest.Builder request = QueryRequest.builder(sql);
+    // DuckDB's type names where Arrow's do not tell (UHUGEINT, UUID, BIT, ...): values read as DuckDB's driver reads them.
+    QueryRequest.Builder request = QueryRequest.builder(sql).engineTypeNames(true);
     connection.dataset().ifPresent(request::dataset);
     connection.inSession(request);
     int rows = fetchSize > 0 ? fetchSize : connection.batchRows();

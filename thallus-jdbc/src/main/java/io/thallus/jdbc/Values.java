@@ -34,14 +34,16 @@ import java.util.UUID;
 final class Values {
   private Values() {}
 
-  /** What {@code getObject(int)} returns: JDBC's classes for dates and times, {@link java.sql.Array} for lists. */
+  /**
+   * What {@code getObject(int)} returns, the classes DuckDB's own driver returns: LocalDate, LocalTime, Timestamp,
+   * OffsetDateTime, BigInteger for UBIGINT, HUGEINT and UHUGEINT, {@link java.sql.Blob} for bytes,
+   * {@link java.sql.Array} for lists, {@link java.sql.Struct} for structs, text for intervals.
+   */
   static Object toJdbc(Object value) {
     return switch (value) {
       case null -> null;
-      case BigInteger v -> new BigDecimal(v);
-      case LocalDate v -> Date.valueOf(v);
-      case LocalTime v -> time(v, null);
       case LocalDateTime v -> Timestamp.valueOf(v);
+      case byte[] v -> blobOf(v);
       case Interval v -> format(v);
       case List<?> v -> new ThallusArray(v);
       case StructValue v -> new ThallusStruct(v);
@@ -124,6 +126,15 @@ final class Values {
     return false;
   }
 
+  private static java.sql.Blob blobOf(byte[] bytes) {
+    try {
+      return new javax.sql.rowset.serial.SerialBlob(bytes);
+    } catch (SQLException e) {
+      // SerialBlob refuses only a null array.
+      throw new IllegalStateException(e);
+    }
+  }
+
   /** A BLOB as DuckDB prints it: printable ASCII as is, every other byte as {@code \xHH}. */
   static String blob(byte[] bytes) {
     StringBuilder out = new StringBuilder(bytes.length);
@@ -168,7 +179,9 @@ final class Values {
 
   private static void unit(StringBuilder out, long count, String name) {
     if (count != 0) {
-      out.append(out.isEmpty() ? "" : " ").append(count).append(' ').append(name).append(count == 1 ? "" : "s");
+      // DuckDB's plural: "1 day" and "-1 day", "2 days" and "-2 days".
+      out.append(out.isEmpty() ? "" : " ").append(count).append(' ').append(name)
+          .append(count == 1 || count == -1 ? "" : "s");
     }
   }
 

@@ -38,10 +38,23 @@ class PlainJvmIT {
         .orElseThrow(() -> new AssertionError("no sqlline on the test class path"));
   }
 
+  /** The jars of the frameworks FlaglessBatchMain drives, from this JVM's class path. */
+  private static String frameworkJars() {
+    List<String> names = List.of("spring-", "commons-logging", "jspecify", "jooq", "r2dbc", "reactive-streams",
+        "jakarta.xml.bind", "mybatis", "micrometer");
+    return Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))
+        .filter(entry -> names.stream().anyMatch(name -> Path.of(entry).getFileName().toString().startsWith(name)))
+        .reduce((a, b) -> a + File.pathSeparator + b)
+        .orElseThrow(() -> new AssertionError("no Spring, jOOQ or MyBatis on the test class path"));
+  }
+
+  private static String testClasses() throws Exception {
+    return Path.of(FlaglessBatchMain.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+  }
+
   @Test
   void loadingTheDriverPrintsNothing() throws Exception {
-    String classPath = oneJar() + File.pathSeparator + Path.of(LoadDriverMain.class.getProtectionDomain()
-        .getCodeSource().getLocation().toURI());
+    String classPath = oneJar() + File.pathSeparator + testClasses();
     try (ChildJvm load = ChildJvm.startWithoutFlags(classPath, LoadDriverMain.class.getName())) {
       List<String> output = load.awaitExit(60);
       assertThat(output.getFirst()).as(String.join("\n", output)).isEqualTo("0");
@@ -79,6 +92,47 @@ class PlainJvmIT {
         String printed = String.join("\n", sqlline.awaitExit(120));
         assertThat(printed).contains("the ipc transport needs this JVM started with "
             + "--add-opens=java.base/java.nio=ALL-UNNAMED");
+      }
+    }
+  }
+
+  /**
+   * Issue 35: every batch a program sends (plain JDBC's prepared and Statement batches, Spring's batchUpdate, jOOQ's
+   * batch, MyBatis's BATCH executor) works through the one-jar in a JVM with no flags, over tcp (bodies streamed
+   * from Arrow memory) and shm, and leaves exactly the counts and rows DuckDB's own driver leaves.
+   */
+  @Test
+  void batchesRunInAJvmWithNoFlagsAndLeaveWhatDuckDBLeaves() throws Exception {
+    List<String> expected = new java.util.ArrayList<>();
+    try (java.sql.Connection duckdb = java.sql.DriverManager.getConnection("jdbc:duckdb:")) {
+      expected.addAll(BatchWorkload.plainJdbc(duckdb, "plain_items"));
+      expected.addAll(BatchWorkload.dump(duckdb, "plain_items"));
+      for (String table : List.of("spring_items", "jooq_items", "mybatis_items")) {
+        expected.add(BatchWorkload.insertAll(duckdb, table));
+        expected.addAll(BatchWorkload.dump(duckdb, table));
+      }
+    }
+    assertThat(expected).hasSizeGreaterThan(3 * BatchWorkload.ROWS);
+    try (BufferAllocator allocator = new RootAllocator();
+         ThallusServer server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+                 DuckDBEngine.builder().filesUnder(data).build()).dataRoot(data)
+             .build().start()) {
+      String classPath = oneJar() + File.pathSeparator + testClasses() + File.pathSeparator + frameworkJars();
+      String url = "jdbc:thallus://127.0.0.1:" + server.getLocation().port();
+      for (String transport : List.of("tcp", "shm")) {
+        try (ChildJvm batches = ChildJvm.startWithoutFlags(classPath, FlaglessBatchMain.class.getName(),
+            url + "?transport=" + transport)) {
+          List<String> output = batches.awaitExit(300);
+          String printed = String.join("\n", output);
+          assertThat(output.getFirst()).as(printed).isEqualTo("0");
+          List<String> lines = output.stream().filter(line -> line.startsWith("counts ") || line.startsWith("row "))
+              .toList();
+          for (int i = 0; i < Math.min(lines.size(), expected.size()); i++) {
+            assertThat(lines.get(i)).as(transport + ", line " + i).isEqualTo(expected.get(i));
+          }
+          assertThat(lines).as(transport).hasSameSizeAs(expected);
+          assertThat(printed).as("no native code touched").doesNotContain("restricted method");
+        }
       }
     }
   }

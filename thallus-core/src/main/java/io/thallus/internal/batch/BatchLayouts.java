@@ -102,7 +102,7 @@ public final class BatchLayouts {
       inline.writeZero((int) (body.offset(i) - inline.writerIndex()));
       long length = buffer.readableBytes();
       if (length > 0) {
-        inline.writeBytes(buffer.nioBuffer(0, Math.toIntExact(length)));
+        ArrowViews.append(buffer, 0, Math.toIntExact(length), inline);
       }
     }
     inline.writeZero((int) (body.length() - inline.writerIndex()));
@@ -135,34 +135,9 @@ public final class BatchLayouts {
     int length = (int) bodyLength;
     try (ArrowBuf body = allocator.buffer(Math.max(length, 1))) {
       if (length > 0) {
-        copy(inline, inline.readerIndex(), body, length);
+        ArrowViews.copy(inline, inline.readerIndex(), body, 0, length);
       }
       return assemble(header, d -> body.slice(d.address(), d.length()));
-    }
-  }
-
-  /** Whether this JVM lets Arrow make ByteBuffer views of its memory (it needs java.nio opened to it). */
-  private static volatile boolean arrowViews = true;
-
-  /**
-   * Copies frame bytes into Arrow memory: straight into a view of it where the JVM allows one, else through a small
-   * heap array, which a JVM started without {@code --add-opens=java.base/java.nio=ALL-UNNAMED} needs.
-   */
-  private static void copy(ByteBuf from, int index, ArrowBuf to, int length) {
-    if (arrowViews) {
-      try {
-        from.getBytes(index, to.nioBuffer(0, length));
-        return;
-      } catch (UnsupportedOperationException noViews) {
-        arrowViews = false;
-      }
-    }
-    byte[] chunk = new byte[Math.min(length, 64 * 1024)];
-    for (int done = 0; done < length; ) {
-      int n = Math.min(chunk.length, length - done);
-      from.getBytes(index + done, chunk, 0, n);
-      to.setBytes(done, chunk, 0, n);
-      done += n;
     }
   }
 }
