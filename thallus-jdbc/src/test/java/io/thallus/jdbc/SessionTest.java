@@ -108,7 +108,20 @@ class SessionTest {
       statement.executeUpdate("INSERT INTO mine.notes VALUES ('added')");
       assertThat(count(attaching, "SELECT count(*) FROM mine.notes")).isEqualTo(2);
     }
-    // Detached with the session: the file is free again, here as a dataset of another connection.
+    // Detached with the session: the file is free again, here as a dataset of another connection. The server ends
+    // the session after the client has closed, so the file is free once that has run: wait for it, with a deadline.
+    io.thallus.testing.Eventually.await("the attached file detached with its session", java.time.Duration.ofSeconds(60),
+        () -> {
+          try (Connection probe = DriverManager.getConnection(url + "/mine.duckdb")) {
+            JdbcRows.of(probe, "SELECT 1");
+            return true;
+          } catch (SQLException e) {
+            if (String.valueOf(e.getMessage()).contains("already attached")) {
+              return false;
+            }
+            throw new AssertionError("the dataset did not open for another reason", e);
+          }
+        });
     try (Connection reader = DriverManager.getConnection(url + "/mine.duckdb")) {
       assertThat(JdbcRows.of(reader, "SELECT note FROM notes ORDER BY note"))
           .containsExactly(List.of("added"), List.of("kept"));
