@@ -26,58 +26,16 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class FlightSqlAdbcMetadataTest {
-  /** FlightSqlAdbcTest's pins: the two tests share one environment. */
-  private static final List<String> PACKAGES = List.of("adbc-driver-flightsql==1.13.0", "adbc-driver-manager==1.13.0",
-      "pyarrow==26.0.1", "duckdb==2.0.0");
-
   @TempDir
   Path temp;
 
   private static List<String> run(List<String> command, long minutes) throws IOException, InterruptedException {
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-    List<String> lines = new ArrayList<>();
-    Thread reader = Thread.ofVirtual().start(() -> {
-      try (var in = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream(),
-          StandardCharsets.UTF_8))) {
-        String line;
-        while ((line = in.readLine()) != null) {
-          synchronized (lines) {
-            lines.add(line);
-          }
-        }
-      } catch (IOException e) {
-        // The process ended.
-      }
-    });
-    if (!process.waitFor(minutes, TimeUnit.MINUTES)) {
-      process.destroyForcibly();
-      throw new AssertionError(String.join(" ", command) + " ran for " + minutes + " minutes: " + lines);
-    }
-    reader.join(TimeUnit.SECONDS.toMillis(10));
-    synchronized (lines) {
-      if (process.exitValue() != 0) {
-        throw new AssertionError(String.join(" ", command) + " failed (" + process.exitValue() + "):\n"
-            + String.join("\n", lines));
-      }
-      return List.copyOf(lines);
-    }
+    return FlightSqlAdbcTest.run(command, minutes);
   }
 
-  /** The virtual environment with the pinned packages, made once (or FlightSqlAdbcTest's, when it made it). */
+  /** FlightSqlAdbcTest's environment (the same pinned packages, in the same place). */
   private static Path python() throws IOException, InterruptedException {
-    Path venv = Path.of("target", "adbc-venv").toAbsolutePath();
-    Path python = venv.resolve("bin/python");
-    Path stamp = venv.resolve("thallus-packages.txt");
-    String wanted = String.join("\n", PACKAGES);
-    if (!Files.isExecutable(python) || !Files.exists(stamp) || !Files.readString(stamp).equals(wanted)) {
-      run(List.of("python3", "-m", "venv", "--clear", venv.toString()), 2);
-      List<String> install = new ArrayList<>(List.of(python.toString(), "-m", "pip", "install", "--quiet",
-          "--disable-pip-version-check"));
-      install.addAll(PACKAGES);
-      run(install, 10);
-      Files.writeString(stamp, wanted);
-    }
-    return python;
+    return FlightSqlAdbcTest.python();
   }
 
   @Test

@@ -31,51 +31,14 @@ class FlightSqlAdbcTest {
   @TempDir
   Path temp;
 
+  /** A command run to its end within {@code minutes} (see {@link io.thallus.testing.PythonVenv#run}). */
   static List<String> run(List<String> command, long minutes) throws IOException, InterruptedException {
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-    List<String> lines = new ArrayList<>();
-    Thread reader = Thread.ofVirtual().start(() -> {
-      try (var in = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream(),
-          StandardCharsets.UTF_8))) {
-        String line;
-        while ((line = in.readLine()) != null) {
-          synchronized (lines) {
-            lines.add(line);
-          }
-        }
-      } catch (IOException e) {
-        // The process ended.
-      }
-    });
-    if (!process.waitFor(minutes, TimeUnit.MINUTES)) {
-      process.destroyForcibly();
-      throw new AssertionError(String.join(" ", command) + " ran for " + minutes + " minutes: " + lines);
-    }
-    reader.join(TimeUnit.SECONDS.toMillis(10));
-    synchronized (lines) {
-      if (process.exitValue() != 0) {
-        throw new AssertionError(String.join(" ", command) + " failed (" + process.exitValue() + "):\n"
-            + String.join("\n", lines));
-      }
-      return List.copyOf(lines);
-    }
+    return io.thallus.testing.PythonVenv.run(command, minutes);
   }
 
-  /** The virtual environment with the pinned packages, made once. */
+  /** The virtual environment with the pinned packages, made once; the other ADBC tests share it. */
   static Path python() throws IOException, InterruptedException {
-    Path venv = Path.of("target", "adbc-venv").toAbsolutePath();
-    Path python = venv.resolve("bin/python");
-    Path stamp = venv.resolve("thallus-packages.txt");
-    String wanted = String.join("\n", PACKAGES);
-    if (!Files.isExecutable(python) || !Files.exists(stamp) || !Files.readString(stamp).equals(wanted)) {
-      run(List.of("python3", "-m", "venv", "--clear", venv.toString()), 2);
-      List<String> install = new ArrayList<>(List.of(python.toString(), "-m", "pip", "install", "--quiet",
-          "--disable-pip-version-check"));
-      install.addAll(PACKAGES);
-      run(install, 10);
-      Files.writeString(stamp, wanted);
-    }
-    return python;
+    return io.thallus.testing.PythonVenv.of("adbc-venv", PACKAGES).python();
   }
 
   @Test

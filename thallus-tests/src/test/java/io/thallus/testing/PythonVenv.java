@@ -38,6 +38,11 @@ public final class PythonVenv {
     return new PythonVenv(python);
   }
 
+  /** The environment's Python interpreter. */
+  public Path python() {
+    return python;
+  }
+
   /** Runs {@code script} with {@code args} in the environment; its output lines, or an error with them. */
   public List<String> runScript(Path script, List<String> args, long minutes) throws IOException,
       InterruptedException {
