@@ -17,7 +17,8 @@
 # Flight SQL port's Arrow budget (the same --batch-memory, 512 MiB: its sessions' batches and results on their way
 # out), DuckDB's --memory-limit (1 GB, 954 MiB), and 512 MB for what no budget counts (metaspace and code, thread
 # stacks, gRPC's and Netty's own buffers for messages and frames, DuckDB's allocations outside its limit):
-# 1024 + 512 + 512 + 954 + 512 = 3514, rounded down to 3500.
+# 1024 + 512 + 512 + 954 + 512 = 3514, rounded down to 3500. The server runs with --connection-idle-timeout-ms 15000,
+# so a connection its client left quiet (on either port) is closed within the soak's 30 s wait for descriptors.
 # SOAK_SERVER_JAR runs another build's CLI jar as the server (say an older commit's, for a before/after), with
 # SOAK_SERVER_LIMITS in place of this build's limit flags; SOAK_CORRUPT=0 sends no corrupt batches (to see what else a
 # server that dies of the first one would do).
