@@ -36,8 +36,10 @@ public final class QueryRequest {
   private final byte[] parameterRows;
   private final int parameterRowCount;
   private final boolean autoCommit;
+  private final int streams;
 
   private QueryRequest(Builder b) {
+    this.streams = b.streams;
     this.autoCommit = b.autoCommit;
     this.parameterRows = b.parameterRows;
     this.parameterRowCount = b.parameterRowCount;
@@ -83,6 +85,11 @@ public final class QueryRequest {
     return autoCommit;
   }
 
+  /** How many parallel streams the result may come on (1: one stream); see {@link Builder#streams}. */
+  public int streams() {
+    return streams;
+  }
+
   /** The values for the SQL's {@code ?} placeholders, in order, in their wire form (SQL NULL as a marker). */
   List<Object> wireParameters() {
     return parameters;
@@ -113,6 +120,7 @@ public final class QueryRequest {
     private byte[] parameterRows = new byte[0];
     private int parameterRowCount;
     private boolean autoCommit = true;
+    private int streams = 1;
 
     private Builder(String sql) {
       this.sql = Objects.requireNonNull(sql, "sql");
@@ -220,6 +228,22 @@ public final class QueryRequest {
       return this;
     }
 
+    /**
+     * Lets the server split the result into up to {@code count} parallel streams (1 to 64; default 1), which the
+     * engine produces and the server sends at once: {@link ThallusClient#queryStreams} hands them out one by one,
+     * {@link ThallusClient#query(QueryRequest)} reads them as one. Each counts as one of the client's streams, with
+     * its own credits, against the server's limits. The server splits only what it can split exactly (see
+     * docs/java-api.md); anything else comes whole on the first stream. Not with rows of parameters.
+     */
+    public Builder streams(int count) {
+      if (count < 1 || count > io.thallus.internal.protocol.Message.Open.MAX_PARTS) {
+        throw new IllegalArgumentException("streams must be within 1.."
+            + io.thallus.internal.protocol.Message.Open.MAX_PARTS + ", got " + count);
+      }
+      this.streams = count;
+      return this;
+    }
+
     public Builder option(String key, String value) {
       options.put(Objects.requireNonNull(key), Objects.requireNonNull(value));
       return this;
@@ -228,6 +252,9 @@ public final class QueryRequest {
     public QueryRequest build() {
       if (parameterRows.length > 0 && !parameters.isEmpty()) {
         throw new IllegalArgumentException("a request has parameters or rows of parameters, not both");
+      }
+      if (parameterRows.length > 0 && streams > 1) {
+        throw new IllegalArgumentException("a request has rows of parameters or parallel streams, not both");
       }
       return new QueryRequest(this);
     }

@@ -85,8 +85,26 @@ public final class ThallusClient implements AutoCloseable {
     return query(QueryRequest.builder(sql).dataset(dataset).build());
   }
 
-  /** Opens a stream and returns once its schema is known (the server has compiled and started the query). */
+  /**
+   * Opens a stream and returns once its schema is known (the server has compiled and started the query). With
+   * {@link QueryRequest.Builder#streams} above 1 the server may split the result into that many parallel streams;
+   * this stream reads them as one (batches in arrival order; a query the server does not split, one with ORDER BY
+   * say, keeps its order). Cancelling or closing it stops them all.
+   */
   public ThallusStream query(QueryRequest request) {
+    if (request.streams() > 1) {
+      List<StreamState> parts = openParts(request);
+      try {
+        Schema schema = awaitSchemas(parts);
+        ThallusStream stream = new ThallusStream(new io.thallus.internal.client.MergedBatches(parts,
+            options.timeout()), schema, allocator, openStreams::remove);
+        openStreams.add(stream);
+        return stream;
+      } catch (RuntimeException e) {
+        parts.forEach(StreamState::close);
+        throw e;
+      }
+    }
     StreamState state = open(request, 0);
     try {
       ThallusStream stream = new ThallusStream(state, state.awaitSchema(), allocator, openStreams::remove);
@@ -96,6 +114,58 @@ public final class ThallusClient implements AutoCloseable {
       state.close();
       throw e;
     }
+  }
+
+  /**
+   * The result of {@code request} as {@link QueryRequest#streams()} parallel streams, to be read at once (by as many
+   * threads): together they hold every row once, in no order across them. The server splits what it can split
+   * exactly, reading one snapshot (see docs/java-api.md); a query it does not split comes whole on the first stream
+   * and the others end empty. Cancelling or closing any one of them before its end stops all of them (the others
+   * then fail with CANCELLED). Returns once every stream's schema is known.
+   */
+  public List<ThallusStream> queryStreams(QueryRequest request) {
+    List<StreamState> parts = openParts(request);
+    List<ThallusStream> streams = new java.util.ArrayList<>();
+    try {
+      Schema schema = awaitSchemas(parts);
+      for (StreamState part : parts) {
+        ThallusStream stream = new ThallusStream(part, schema, allocator, openStreams::remove);
+        openStreams.add(stream);
+        streams.add(stream);
+      }
+      return List.copyOf(streams);
+    } catch (RuntimeException e) {
+      streams.forEach(ThallusStream::close);
+      parts.forEach(StreamState::close);
+      throw e;
+    }
+  }
+
+  /** Every part's schema (the server sends the same on each), or the first part's error. */
+  private static Schema awaitSchemas(List<StreamState> parts) {
+    Schema schema = null;
+    for (StreamState part : parts) {
+      Schema each = part.awaitSchema();
+      schema = schema == null ? each : schema;
+    }
+    return schema;
+  }
+
+  private List<StreamState> openParts(QueryRequest request) {
+    synchronized (this) {
+      if (closed) {
+        throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "the client is closed");
+      }
+    }
+    if (request.parameterRowCount() > 0) {
+      throw new IllegalArgumentException("a request for parallel streams has no rows of parameters");
+    }
+    int flags = request.autoCommit() ? 0 : Message.Open.IN_TRANSACTION;
+    int parts = request.streams();
+    return connection.openParts(new Message.Open(0, request.sql(), request.dataset().orElse(""),
+        request.batchRows().orElse(options.batchRows()), options.credits(),
+        request.timeout().map(java.time.Duration::toMillis).orElse(0L), flags | (parts > 1 ? Message.Open.SPLIT : 0),
+        request.wireParameters(), request.options(), new byte[0], parts));
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.thallus;
 
+import io.thallus.internal.client.BatchSource;
 import io.thallus.internal.client.StreamState;
 import io.thallus.spi.BatchContents;
 import java.io.IOException;
@@ -30,14 +31,14 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * batch returned last. Closing the stream before its end tells the server to stop.
  */
 public final class ThallusStream extends ArrowReader implements Iterator<VectorSchemaRoot> {
-  private final StreamState state;
+  private final BatchSource state;
   private final Schema messageSchema;
   private final Consumer<ThallusStream> onClose;
   private BatchContents pending;
   private boolean ended;
   private long bytesRead;
 
-  ThallusStream(StreamState state, Schema messageSchema, BufferAllocator allocator,
+  ThallusStream(BatchSource state, Schema messageSchema, BufferAllocator allocator,
       Consumer<ThallusStream> onClose) {
     super(allocator);
     this.state = state;

@@ -50,6 +50,8 @@ public final class DuckDBEngine implements QueryEngine {
   private final String defaultCatalog;
   private final String timeZone;
   private final SpillFolder spill;
+  /** The statements that may commit a write, for a split's one-snapshot check. */
+  private final WriteWindow writes = new WriteWindow();
   private boolean closed;
   private DuckDBConnection diagnostics;
   private SpillFolder diagnosticsSpill;
@@ -367,6 +369,15 @@ public final class DuckDBEngine implements QueryEngine {
     } catch (SQLException e) {
       throw ThallusException.of(StatusCode.UNAVAILABLE, "DuckDB is closed: " + e.getMessage(), e);
     }
+  }
+
+  /** A new DuckDB connection to the served database, with the engine's settings; the caller closes it. */
+  DuckDBConnection newConnection() throws SQLException {
+    return (DuckDBConnection) database.duplicate();
+  }
+
+  WriteWindow writes() {
+    return writes;
   }
 
   /**

@@ -88,6 +88,25 @@ public final class DuckDBSession implements EngineSession {
 
   @Override
   public QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
+    return engine.writes().counting(() -> executeCounted(spec, allocator, cancel));
+  }
+
+  /** Splits (SplitScan) only without state of its own, which connections of their own would not see. */
+  @Override
+  public java.util.List<QueryResult> executeSplit(QuerySpec spec, int parts, BufferAllocator allocator,
+      CancelSignal cancel) {
+    boolean stateless;
+    synchronized (interruptGuard) {
+      stateless = !pinned && !closed;
+    }
+    Optional<java.util.List<QueryResult>> split = Optional.empty();
+    if (stateless) {
+      split = new SplitScan(engine, cancel).run(spec, parts, allocator);
+    }
+    return split.orElseGet(() -> java.util.List.of(execute(spec, allocator, cancel)));
+  }
+
+  private QueryResult executeCounted(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) {
     boolean onCursor;
     synchronized (interruptGuard) {
       onCursor = !pinned && (streaming != null || lock.isLocked()) && !spec.hasParameterRows()
@@ -181,7 +200,7 @@ public final class DuckDBSession implements EngineSession {
         run("BEGIN TRANSACTION");
       }
       if (spec.hasParameterRows()) {
-        return QueryResult.of(UpdateCounts.of(runRows(spec, allocator, cancel)));
+        return QueryResult.of(UpdateCounts.of(new ParameterRowRuns(connection).runInTransaction(spec, allocator, cancel)));
       }
       String sql = spec.sql();
       if (spec.schemaOnly()) {
@@ -331,6 +350,10 @@ public final class DuckDBSession implements EngineSession {
    */
   @Override
   public long ingest(IngestSpec spec, ArrowReader batches, BufferAllocator allocator, CancelSignal cancel) {
+    return engine.writes().counting(() -> ingestCounted(spec, batches, allocator, cancel));
+  }
+
+  private long ingestCounted(IngestSpec spec, ArrowReader batches, BufferAllocator allocator, CancelSignal cancel) {
     acquire(cancel::isCancelled);
     boolean ownTransaction = false;
     try {
@@ -451,34 +474,6 @@ public final class DuckDBSession implements EngineSession {
       engine.bindDataset(connection, dataset.get());
     }
     boundDataset = dataset;
-  }
-
-  /**
-   * Runs the statement once per row of parameters, all rows in one transaction (the session's, or one of its own):
-   * an INSERT ... VALUES of only placeholders as one INSERT ... SELECT from the rows (DuckDB scans the Arrow batch
-   * in place), any other statement prepared once and executed per row. Called under the lock.
-   */
-  private long[] runRows(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) throws SQLException {
-    boolean ownTransaction = !DuckDBNatives.inTransaction(connection);
-    if (ownTransaction) {
-      run("BEGIN TRANSACTION");
-    }
-    try {
-      long[] counts = new ParameterRowRuns(connection).run(spec, allocator, cancel);
-      if (ownTransaction) {
-        run("COMMIT");
-      }
-      return counts;
-    } catch (SQLException | RuntimeException e) {
-      if (ownTransaction) {
-        try {
-          run("ROLLBACK");
-        } catch (SQLException alreadyOver) {
-          // A failed COMMIT has rolled back already.
-        }
-      }
-      throw e;
-    }
   }
 
   private void run(String sql) throws SQLException {

@@ -34,6 +34,39 @@ final class ParameterRowRuns {
     this.connection = connection;
   }
 
+  /**
+   * Runs the statement once per row of parameters, all rows in one transaction: the session's, or one of its own
+   * that commits them together or rolls them all back.
+   */
+  long[] runInTransaction(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) throws SQLException {
+    boolean ownTransaction = !DuckDBNatives.inTransaction(connection);
+    if (ownTransaction) {
+      execute("BEGIN TRANSACTION");
+    }
+    try {
+      long[] counts = run(spec, allocator, cancel);
+      if (ownTransaction) {
+        execute("COMMIT");
+      }
+      return counts;
+    } catch (SQLException | RuntimeException e) {
+      if (ownTransaction) {
+        try {
+          execute("ROLLBACK");
+        } catch (SQLException alreadyOver) {
+          // A failed COMMIT has rolled back already.
+        }
+      }
+      throw e;
+    }
+  }
+
+  private void execute(String sql) throws SQLException {
+    try (Statement statement = connection.createStatement()) {
+      statement.execute(sql);
+    }
+  }
+
   /** The update count of each row, in order. */
   long[] run(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel) throws SQLException {
     long[] counts;

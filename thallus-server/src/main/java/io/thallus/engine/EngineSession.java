@@ -16,6 +16,18 @@ public interface EngineSession extends AutoCloseable {
   QueryResult execute(QuerySpec spec, BufferAllocator allocator, CancelSignal cancel);
 
   /**
+   * The query's rows as at most {@code parts} results that together hold every row once, each produced on its own
+   * (the server streams them at once, to one client). An engine splits only what it can split exactly: all parts read
+   * one snapshot, and a query whose rows have an order (ORDER BY), or that aggregates, joins or limits, stays whole.
+   * Answers one result when it does not split; the server then sends the whole answer on the first stream. Errors
+   * as {@link #execute}. The default never splits.
+   */
+  default java.util.List<QueryResult> executeSplit(QuerySpec spec, int parts, BufferAllocator allocator,
+      CancelSignal cancel) {
+    return java.util.List.of(execute(spec, allocator, cancel));
+  }
+
+  /**
    * Writes {@code batches} into the spec's table, all or nothing: in one transaction of its own, or in the session's
    * (with {@link TransactionMode#SESSION}). Pulls batches from {@code batches} until it reports none left; a
    * failure while reading them (the client went, the ingest was cancelled) undoes what was written. Returns the

@@ -227,17 +227,32 @@ public final class ClientConnection implements AutoCloseable {
 
   /** Sends OPEN ({@code request} with its stream id replaced by the next free one); the returned state yields OPENED (or the error), then the batches. */
   public StreamState open(Message.Open request) {
+    return openParts(request).get(0);
+  }
+
+  /**
+   * Sends OPEN as {@link #open} does, for {@code request.parts()} parallel streams of one result: they take that many
+   * consecutive stream ids, the OPEN naming the first. The states, in id order, each yield its OPENED (or the error),
+   * then its batches.
+   */
+  public java.util.List<StreamState> openParts(Message.Open request) {
     ThallusException failure = broken;
     if (failure != null) {
       throw failure;
     }
     limits.check(request);
-    int id = nextStreamId.getAndIncrement();
-    StreamState state = new StreamState(this, id, settings.timeout(), request.credits());
-    streams.put(id, state);
-    send(new Message.Open(id, request.sql(), request.dataset(), request.batchRows(), request.credits(),
-        request.timeoutMillis(), request.flags(), request.parameters(), request.options(), request.parameterRows()));
-    return state;
+    int parts = request.parts();
+    int first = nextStreamId.getAndAdd(parts);
+    java.util.List<StreamState> states = new java.util.ArrayList<>();
+    for (int i = 0; i < parts; i++) {
+      StreamState state = new StreamState(this, first + i, settings.timeout(), request.credits());
+      streams.put(first + i, state);
+      states.add(state);
+    }
+    send(new Message.Open(first, request.sql(), request.dataset(), request.batchRows(), request.credits(),
+        request.timeoutMillis(), request.flags(), request.parameters(), request.options(), request.parameterRows(),
+        parts));
+    return states;
   }
 
   /** Sends DESCRIBE under the next free stream id and waits (within the client's timeout) for its answer. */

@@ -17,7 +17,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * The client's side of one stream: what the connection has received for it, in order, and the consumer's end of
  * the credit loop (every batch taken grants the server one more).
  */
-public final class StreamState implements AutoCloseable {
+public final class StreamState implements BatchSource {
   /** What the stream said at its end. */
   public record End(long rows, long batches, long bytes, long serverNanos, long serverCpuNanos) {}
 
@@ -57,6 +57,7 @@ public final class StreamState implements AutoCloseable {
     return id;
   }
 
+  @Override
   public String transport() {
     return connection.transport();
   }
@@ -79,6 +80,7 @@ public final class StreamState implements AutoCloseable {
   }
 
   /** The next batch (the caller owns it), or null once the stream has ended. Throws the stream's failure. */
+  @Override
   public BatchContents take() {
     Deadline deadline = Deadline.after(timeout);
     BatchContents batch;
@@ -127,6 +129,7 @@ public final class StreamState implements AutoCloseable {
     return batch;
   }
 
+  @Override
   public End end() {
     lock.lock();
     try {
@@ -273,6 +276,7 @@ public final class StreamState implements AutoCloseable {
   }
 
   /** Asks the server to stop; the consumer then sees CANCELLED (batches already here are still delivered). */
+  @Override
   public void cancel() {
     if (isOpen()) {
       connection.send(new Message.Cancel(id));

@@ -47,7 +47,7 @@ public sealed interface Message {
    * column per {@code ?}), for running the statement once per row in one request.
    */
   record Open(int streamId, String sql, String dataset, int batchRows, int credits, long timeoutMillis, int flags,
-      List<Object> parameters, Map<String, String> options, byte[] parameterRows) implements Message {
+      List<Object> parameters, Map<String, String> options, byte[] parameterRows, int parts) implements Message {
     /** Flag: answer OPENED (the schema) and END without producing any row. */
     public static final int SCHEMA_ONLY = 1;
     /** Flag: the frame ends with rows of parameters ({@link #parameterRows}). */
@@ -59,8 +59,15 @@ public sealed interface Message {
      * instead of running it.
      */
     public static final int DESCRIBE_STATEMENT = 8;
+    /**
+     * Flag: the frame ends with a part count n (u16, 2 to {@link #MAX_PARTS}): the answer comes on the n stream ids
+     * from {@code streamId} on, as parallel streams of one result (see docs/protocol.md).
+     */
+    public static final int SPLIT = 16;
     /** Every flag this version knows. */
-    public static final int KNOWN_FLAGS = SCHEMA_ONLY | PARAMETER_ROWS | IN_TRANSACTION | DESCRIBE_STATEMENT;
+    public static final int KNOWN_FLAGS = SCHEMA_ONLY | PARAMETER_ROWS | IN_TRANSACTION | DESCRIBE_STATEMENT | SPLIT;
+    /** The most parallel streams one OPEN may ask for. */
+    public static final int MAX_PARTS = 64;
 
     public Open {
       parameters = List.copyOf(parameters);
@@ -68,6 +75,18 @@ public sealed interface Message {
       if (((flags & PARAMETER_ROWS) != 0) != (parameterRows.length > 0)) {
         throw new IllegalArgumentException("the PARAMETER_ROWS flag and the parameter rows go together");
       }
+      if (parts < 1 || parts > MAX_PARTS || ((flags & SPLIT) != 0) != (parts > 1)) {
+        throw new IllegalArgumentException("an OPEN asks for 1 to " + MAX_PARTS + " streams, the SPLIT flag exactly "
+            + "when more than one; got " + parts);
+      }
+      if (parts > 1 && streamId > Integer.MAX_VALUE - parts + 1) {
+        throw new IllegalArgumentException("stream ids " + streamId + " and the " + (parts - 1) + " after it overflow");
+      }
+    }
+
+    public Open(int streamId, String sql, String dataset, int batchRows, int credits, long timeoutMillis, int flags,
+        List<Object> parameters, Map<String, String> options, byte[] parameterRows) {
+      this(streamId, sql, dataset, batchRows, credits, timeoutMillis, flags, parameters, options, parameterRows, 1);
     }
 
     public Open(int streamId, String sql, String dataset, int batchRows, int credits, long timeoutMillis, int flags,
@@ -98,20 +117,21 @@ public sealed interface Message {
       return other instanceof Open o && streamId == o.streamId && sql.equals(o.sql) && dataset.equals(o.dataset)
           && batchRows == o.batchRows && credits == o.credits && timeoutMillis == o.timeoutMillis
           && flags == o.flags && parameters.equals(o.parameters) && options.equals(o.options)
-          && java.util.Arrays.equals(parameterRows, o.parameterRows);
+          && java.util.Arrays.equals(parameterRows, o.parameterRows) && parts == o.parts;
     }
 
     @Override
     public int hashCode() {
       return java.util.Objects.hash(streamId, sql, dataset, batchRows, credits, timeoutMillis, flags, parameters,
-          options, java.util.Arrays.hashCode(parameterRows));
+          options, java.util.Arrays.hashCode(parameterRows), parts);
     }
 
     @Override
     public String toString() {
       return "Open[streamId=" + streamId + ", sql=" + sql + ", dataset=" + dataset + ", batchRows=" + batchRows
           + ", credits=" + credits + ", timeoutMillis=" + timeoutMillis + ", flags=" + flags + ", parameters="
-          + parameters + ", options=" + options + ", parameterRows=" + parameterRows.length + " bytes]";
+          + parameters + ", options=" + options + ", parameterRows=" + parameterRows.length + " bytes, parts=" + parts
+          + "]";
     }
 
     @Override

@@ -173,8 +173,16 @@ public final class MessageCodec {
           throw new CorruptedFrameException("OPEN announces parameter rows and carries none");
         }
       }
+      int parts = 1;
+      if ((flags & Message.Open.SPLIT) != 0) {
+        parts = readU16(in);
+        if (parts < 2 || parts > Message.Open.MAX_PARTS || streamId > Integer.MAX_VALUE - parts + 1) {
+          throw new CorruptedFrameException("OPEN asks for " + parts + " streams from id " + streamId + "; a split "
+              + "has 2 to " + Message.Open.MAX_PARTS + " streams within the id range");
+        }
+      }
       return new Message.Open(streamId, sql, dataset, batchRows, credits, timeoutMillis, flags, parameters, options,
-          rows);
+          rows, parts);
     }
   }
 
@@ -235,6 +243,9 @@ public final class MessageCodec {
           if (m.parameterRows().length > 0) {
             out.writeInt(m.parameterRows().length);
             out.writeBytes(m.parameterRows());
+          }
+          if (m.parts() > 1) {
+            out.writeShort(m.parts());
           }
         }
         case Message.Opened m -> {

@@ -72,6 +72,34 @@ final class RequestValidator {
         open.options(), open.parameterRows());
   }
 
+  /**
+   * Checks what a split OPEN adds to {@link #open}: its ids all free, its streams within the client's limit and their
+   * credits within the client's, and a request that streams rows (not a schema, a description or rows of
+   * parameters).
+   */
+  void split(Message.Open request) {
+    if (request.schemaOnly() || request.describeStatement() || request.parameterRows().length > 0) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a request for parallel streams streams rows: not with "
+          + "a schema only, a description or rows of parameters");
+    }
+    int parts = request.parts();
+    for (int i = 1; i < parts; i++) {
+      checkIdFree(request.streamId() + i);
+    }
+    int openNow = table.openCount();
+    if (openNow + parts > context.limits().maxStreamsPerConnection()) {
+      throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "this client has " + openNow + " streams open and "
+          + "asks for " + parts + " more; this server allows " + context.limits().maxStreamsPerConnection()
+          + " (maxStreamsPerConnection)");
+    }
+    long credits = (long) request.credits() * parts + table.credits();
+    if (credits > context.limits().maxCreditsPerConnection()) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a client may hold at most "
+          + context.limits().maxCreditsPerConnection() + " credits over all its streams (maxCreditsPerConnection); "
+          + parts + " streams of " + request.credits() + " make " + credits);
+    }
+  }
+
   /** Checks a DESCRIBE; the dataset it names, if any. */
   Optional<Path> describe(Message.Describe request) {
     checkIdFree(request.streamId());

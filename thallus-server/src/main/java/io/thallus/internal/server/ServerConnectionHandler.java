@@ -12,7 +12,11 @@ import io.thallus.internal.batch.BatchReceiver;
 import io.thallus.internal.protocol.Message;
 import io.thallus.spi.BatchContents;
 import io.thallus.spi.BodyFetcher;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One authenticated client connection on the server, after its WELCOME (the {@link HandshakeHandler} puts it in the
@@ -30,6 +34,8 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   private final ServerDescribes describes;
   private final StreamTable table;
   private final RequestValidator validator;
+  /** The split each stream of a split OPEN belongs to, by stream id. */
+  private final Map<Integer, SplitStreams> splits = new ConcurrentHashMap<>();
   /** Receives the batches of this connection's ingests. */
   private final BatchReceiver receiver;
   private Channel channel;
@@ -101,6 +107,10 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
     try {
       QuerySpec spec = validator.open(open);
+      if (open.parts() > 1) {
+        openSplit(open, spec);
+        return;
+      }
       ServerStream stream = new ServerStream(connection, open.streamId(), spec, open.describeStatement(), open.credits(),
           this::streamDone);
       if (!registry.add(stream, context.limits().maxStreams())) {
@@ -112,6 +122,41 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       stream.start();
     } catch (ThallusException e) {
       connection.outbox().send(new Message.Error(open.streamId(), e.code(), e.status().description()));
+    }
+  }
+
+  /** Opens the streams of a split OPEN (ids streamId to streamId + parts - 1); an error goes to every one of them. */
+  private void openSplit(Message.Open open, QuerySpec spec) {
+    List<ServerStream> added = new ArrayList<>();
+    try {
+      validator.split(open);
+      SplitStreams split = new SplitStreams(connection, spec, open.parts());
+      for (int i = 0; i < open.parts(); i++) {
+        int index = i;
+        ServerStream stream = new ServerStream(connection, open.streamId() + i, spec, false, open.credits(),
+            done -> {
+              split.finished(index);
+              splits.remove(done.id());
+              streamDone(done);
+            }, split.source(i));
+        if (!registry.add(stream, context.limits().maxStreams())) {
+          throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "the server has its maximum of "
+              + context.limits().maxStreams() + " streams open; try again later");
+        }
+        added.add(stream);
+        split.add(stream);
+      }
+      for (ServerStream stream : added) {
+        splits.put(stream.id(), split);
+        table.add(stream);
+        stream.scheduleTimeout(open.timeoutMillis());
+      }
+      added.forEach(ServerStream::start);
+    } catch (ThallusException e) {
+      added.forEach(registry::remove);
+      for (int i = 0; i < open.parts(); i++) {
+        connection.outbox().send(new Message.Error(open.streamId() + i, e.code(), e.status().description()));
+      }
     }
   }
 
@@ -245,6 +290,12 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     ServerStream stream = table.stream(streamId);
     if (stream != null) {
       stream.abort(status, answer);
+      SplitStreams split = splits.get(streamId);
+      if (split != null) {
+        // One stream of a split stops them all; the others are answered, as their client still waits on them.
+        split.abortAll(Status.of(StatusCode.CANCELLED, "stream " + streamId + " of the same split query was "
+            + (answer ? "cancelled" : "closed") + " by the client"));
+      }
     }
     ServerIngest ingest = table.ingest(streamId);
     if (ingest != null) {

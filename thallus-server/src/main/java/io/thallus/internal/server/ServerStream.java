@@ -86,8 +86,22 @@ final class ServerStream {
   private boolean ended;
   private volatile ScheduledFuture<?> timeout;
 
+  /** Where a stream's engine result comes from: the query run for it alone, or its part of a split. */
+  interface ResultSource {
+    QueryResult open(CancelSignal cancel);
+  }
+
+  /** Where the result comes from; null: the stream runs its spec itself. */
+  private final ResultSource source;
+
   ServerStream(ServerConnection connection, int id, QuerySpec spec, boolean describe, int initialCredits,
       java.util.function.Consumer<ServerStream> done) {
+    this(connection, id, spec, describe, initialCredits, done, null);
+  }
+
+  ServerStream(ServerConnection connection, int id, QuerySpec spec, boolean describe, int initialCredits,
+      java.util.function.Consumer<ServerStream> done, ResultSource source) {
+    this.source = source;
     this.connection = connection;
     this.context = connection.context();
     this.done = done;
@@ -226,7 +240,7 @@ final class ServerStream {
   private boolean advance() {
     throwIfAborted();
     if (result == null) {
-      result = describe
+      result = source != null ? source.open(cancelSignal) : describe
           ? WireAnswers.of(connection.engineSession().describeStatement(spec, connection.allocator(), cancelSignal),
               connection.allocator())
           : WireAnswers.of(connection.engineSession().execute(spec, connection.allocator(), cancelSignal),
