@@ -59,6 +59,8 @@ class MessageCodecTest {
             Map.of(), new byte[] {1, 2, 3, 4, 5}),
         new Message.Open(9, "SELECT ?", "", 1024, 1, 0, Message.Open.IN_TRANSACTION | Message.Open.DESCRIBE_STATEMENT,
             List.of(), Map.of()),
+        new Message.Open(12, "SELECT * FROM t", "", 1024, 4, 0, Message.Open.SPLIT, List.of(), Map.of(),
+            new byte[0], 8),
         new Message.Ingest(10, "t", 1, 4, 0, new byte[] {9, 8}, Message.Ingest.IN_TRANSACTION,
             "INSERT INTO t VALUES (?)", Map.of("shm.x", "1")),
         new Message.Ingest(11, "\"s\".t", 0, 1, 5, new byte[] {7}, Map.of()),
@@ -146,12 +148,27 @@ class MessageCodecTest {
   @Test
   void flagsOfNoMeaningYetAreACorruptFrame() {
     ByteBuf body = Unpooled.buffer().writeByte(MessageType.OPEN.wireValue()).writeInt(1);
-    body.writeInt(1).writeByte('x').writeInt(0).writeInt(10).writeInt(1).writeLong(0).writeByte(16);
+    body.writeInt(1).writeByte('x').writeInt(0).writeInt(10).writeInt(1).writeLong(0).writeByte(32);
     body.writeShort(0).writeShort(0);
     assertThatThrownBy(() -> MessageCodec.Decoder.decode(body))
         .isInstanceOf(io.netty.handler.codec.CorruptedFrameException.class)
-        .hasMessageContaining("OPEN flags 16");
+        .hasMessageContaining("OPEN flags 32");
     body.release();
+  }
+
+  @Test
+  void aSplitOfOneOrPastTheLimitIsACorruptFrame() {
+    for (int parts : new int[] {0, 1, Message.Open.MAX_PARTS + 1}) {
+      ByteBuf body = Unpooled.buffer().writeByte(MessageType.OPEN.wireValue()).writeInt(1);
+      body.writeInt(1).writeByte('x').writeInt(0).writeInt(10).writeInt(1).writeLong(0)
+          .writeByte(Message.Open.SPLIT);
+      body.writeShort(0).writeShort(0).writeShort(parts);
+      assertThatThrownBy(() -> MessageCodec.Decoder.decode(body)).isInstanceOf(CorruptedFrameException.class)
+          .hasMessageContaining("asks for " + parts + " streams");
+      body.release();
+    }
+    assertThatThrownBy(() -> new Message.Open(Integer.MAX_VALUE - 2, "x", "", 10, 1, 0, Message.Open.SPLIT,
+        List.of(), Map.of(), new byte[0], 4)).isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
