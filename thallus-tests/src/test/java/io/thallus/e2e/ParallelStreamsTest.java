@@ -287,6 +287,38 @@ class ParallelStreamsTest {
         () -> allocator.getAllocatedMemory() <= serverBefore);
   }
 
+  /** Over the raw protocol: a split OPEN the server refuses is answered with an ERROR on every one of its ids. */
+  @Test
+  void aRefusedSplitIsAnsweredOnEveryId() throws Exception {
+    try (RawControlConnection raw = new RawControlConnection(location("ipc"))) {
+      raw.send(new io.thallus.internal.protocol.Message.Hello(io.thallus.internal.protocol.Protocol.VERSION, "raw",
+          List.of("ipc"), java.util.Map.of(), java.util.Map.of()));
+      assertThat(raw.receive()).isInstanceOf(io.thallus.internal.protocol.Message.Welcome.class);
+      int split = io.thallus.internal.protocol.Message.Open.SPLIT;
+      raw.send(new io.thallus.internal.protocol.Message.Open(1, SCAN, "", 1024, 1, 0,
+          split | io.thallus.internal.protocol.Message.Open.SCHEMA_ONLY, List.of(), java.util.Map.of(), new byte[0],
+          3));
+      assertErrorsOn(raw, StatusCode.INVALID_ARGUMENT, 1, 2, 3);
+      // A stream on id 11, still open (it waits for credits), makes a split over ids 10 to 12 refused.
+      raw.send(new io.thallus.internal.protocol.Message.Open(11, SCAN, "", 1024, 0, 0, java.util.Map.of()));
+      assertThat(raw.receive()).isInstanceOf(io.thallus.internal.protocol.Message.Opened.class);
+      raw.send(new io.thallus.internal.protocol.Message.Open(10, SCAN, "", 1024, 1, 0, split, List.of(),
+          java.util.Map.of(), new byte[0], 3));
+      assertErrorsOn(raw, StatusCode.FAILED_PRECONDITION, 10, 11, 12);
+    }
+  }
+
+  private static void assertErrorsOn(RawControlConnection raw, StatusCode code, int... ids) throws Exception {
+    List<Integer> answered = new ArrayList<>();
+    for (int i = 0; i < ids.length; i++) {
+      io.thallus.internal.protocol.Message reply = raw.receive();
+      assertThat(reply).isInstanceOfSatisfying(io.thallus.internal.protocol.Message.Error.class,
+          error -> assertThat(error.code()).isEqualTo(code));
+      answered.add(((io.thallus.internal.protocol.Message.Error) reply).streamId());
+    }
+    assertThat(answered).containsExactlyInAnyOrder(java.util.Arrays.stream(ids).boxed().toArray(Integer[]::new));
+  }
+
   @Test
   void askingForTooManyStreamsIsRefused() {
     assertThatThrownBy(() -> QueryRequest.builder(SCAN).streams(65)).isInstanceOf(IllegalArgumentException.class)
