@@ -26,6 +26,8 @@ public final class QueryRequest {
   public static final String ENGINE_TYPE_KEY = "thallus:engine_type";
   /** The option {@link Builder#engineTypeNames} sets (an engine that does not know it ignores it). */
   public static final String ENGINE_TYPE_NAMES_OPTION = "thallus.engine_type_names";
+  /** The most parallel streams one request may ask for ({@link Builder#streams}). */
+  public static final int MAX_STREAMS = io.thallus.internal.protocol.Message.Open.MAX_PARTS;
 
   private final String sql;
   private final String dataset;
@@ -236,9 +238,8 @@ public final class QueryRequest {
      * docs/java-api.md); anything else comes whole on the first stream. Not with rows of parameters.
      */
     public Builder streams(int count) {
-      if (count < 1 || count > io.thallus.internal.protocol.Message.Open.MAX_PARTS) {
-        throw new IllegalArgumentException("streams must be within 1.."
-            + io.thallus.internal.protocol.Message.Open.MAX_PARTS + ", got " + count);
+      if (count < 1 || count > MAX_STREAMS) {
+        throw new IllegalArgumentException("streams must be within 1.." + MAX_STREAMS + ", got " + count);
       }
       this.streams = count;
       return this;

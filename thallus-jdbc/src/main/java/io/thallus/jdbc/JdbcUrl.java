@@ -137,6 +137,9 @@ final class JdbcUrl {
       if (value < 1) {
         throw Errors.invalid(property.key() + " must be at least 1, got " + value);
       }
+      if (property == ThallusProperty.STREAMS && value > io.thallus.QueryRequest.MAX_STREAMS) {
+        throw Errors.invalid("streams must be at most " + io.thallus.QueryRequest.MAX_STREAMS + ", got " + value);
+      }
       return value;
     } catch (NumberFormatException e) {
       throw Errors.invalid(property.key() + " must be a whole number, got '" + text + "'");

@@ -95,6 +95,11 @@ final class ThallusConnection implements Connection {
     return url.integer(ThallusProperty.BATCH_ROWS);
   }
 
+  /** The parallel streams a query's rows may come on (the {@code streams} property). */
+  int streams() {
+    return url.integer(ThallusProperty.STREAMS);
+  }
+
   JdbcUrl url() {
     return url;
   }

@@ -25,6 +25,8 @@ public enum ThallusProperty {
   BATCH_ROWS("batchRows", "65536", Type.INTEGER,
       "Rows per Arrow batch; Statement.setFetchSize overrides it per statement"),
   CREDITS("credits", "4", Type.INTEGER, "Batches the server may send ahead of the reader"),
+  STREAMS("streams", "1", Type.INTEGER, "Parallel streams (1 to 64) the server may split a query's rows into, read "
+      + "as one ResultSet: rows in no order across them unless the query has ORDER BY (then it is not split)"),
   CONNECT_TIMEOUT("connectTimeout", "10", Type.INTEGER, "Seconds to wait for the server's handshake"),
   TIMEOUT("timeout", "300", Type.INTEGER,
       "Seconds any single wait on the server may take (the next batch, the schema); not the query's run time"),

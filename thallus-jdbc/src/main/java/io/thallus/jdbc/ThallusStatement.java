@@ -110,7 +110,7 @@ class ThallusStatement implements Statement {
     if (maxRows > 0 && maxRows < rows) {
       rows = (int) maxRows;
     }
-    request.batchRows(rows);
+    request.batchRows(rows).streams(connection.streams());
     if (queryTimeoutSeconds > 0) {
       request.timeout(Duration.ofSeconds(queryTimeoutSeconds));
     }
