@@ -266,9 +266,11 @@ class ParallelStreamsTest {
         assertThat(parts.get(0).hasNext()).isTrue();
         parts.get(0).next().close();
         parts.get(0).cancel();
-        for (ThallusStream part : parts) {
-          assertThatThrownBy(() -> read(part)).isInstanceOfSatisfying(ThallusException.class,
-              e -> assertThat(e.code()).isEqualTo(StatusCode.CANCELLED));
+        for (int i = 0; i < parts.size(); i++) {
+          ThallusStream part = parts.get(i);
+          assertThatThrownBy(() -> read(part)).as("stream %d over %s", i, transport)
+              .isInstanceOfSatisfying(ThallusException.class,
+                  e -> assertThat(e.code()).isEqualTo(StatusCode.CANCELLED));
         }
       } finally {
         parts.forEach(ThallusStream::close);

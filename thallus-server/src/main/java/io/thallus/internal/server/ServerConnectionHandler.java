@@ -288,9 +288,10 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
   private void abortStream(int streamId, Status status, boolean answer) {
     describes.cancel(streamId);
     ServerStream stream = table.stream(streamId);
+    // Looked up first: an aborted stream may finish (and leave the map) before abort returns.
+    SplitStreams split = splits.get(streamId);
     if (stream != null) {
       stream.abort(status, answer);
-      SplitStreams split = splits.get(streamId);
       if (split != null) {
         // One stream of a split stops them all; the others are answered, as their client still waits on them.
         split.abortAll(Status.of(StatusCode.CANCELLED, "stream " + streamId + " of the same split query was "

@@ -103,7 +103,7 @@ final class SplitStreams {
       }
       results = new ArrayList<>();
       for (QueryResult result : answered) {
-        results.add(WireAnswers.of(result, connection.allocator()));
+        results.add(endsOnlyWhole(WireAnswers.of(result, connection.allocator())));
       }
       schema = results.get(0).schema();
       for (int i = 0; i < results.size(); i++) {
@@ -116,6 +116,39 @@ final class SplitStreams {
     } catch (RuntimeException e) {
       failure = ThallusException.of(io.thallus.StatusCode.INTERNAL, "splitting the query failed: " + e, e);
     }
+  }
+
+  /**
+   * {@code part} whose end, once any stream of the split has been stopped, is CANCELLED: an engine read that a
+   * cancel interrupts may look like the end of its rows, and a part must not end as if whole when it is not.
+   */
+  private QueryResult endsOnlyWhole(QueryResult part) {
+    return new QueryResult() {
+      @Override
+      public Schema schema() {
+        return part.schema();
+      }
+
+      @Override
+      public BatchContents next() {
+        BatchContents batch = part.next();
+        if (batch == null && cancel.isCancelled()) {
+          throw ThallusException.of(io.thallus.StatusCode.CANCELLED, "another stream of the split query was "
+              + "stopped");
+        }
+        return batch;
+      }
+
+      @Override
+      public void cancel() {
+        part.cancel();
+      }
+
+      @Override
+      public void close() {
+        part.close();
+      }
+    };
   }
 
   /** A part with no rows: the schema, then the end. */
