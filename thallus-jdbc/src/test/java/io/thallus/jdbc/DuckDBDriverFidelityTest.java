@@ -89,6 +89,40 @@ class DuckDBDriverFidelityTest {
     assertSameAnswers("SELECT i AS row_id, " + columns + " FROM range(3) t(i) ORDER BY i", 3);
   }
 
+  @Test
+  void listParametersFromCreateArrayOfBindAsInDuckDBsOwnDriver() throws Exception {
+    String sql = "SELECT ? AS l, list_sum(?) AS s, ? AS v, ? AS d";
+    try (Connection thallus = DriverManager.getConnection(url);
+         Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
+         java.sql.PreparedStatement ours = thallus.prepareStatement(sql);
+         java.sql.PreparedStatement theirs = duckdb.prepareStatement(sql)) {
+      for (var pair : List.of(List.of(thallus, ours), List.of(duckdb, theirs))) {
+        Connection connection = (Connection) pair.get(0);
+        java.sql.PreparedStatement statement = (java.sql.PreparedStatement) pair.get(1);
+        statement.setArray(1, connection.createArrayOf("INTEGER", new Object[] {1, 2, null, 3}));
+        statement.setObject(2, connection.createArrayOf("BIGINT", new Object[] {5L, 6L}));
+        statement.setArray(3, connection.createArrayOf("VARCHAR", new Object[] {"a", "", null}));
+        statement.setArray(4, connection.createArrayOf("DATE", new Object[] {java.sql.Date.valueOf("2024-01-02")}));
+      }
+      try (ResultSet actual = ours.executeQuery(); ResultSet expected = theirs.executeQuery()) {
+        assertThat(expected.next()).isTrue();
+        assertThat(actual.next()).isTrue();
+        for (int column = 1; column <= 4; column++) {
+          assertThat(actual.getString(column)).as("column %d: getString", column)
+              .isEqualTo(expected.getString(column));
+          assertThat(comparable(actual.getObject(column))).as("column %d: getObject", column)
+              .isEqualTo(comparable(expected.getObject(column)));
+        }
+        assertThat(actual.getString(1)).isEqualTo("[1, 2, NULL, 3]");
+        assertThat(actual.getLong(2)).isEqualTo(11L);
+      }
+      // A batch's rows travel as Arrow columns of scalars: a list in one is refused, naming what to do instead.
+      ours.addBatch();
+      org.assertj.core.api.Assertions.assertThatThrownBy(ours::executeBatch)
+          .isInstanceOf(java.sql.BatchUpdateException.class).hasMessageContaining("a batch cannot bind a list");
+    }
+  }
+
   private static void assertSameAnswers(String sql, int rows) throws SQLException {
     try (Connection thallus = DriverManager.getConnection(url);
          Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
