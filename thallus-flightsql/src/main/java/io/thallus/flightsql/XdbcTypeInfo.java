@@ -156,7 +156,8 @@ final class XdbcTypeInfo {
     int time = 8 + (fraction == 0 ? 0 : fraction + 1) + (zoned ? 6 : 0);
     if (logical.startsWith("TIMESTAMP")) {
       return new Shape(XdbcDataType.XDBC_TIMESTAMP, 11 + time, true, false, null, null, null, null,
-          zoned ? XdbcDatetimeSubcode.XDBC_SUBCODE_TIMESTAMP_WITH_TIMEZONE : XdbcDatetimeSubcode.XDBC_SUBCODE_TIMESTAMP);
+          zoned ? XdbcDatetimeSubcode.XDBC_SUBCODE_TIMESTAMP_WITH_TIMEZONE
+              : XdbcDatetimeSubcode.XDBC_SUBCODE_TIMESTAMP);
     }
     return new Shape(XdbcDataType.XDBC_TIME, time, true, false, null, null, null, null,
         zoned ? XdbcDatetimeSubcode.XDBC_SUBCODE_TIME_WITH_TIMEZONE : XdbcDatetimeSubcode.XDBC_SUBCODE_TIME);
