@@ -163,7 +163,8 @@ final class SplitScan {
           + from + "->>'type', " + from + "->'sample', " + from + "->'at_clause', "
           + "(" + from + "->>'query_location')::BIGINT, (" + from + "->>'query_location_length')::BIGINT, "
           + from + "->>'alias', " + from + "->>'table_name', " + from + "->'qualified_name'->'path', "
-          + "j->>'error', json_array_length(" + from + "->'column_name_alias') FROM (SELECT json_serialize_sql(" + DuckDBEngine.literal(sql) + ")::JSON AS j)";
+          + "j->>'error', json_array_length(" + from + "->'column_name_alias') "
+          + "FROM (SELECT json_serialize_sql(" + DuckDBEngine.literal(sql) + ")::JSON AS j)";
       try (Statement statement = connection.createStatement(); ResultSet row = statement.executeQuery(query)) {
         if (!row.next() || !"false".equals(row.getString(19)) || row.getLong(1) != 1
             || !"SELECT_NODE".equals(row.getString(2)) || row.getLong(3) != 0 || row.getLong(4) != 0
