@@ -289,6 +289,41 @@ class ParallelStreamsTest {
         () -> allocator.getAllocatedMemory() <= serverBefore);
   }
 
+  /** A part that fails in DuckDB fails the whole split: every stream ends with an error, none with END. */
+  @ParameterizedTest
+  @ValueSource(strings = {"tcp", "shm"})
+  void onePartFailingStopsEveryStream(String transport) throws Exception {
+    String sql = "SELECT id, CASE WHEN id = 700000 THEN error('row 700000 is bad') ELSE v END FROM big";
+    try (BufferAllocator memory = allocator.newChildAllocator("client", 0, Long.MAX_VALUE);
+         ThallusClient client = ThallusClient.connect(memory, location(transport))) {
+      List<ThallusStream> parts = client.queryStreams(QueryRequest.builder(sql).batchRows(4096).streams(4).build());
+      try {
+        List<StatusCode> codes = new ArrayList<>();
+        try (ExecutorService readers = Executors.newVirtualThreadPerTaskExecutor()) {
+          List<Future<StatusCode>> each = new ArrayList<>();
+          for (ThallusStream part : parts) {
+            each.add(readers.submit(() -> {
+              try {
+                read(part);
+                return null;
+              } catch (ThallusException e) {
+                return e.code();
+              }
+            }));
+          }
+          for (Future<StatusCode> one : each) {
+            codes.add(one.get());
+          }
+        }
+        assertThat(codes).doesNotContainNull();
+        assertThat(codes).anySatisfy(code -> assertThat(code).isNotEqualTo(StatusCode.CANCELLED));
+      } finally {
+        parts.forEach(ThallusStream::close);
+      }
+      Eventually.await("no buffer left on the client", Duration.ofSeconds(30), () -> memory.getAllocatedMemory() == 0);
+    }
+  }
+
   /** Over the raw protocol: a split OPEN the server refuses is answered with an ERROR on every one of its ids. */
   @Test
   void aRefusedSplitIsAnsweredOnEveryId() throws Exception {

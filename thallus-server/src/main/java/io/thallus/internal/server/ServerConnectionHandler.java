@@ -137,6 +137,11 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
             done -> {
               split.finished(index);
               splits.remove(done.id());
+              if (!done.endedWhole()) {
+                // The result is incomplete without this part: the others stop too.
+                split.abortAll(Status.of(StatusCode.CANCELLED, "stream " + done.id() + " of the same split query "
+                    + "failed or was stopped"));
+              }
               streamDone(done);
             }, split.source(i));
         if (!registry.add(stream, context.limits().maxStreams())) {

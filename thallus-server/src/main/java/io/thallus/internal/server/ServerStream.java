@@ -115,6 +115,11 @@ final class ServerStream {
     return id;
   }
 
+  /** Whether the stream has finished with its END sent (read once it has reported its end). */
+  boolean endedWhole() {
+    return ended;
+  }
+
   /** Credits granted and not yet used. */
   int credits() {
     lock.lock();
