@@ -139,7 +139,7 @@ class OverlapTest {
     try (BufferAllocator allocator = new RootAllocator();
          ThallusServer server = server(allocator, meters, Overlap.producers(2)).build().start();
          ThallusClient client = ThallusClient.connect(allocator, server.getLocation().withTransport(transport))) {
-      for (int round = 0; round < 3; round++) {
+      for (int round = 0; round < 2; round++) {
         ThallusStream stream = client.query(QueryRequest.builder(endless).batchRows(BATCH_ROWS).build());
         try {
           for (int b = 0; b < 5; b++) {
