@@ -4,6 +4,7 @@ import io.thallus.ClientOptions;
 import io.thallus.Location;
 import io.thallus.QueryRequest;
 import io.thallus.ThallusClient;
+import io.thallus.server.Overlap;
 import io.thallus.server.ThallusServer;
 import io.thallus.cli.sidebyside.Peer;
 import io.thallus.cli.sidebyside.Peers;
@@ -45,8 +46,13 @@ final class Fixture implements AutoCloseable {
   private FlightSqlServer flightSql;
 
   Fixture() {
+    this(Overlap.auto());
+  }
+
+  /** With the server's overlap set ({@link OverlapBench} compares two). */
+  Fixture(Overlap overlap) {
     engine = new PreparedQueryEngine(DuckDBEngine.create(), preparedMemory);
-    server = ThallusServer.builder(root, Location.of("127.0.0.1", 0), engine).build().start();
+    server = ThallusServer.builder(root, Location.of("127.0.0.1", 0), engine).overlap(overlap).build().start();
     flight = new FlightPeer(engine, flightServerMemory, clientMemory);
     for (Transport transport : Transports.available()) {
       if (transport.isAvailableFor("127.0.0.1")) {
