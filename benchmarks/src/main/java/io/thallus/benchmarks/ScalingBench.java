@@ -58,9 +58,11 @@ public final class ScalingBench implements AutoCloseable {
   private final Together together;
   private final StringBuilder report = new StringBuilder();
   private final StringBuilder csv = new StringBuilder("section,peer,clients,round,seconds,bytes_per_client\n");
+  private final Path out;
 
-  private ScalingBench(ScalingPlan plan, List<String> transports, PrintStream log) {
+  private ScalingBench(ScalingPlan plan, List<String> transports, Path out, PrintStream log) {
     this.plan = plan;
+    this.out = out;
     this.transports = transports;
     this.log = log;
     this.together = new Together(plan.maxClients(), DEADLINE_SECONDS);
@@ -112,14 +114,14 @@ public final class ScalingBench implements AutoCloseable {
         + "round(s); transports %s (asked %s, usable here %s); %d cores%n", plan.name(), plan.rows(),
         plan.batchRows(), plan.clients(), plan.rounds(), transports, wanted, usable,
         Runtime.getRuntime().availableProcessors());
-    try (ScalingBench bench = new ScalingBench(plan, transports, log)) {
-      bench.measure(only, out);
+    try (ScalingBench bench = new ScalingBench(plan, transports, out, log)) {
+      bench.measure(only);
     }
     log.printf(Locale.ROOT, "scaling benchmark done in %.1f s; results in %s%n", (System.nanoTime() - start) / 1e9,
         out);
   }
 
-  private void measure(String only, Path out) throws Exception {
+  private void measure(String only) throws Exception {
     int most = plan.maxClients();
     String table = "CREATE TABLE big AS SELECT " + IntStream.range(0, 8).mapToObj(c -> "i * " + (c + 1) + " AS c" + c)
         .collect(Collectors.joining(", ")) + " FROM range(" + plan.rows() + ") t(i)";
@@ -149,7 +151,7 @@ public final class ScalingBench implements AutoCloseable {
         plainConnections.add((DuckDBConnection) plain.duplicate());
       }
       try {
-        header(out);
+        header();
         if (!only.equals("ingest")) {
           long bytes = engine.prepare(PREPARED_SQL, plan.batchRows());
           try {
@@ -167,11 +169,9 @@ public final class ScalingBench implements AutoCloseable {
         }
       }
     }
-    Files.writeString(out.resolve("scaling.md"), report);
-    Files.writeString(out.resolve("scaling.csv"), csv);
   }
 
-  private void header(Path out) {
+  private void header() {
     report.append(String.format(Locale.ROOT, "## Many clients at once: plan `%s`, %d cores%n%n", plan.name(),
         Runtime.getRuntime().availableProcessors()));
     report.append(String.format(Locale.ROOT, "`big`: %,d rows x 8 BIGINT, %,d-row batches; K = %s clients in the "
@@ -281,6 +281,9 @@ public final class ScalingBench implements AutoCloseable {
     }
     double elapsed = (System.nanoTime() - start) / 1e9;
     table(title, what, peers, bytes, seconds, ceilings, elapsed);
+    // Written after every section, so a run stopped by its time limit keeps what it measured.
+    Files.writeString(out.resolve("scaling.md"), report);
+    Files.writeString(out.resolve("scaling.csv"), csv);
   }
 
   /** Runs {@code peer} with K at once, checks every reader's or writer's data, and returns the wall seconds. */
