@@ -270,8 +270,9 @@ public final class ScalingBench implements AutoCloseable {
           double wall = runChecked(peer, clients, false, expected);
           seconds.computeIfAbsent(peer.name(), name -> new HashMap<>())
               .computeIfAbsent(clients, k -> new ArrayList<>()).add(wall);
-          csv.append(String.format(Locale.ROOT, "%s,%s,%d,%d,%.6f,%d%n", title, peer.name(), clients, round, wall,
-              bytes));
+          // Quoted: the section and peer names hold commas and spaces.
+          csv.append(String.format(Locale.ROOT, "\"%s\",\"%s\",%d,%d,%.6f,%d%n", title, peer.name(), clients,
+              round, wall, bytes));
         }
       }
       log.printf(Locale.ROOT, "%-22s K=%2d: %s%n", title, clients, peers.stream()

@@ -29,8 +29,9 @@ class ScalingBenchTest {
         "| tcp x plain DuckDB ingest |", "| tcp x engine ingest |", "| tcp x reading the batches in-process |");
     List<String> rounds = Files.readAllLines(out.resolve("scaling.csv"));
     // Per section, every peer at K = 1 and 2: tcp, shm (where usable) and the ceilings.
-    assertThat(rounds.stream().filter(line -> line.startsWith("Read, end to end,tcp,")).count()).isEqualTo(2);
-    assertThat(rounds.stream().filter(line -> line.startsWith("Ingest, end to end,plain DuckDB ingest,"))
+    assertThat(rounds.stream().filter(line -> line.startsWith("\"Read, end to end\",\"tcp\",")).count())
+        .isEqualTo(2);
+    assertThat(rounds.stream().filter(line -> line.startsWith("\"Ingest, end to end\",\"plain DuckDB ingest\","))
         .count()).isEqualTo(2);
     assertThat(out.resolve("machine.txt")).content().contains("cores:").contains("duckdb:");
     assertThat(log.toString(StandardCharsets.UTF_8)).contains("scaling benchmark done");
