@@ -45,8 +45,8 @@ final class BulkIngestCommand {
           .autoCommit(CallSessions.transactionId(command.getTransactionId()) == null).build();
       // A dictionary-encoded column (pandas' Categorical) reaches the ingest with the dictionaries the stream has
       // received; each batch takes them as they are when it goes.
-      try (ThallusIngest ingest = session.client().ingest(request, flightStream.getSchema(),
-          flightStream.getDictionaryProvider())) {
+      try (ThallusIngest ingest = session.call(client -> client.ingest(request, flightStream.getSchema(),
+          flightStream.getDictionaryProvider()))) {
         while (flightStream.next()) {
           try (VectorSchemaRoot batch = DoPuts.intoSessionMemory(flightStream.getRoot(), session.allocator())) {
             ingest.write(batch);

@@ -9,6 +9,10 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http2.Http2ConnectionHandler;
+import io.netty.handler.codec.http2.Http2Error;
+import io.netty.handler.codec.http2.Http2Exception;
+import io.netty.handler.codec.http2.Http2Stream;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.thallus.server.Admission;
@@ -38,6 +42,14 @@ import org.slf4j.LoggerFactory;
 final class FlightAdmission implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FlightAdmission.class);
 
+  /**
+   * How often, and how far apart, a connection is looked at for a refused call's stream: gRPC writes the refusal's
+   * status through its write queue on the connection's event loop, so the stream is answered a moment after the
+   * refusal; two seconds at most.
+   */
+  private static final int RESET_TRIES = 20;
+  private static final long RESET_INTERVAL_MILLIS = 100;
+
   private final Admission policy;
   private final Admission.Strangers<Watcher> strangers;
   private final Admission.Quota<String> perAddress;
@@ -65,6 +77,19 @@ final class FlightAdmission implements AutoCloseable {
     Watcher watcher = remote == null ? null : byRemote.get(remote);
     if (watcher != null) {
       watcher.admitted();
+    }
+  }
+
+  /**
+   * The server refused a message on the connection at {@code remote} and answered its call while the client may still
+   * be sending the rest (InboundMessageLimits): the HTTP/2 streams the server has finished answering there are reset
+   * (NO_ERROR, as RFC 9113 8.1 lets a server do after a complete response), so the client stops sending, its call
+   * ends on both sides and the connection can go idle.
+   */
+  void resetAnsweredRequests(String remote) {
+    Watcher watcher = remote == null ? null : byRemote.get(remote);
+    if (watcher != null) {
+      watcher.resetAnsweredStreams(RESET_TRIES);
     }
   }
 
@@ -219,6 +244,47 @@ final class FlightAdmission implements AutoCloseable {
 
     void admitted() {
       strangers.leave(this);
+    }
+
+    /**
+     * Resets, on the connection's event loop, every stream the server has answered and closed from its side while
+     * the client has not finished sending (half closed, local); tries again {@code triesLeft} times until there is
+     * one, as the refusal's status may not be written yet.
+     */
+    void resetAnsweredStreams(int triesLeft) {
+      Channel connection = channel;
+      if (connection == null || !connection.isActive() || triesLeft <= 0) {
+        return;
+      }
+      connection.eventLoop().schedule(() -> {
+        Http2ConnectionHandler http2 = connection.pipeline().get(Http2ConnectionHandler.class);
+        ChannelHandlerContext context = connection.pipeline().context(Http2ConnectionHandler.class);
+        if (http2 == null || context == null) {
+          return;
+        }
+        List<Http2Stream> answered = new java.util.ArrayList<>();
+        try {
+          http2.connection().forEachActiveStream(stream -> {
+            if (stream.state() == Http2Stream.State.HALF_CLOSED_LOCAL) {
+              answered.add(stream);
+            }
+            return true;
+          });
+        } catch (Http2Exception cannotHappen) {
+          // Only the visitor could throw, and this one does not.
+          throw new IllegalStateException(cannotHappen);
+        }
+        if (answered.isEmpty()) {
+          resetAnsweredStreams(triesLeft - 1);
+          return;
+        }
+        for (Http2Stream stream : answered) {
+          LOG.debug("resetting stream {} from {}: answered while its request was still being sent", stream.id(),
+              remote);
+          http2.resetStream(context, stream.id(), Http2Error.NO_ERROR.code(), context.newPromise());
+        }
+        context.flush();
+      }, RESET_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     @Override

@@ -39,9 +39,17 @@ final class FlightSession implements AutoCloseable {
     return address;
   }
 
-  ThallusClient client() {
+  /**
+   * What {@code work} answers on the session's native connection, for the gRPC call this thread is answering:
+   * {@code work} may wait there for the client's turn, and that wait ends with the call (see {@link NativeWait}).
+   */
+  <T> T call(java.util.function.Function<ThallusClient, T> work) {
     touch();
-    return client;
+    try {
+      return NativeWait.run(() -> work.apply(client));
+    } finally {
+      touch();
+    }
   }
 
   /** Whether its native connection still works (it fails for good once lost: the server closed it, or went away). */

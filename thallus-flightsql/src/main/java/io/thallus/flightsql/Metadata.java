@@ -94,7 +94,7 @@ final class Metadata {
 
   static List<List<Object>> rows(FlightSession session, String sql, List<Object> parameters) {
     List<List<Object>> rows = new ArrayList<>();
-    try (ThallusStream stream = session.client().query(QueryRequest.builder(sql).parameters(parameters).build())) {
+    try (ThallusStream stream = session.call(client -> client.query(QueryRequest.builder(sql).parameters(parameters).build()))) {
       while (stream.hasNext()) {
         try (VectorSchemaRoot batch = stream.next()) {
           for (int row = 0; row < batch.getRowCount(); row++) {

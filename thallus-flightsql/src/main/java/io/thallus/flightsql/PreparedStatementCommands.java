@@ -140,7 +140,7 @@ final class PreparedStatementCommands {
    * server plans the query with the values under LIMIT 0 and sends no row.
    */
   private static Schema boundSchema(FlightSession session, String sql, List<Object> parameters) {
-    return DecodedBatch.schema(session.client().schema(QueryRequest.builder(sql).parameters(parameters).build()));
+    return DecodedBatch.schema(session.call(client -> client.schema(QueryRequest.builder(sql).parameters(parameters).build())));
   }
 
   /** Runs the prepared query with its bound row and sends its rows as the client reads them. */
@@ -179,7 +179,7 @@ final class PreparedStatementCommands {
         } else if (!prepared.parameterSchema().getFields().isEmpty()) {
           request.parameters(singleRow(prepared));
         }
-        try (ThallusStream stream = session.client().query(request.build())) {
+        try (ThallusStream stream = session.call(client -> client.query(request.build()))) {
           count = UpdateCounts.read(stream);
         }
       }

@@ -78,7 +78,7 @@ final class StatementCommands {
    * prepared in the session and not run.
    */
   static StatementDescription describe(FlightSession session, String sql) {
-    return session.client().describeStatement(QueryRequest.of(sql));
+    return session.call(client -> client.describeStatement(QueryRequest.of(sql)));
   }
 
   /** The schema of a statement's rows as a Flight client reads them; no fields for one that answers none. */
@@ -113,7 +113,7 @@ final class StatementCommands {
    * (ADBC's {@code execute}) read no stream for it. Its ticket then yields no rows.
    */
   FlightInfo runNow(FlightSession session, FlightDescriptor descriptor, String sql, List<Object> parameters) {
-    try (ThallusStream stream = session.client().query(QueryRequest.builder(sql).parameters(parameters).build())) {
+    try (ThallusStream stream = session.call(client -> client.query(QueryRequest.builder(sql).parameters(parameters).build()))) {
       UpdateCounts.read(stream);
     }
     return ticket(new Schema(List.of()), descriptor, StatementHandles.RAN, sql, false);
@@ -121,7 +121,7 @@ final class StatementCommands {
 
   /** Runs a query in the session now and sends its rows as the client reads them (a prepared query's DoGet). */
   void run(FlightSession session, QueryRequest request, ServerStreamListener listener) {
-    results.send(StreamOpening.open(session, request), session, listener, () -> {});
+    results.send(session.call(client -> client.query(request)), session, listener, () -> {});
   }
 
   /** Runs the statement a ticket names and sends its rows as the client reads them. */
@@ -138,7 +138,7 @@ final class StatementCommands {
       Statements.Pending pending = registry.pending(id);
       FlightSession session = sessions.of(pending.sessionId(), pending.transactionId());
       QueryRequest request = QueryRequest.builder(pending.sql()).parameters(pending.parameters()).build();
-      ThallusStream stream = StreamOpening.open(session, request);
+      ThallusStream stream = session.call(client -> client.query(request));
       if (!pending.started(stream)) {
         stream.close();
         throw CallStatus.CANCELLED.withDescription("the statement was cancelled").toRuntimeException();
@@ -156,7 +156,7 @@ final class StatementCommands {
     return DoPuts.answering(ack, () -> {
       FlightSession session = sessions.of(context, command.getTransactionId());
       long count;
-      try (ThallusStream stream = session.client().query(QueryRequest.of(command.getQuery()))) {
+      try (ThallusStream stream = session.call(client -> client.query(QueryRequest.of(command.getQuery())))) {
         count = UpdateCounts.read(stream);
       }
       DoPuts.acknowledge(ack, count, allocator);

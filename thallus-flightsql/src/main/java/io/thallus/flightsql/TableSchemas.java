@@ -26,8 +26,8 @@ final class TableSchemas {
 
   /** The schema of the table {@code catalog.schema.table} (a name the catalog listed, so it exists as written). */
   static Schema of(FlightSession session, String catalog, String schema, String table) {
-    Schema rows = session.client().schema(QueryRequest.of("SELECT * FROM "
-        + Metadata.tableName(catalog, schema, table)));
+    Schema rows = session.call(client -> client.schema(QueryRequest.of("SELECT * FROM "
+        + Metadata.tableName(catalog, schema, table))));
     Map<String, List<Object>> columns = new HashMap<>();
     for (List<Object> column : Metadata.rows(session, COLUMNS, List.of(catalog, schema, table))) {
       columns.put((String) column.get(0), column);

@@ -71,7 +71,8 @@ public final class ThallusFlightSqlServer implements AutoCloseable {
               // opened without naming it ends with it (ConnectionEnds).
               netty.maxConnectionIdle(b.connectionIdleTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
                   .addStreamTracerFactory(new ConnectionAddresses())
-                  .addStreamTracerFactory(new InboundMessageLimits(b.maxCommandMessageBytes))
+                  .addStreamTracerFactory(new InboundMessageLimits(b.maxCommandMessageBytes,
+                      admission::resetAnsweredRequests))
                   .addTransportFilter(new ConnectionEnds(sessions));
               admission.configure(netty);
             });

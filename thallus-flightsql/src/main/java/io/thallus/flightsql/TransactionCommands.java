@@ -25,7 +25,7 @@ final class TransactionCommands {
     try {
       FlightSession session = sessions.caller(context);
       String id = registry.beginTransaction(session);
-      try (ThallusStream stream = session.client().query(QueryRequest.of("BEGIN TRANSACTION"))) {
+      try (ThallusStream stream = session.call(client -> client.query(QueryRequest.of("BEGIN TRANSACTION")))) {
         UpdateCounts.read(stream);
       } catch (RuntimeException e) {
         registry.endTransaction(id);
@@ -48,7 +48,7 @@ final class TransactionCommands {
         case END_TRANSACTION_ROLLBACK -> "ROLLBACK";
         default -> throw FlightErrors.invalid("end a transaction with COMMIT or ROLLBACK, not " + request.getAction());
       };
-      try (ThallusStream stream = session.client().query(QueryRequest.of(sql))) {
+      try (ThallusStream stream = session.call(client -> client.query(QueryRequest.of(sql)))) {
         UpdateCounts.read(stream);
       } finally {
         // DuckDB ends the transaction on a failed COMMIT too.

@@ -254,6 +254,31 @@ class FlightAdmissionTest {
     }
   }
 
+  /**
+   * A command message over the command limit is refused, and its call ends on the server too: the connection it came
+   * on then counts as quiet and is closed by the idle rule with its session (the soak found such a connection still
+   * open after the refusal, its call never ended).
+   */
+  @Test
+  void aRefusedOversizedCommandLeavesNoCallOpen() throws Exception {
+    try (FlightSqlFixture fixture = new FlightSqlFixture(UnaryOperator.identity(),
+             door -> door.connectionIdleTimeout(Duration.ofSeconds(1)));
+         BufferAllocator memory = new RootAllocator();
+         FlightClient flight = FlightClient.builder(memory, Location.forGrpcInsecure("127.0.0.1",
+             fixture.flightSql.port())).build();
+         FlightSqlClient sql = new FlightSqlClient(flight)) {
+      CallOption basic = new CredentialCallOption(new BasicAuthCredentialWriter(FlightSqlFixture.USER,
+          FlightSqlFixture.PASSWORD));
+      sql.getCatalogs(basic).getEndpoints();
+      String huge = "SELECT 1 -- " + "x".repeat(16 << 20);
+      assertThatThrownBy(() -> sql.execute(huge, basic))
+          .isInstanceOfSatisfying(FlightRuntimeException.class,
+              e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.RESOURCE_EXHAUSTED));
+      Eventually.await("the refused call's connection closed as quiet, with its session", WAIT,
+          () -> fixture.flightSql.sessionCount() == 0);
+    }
+  }
+
   /** A client that connects now, with a user and password, gets its session and its answer. */
   private static void assertHonestClientServed(FlightSqlFixture fixture) throws Exception {
     try (BufferAllocator memory = new RootAllocator();

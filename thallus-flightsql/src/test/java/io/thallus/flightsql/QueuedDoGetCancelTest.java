@@ -1,6 +1,7 @@
 package io.thallus.flightsql;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -17,11 +18,16 @@ import java.util.function.UnaryOperator;
 import org.apache.arrow.flight.CallOption;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
+import org.apache.arrow.flight.CallOptions;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightGrpcUtils;
 import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.auth2.BasicAuthCredentialWriter;
+import org.apache.arrow.flight.grpc.CredentialCallOption;
 import org.apache.arrow.flight.sql.FlightSqlClient;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -100,10 +106,58 @@ class QueuedDoGetCancelTest {
       CallOption auth, java.util.function.Consumer<FlightStream> leave) throws Exception {
     // Planned while the credential's turn is free; its DoGet comes once the turn is taken.
     FlightInfo info = sql.execute("SELECT 42 AS answer", auth);
-    List<ThallusClient> hogs = new ArrayList<>();
-    List<Thread> running = new ArrayList<>();
-    try {
-      // Two endless statements of the same user: one takes the credential's only turn, the other waits for it.
+    try (EndlessStatements hogs = new EndlessStatements(fixture, meters)) {
+      FlightStream doGet = sql.getStream(info.getEndpoints().getFirst().getTicket(), auth);
+      Eventually.await("the DoGet's statement waiting for the credential's turn too", WAIT,
+          () -> waiting(meters) == 2);
+
+      leave.accept(doGet);
+      // The endless statements never end by themselves: only the client's leaving can take the DoGet's statement out.
+      Eventually.await("the DoGet's statement out of the queue, well before the native client's timeout", WAIT,
+          () -> waiting(meters) == 1);
+      closeQuietly(doGet);
+      assertThat(waiting(meters)).as("the endless statements keep their places").isEqualTo(1);
+    }
+    Eventually.await("nothing waiting once the endless statements have gone", WAIT, () -> waiting(meters) == 0);
+  }
+
+  /**
+   * A GetFlightInfo whose describe waits for its credential's turn, from a client with a deadline: past the deadline
+   * the server's wait ends too (the soak's attacker was still inside a GetFlightInfo, its connection open, 30 s after
+   * it stopped), the call is no longer open, and the quiet connection closes with its session.
+   */
+  @Test
+  void aGetFlightInfoPastItsDeadlineWhileItsStatementWaitsLeavesTheQueueAtOnce() throws Exception {
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    Admission oneAtATime = Admission.builder().maxStatementsPerCredential(1).build();
+    try (FlightSqlFixture fixture = new FlightSqlFixture(door -> door.admission(oneAtATime).meterRegistry(meters),
+             door -> door.connectionIdleTimeout(Duration.ofSeconds(1)));
+         BufferAllocator memory = new RootAllocator();
+         FlightClient flight = FlightClient.builder(memory, Location.forGrpcInsecure("127.0.0.1",
+             fixture.flightSql.port())).build();
+         EndlessStatements hogs = new EndlessStatements(fixture, meters)) {
+      FlightSqlClient sql = new FlightSqlClient(flight);
+      CallOption auth = new CredentialCallOption(new BasicAuthCredentialWriter(FlightSqlFixture.USER,
+          FlightSqlFixture.PASSWORD));
+      assertThatThrownBy(() -> sql.execute("SELECT 42 AS answer", auth, CallOptions.timeout(2, TimeUnit.SECONDS)))
+          .isInstanceOfSatisfying(FlightRuntimeException.class,
+              e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.TIMED_OUT));
+      Eventually.await("the describe out of the queue, well before the native client's timeout", WAIT,
+          () -> waiting(meters) == 1);
+      Eventually.await("the connection, with no call open, closed with its session", WAIT,
+          () -> fixture.flightSql.sessionCount() == 0);
+    }
+  }
+
+  /**
+   * Two endless statements of the Flight client's user on the native port: one takes the credential's only turn,
+   * the other waits for it. Closing their clients stops them.
+   */
+  private static final class EndlessStatements implements AutoCloseable {
+    private final List<ThallusClient> hogs = new ArrayList<>();
+    private final List<Thread> running = new ArrayList<>();
+
+    EndlessStatements(FlightSqlFixture fixture, SimpleMeterRegistry meters) throws InterruptedException {
       for (int i = 0; i < 2; i++) {
         ThallusClient hog = ThallusClient.connect(fixture.allocator, fixture.server.getLocation(),
             ClientOptions.builder().user(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD).build());
@@ -117,24 +171,15 @@ class QueuedDoGetCancelTest {
         }));
       }
       Eventually.await("one endless statement waiting for the credential's turn", WAIT, () -> waiting(meters) == 1);
+    }
 
-      FlightStream doGet = sql.getStream(info.getEndpoints().getFirst().getTicket(), auth);
-      Eventually.await("the DoGet's statement waiting for the credential's turn too", WAIT,
-          () -> waiting(meters) == 2);
-
-      leave.accept(doGet);
-      // The endless statements never end by themselves: only the client's leaving can take the DoGet's statement out.
-      Eventually.await("the DoGet's statement out of the queue, well before the native client's timeout", WAIT,
-          () -> waiting(meters) == 1);
-      closeQuietly(doGet);
-      assertThat(waiting(meters)).as("the endless statements keep their places").isEqualTo(1);
-    } finally {
+    @Override
+    public void close() throws InterruptedException {
       hogs.forEach(ThallusClient::close);
       for (Thread thread : running) {
         thread.join(WAIT.toMillis());
       }
     }
-    Eventually.await("nothing waiting once the endless statements have gone", WAIT, () -> waiting(meters) == 0);
   }
 
   private static void closeQuietly(FlightStream stream) {

@@ -185,7 +185,11 @@ final class DoorActors {
     }
   }
 
-  /** Starts {@code count} large Flight {@code DoGet}s and reads none of them for 20 s; again. */
+  /**
+   * Starts {@code count} large Flight {@code DoGet}s and reads none of them for 20 s; again. Each statement is
+   * planned with a 10 s deadline (a call without one waits for its credential's turn up to the native client's
+   * timeout, five minutes, longer than the soak waits for descriptors at its end).
+   */
   void unreadDoGets(int flightPort, int count) {
     try (BufferAllocator memory = new RootAllocator()) {
       while (running.getAsBoolean()) {
@@ -195,7 +199,10 @@ final class DoorActors {
           CallOption auth = bearer(token);
           for (int i = 0; i < count && running.getAsBoolean(); i++) {
             try {
-              FlightInfo info = sql.execute("SELECT i, i * 2 AS j FROM range(1000000000) t(i)", auth);
+              // With a deadline, as gRPC clients are told to use: a statement that waits for the token's turn
+              // (the greedy clients hold it) gives up, and the server's wait with it, within 10 s.
+              FlightInfo info = sql.execute("SELECT i, i * 2 AS j FROM range(1000000000) t(i)", auth,
+                  org.apache.arrow.flight.CallOptions.timeout(10, java.util.concurrent.TimeUnit.SECONDS));
               unread.add(sql.getStream(info.getEndpoints().getFirst().getTicket(), auth));
               tally.count("attacker unread DoGets started");
             } catch (RuntimeException refused) {
