@@ -136,7 +136,7 @@ public final class ScalingBench implements AutoCloseable {
          ThallusServer drainServer = ThallusServer.builder(root, Location.of("127.0.0.1", 0), drain)
              .memoryPerClient(4L << 30).build().start();
          DuckDBConnection plain = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:");
-         Clients clients = new Clients(clientMemory, transports, most)) {
+         Clients clients = new Clients(clientMemory, most)) {
       String duckdbVersion;
       try (Statement statement = plain.createStatement()) {
         statement.execute(table);
@@ -384,7 +384,7 @@ public final class ScalingBench implements AutoCloseable {
     private final int count;
     private final Map<String, List<ThallusClient>> connected = new HashMap<>();
 
-    Clients(BufferAllocator memory, List<String> transports, int count) {
+    Clients(BufferAllocator memory, int count) {
       this.memory = memory;
       this.count = count;
     }
