@@ -4,8 +4,8 @@
 # session work (JdbcSessionBench: jdbc-session.md), ingest (IngestBench: ingest.md), Flight SQL (FlightSqlBench:
 # flight-sql.md), then the JMH benchmarks
 # (jmh.json), all into benchmarks/results/<UTC date>/; the clients as users run them (clients.py: clients.md); many
-# clients at once (ScalingBench: scaling.md, scaling.csv, scaling.log). About 18 minutes on a 2-core machine (Suite 2,
-# ingest 4, scaling 4, clients 3, Flight SQL 2, JMH 2, the build).
+# clients at once (ScalingBench: scaling/scaling.md, scaling/scaling.csv, scaling.log). About 16 minutes on a 2-core
+# machine (Suite 2, ingest 4, scaling 2, clients 3, Flight SQL 2, JMH 2, the build).
 # Usage: benchmarks/run.sh [--plan full|tiny] [--scaling-plan full|small|tiny] [--out folder] [--no-jmh] [--no-build]
 #   [--jar benchmarks.jar]
 # The scaling plan is small by default (it fits 2 cores), tiny with --plan tiny; its full plan is for a 16-core
