@@ -142,9 +142,9 @@ public final class QueryRequest {
     /**
      * Values for the SQL's {@code ?} placeholders, bound on the server through a prepared statement. Each is
      * {@code null}, a boolean, a number (including BigDecimal and BigInteger), a String, a byte[], a UUID, a
-     * {@code java.time} / {@code java.sql} date or time, or a {@link java.sql.Array} of such values (a SQL list: its
-     * base type name is its elements' SQL type, such as {@code INTEGER} or {@code VARCHAR[]}); anything else is an
-     * IllegalArgumentException here.
+     * {@code java.time} / {@code java.sql} date or time, or a {@link ListParameter} (or any {@link java.sql.Array})
+     * of such values: a SQL list, whose base type name is its elements' SQL type, such as {@code INTEGER} or
+     * {@code VARCHAR[]}. Anything else is an IllegalArgumentException here.
      */
     public Builder parameters(List<?> values) {
       QueryParameters.normalizeAll(values);

@@ -12,6 +12,24 @@ final class DuckDBErrors {
 
   private DuckDBErrors() {}
 
+  /**
+   * What a failed statement of {@code spec} tells its client: a cancel as CANCELLED (re-running a cancelled query to
+   * learn why it stopped would run it to the end), DuckDB's hidden streaming error as {@code engine} diagnoses it,
+   * anything else classified.
+   */
+  static ThallusException failure(java.sql.SQLException e, io.thallus.engine.QuerySpec spec,
+      io.thallus.engine.CancelSignal cancel, DuckDBEngine engine) {
+    String message = e.getMessage() == null ? e.toString() : e.getMessage();
+    if (cancel.isCancelled()) {
+      return ThallusException.of(StatusCode.CANCELLED, "the query was cancelled", e);
+    }
+    if (message.contains(DuckDBEngine.HIDDEN_ERROR)) {
+      message = engine.diagnose(spec, cancel).orElse("DuckDB stopped the statement while producing its first rows "
+          + "and, streaming, does not say why (DuckDB: " + message + ")");
+    }
+    return classify(message, e);
+  }
+
   /** DuckDB's message with the status a client can act on. */
   static ThallusException classify(String message, Throwable cause) {
     if (message.contains("Conflict on") || message.contains("write-write conflict")

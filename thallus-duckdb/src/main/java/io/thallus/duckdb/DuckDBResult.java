@@ -46,16 +46,21 @@ final class DuckDBResult implements QueryResult {
   private boolean closed;
   private volatile boolean cancelled;
 
-  /** {@code spec} may ask for DuckDB's type names where Arrow's do not tell ({@link EngineTypeNames}). */
+  /**
+   * {@code spec} may ask for DuckDB's type names where Arrow's do not tell ({@link EngineTypeNames}); then
+   * {@code offsetColumns} are the TIME WITH TIME ZONE columns sent as text ({@link OffsetTimeText}).
+   */
   DuckDBResult(DuckDBSession session, Statement statement, DuckDBResultSet resultSet, ArrowReader reader,
-      BufferAllocator allocator, ImportedBatches.Importing importing, io.thallus.engine.QuerySpec spec) {
+      BufferAllocator allocator, ImportedBatches.Importing importing, io.thallus.engine.QuerySpec spec,
+      java.util.Set<Integer> offsetColumns) {
     this.session = session;
     this.statement = statement;
     this.resultSet = resultSet;
     this.reader = reader;
     this.allocator = allocator;
     this.importing = importing;
-    this.schema = EngineTypeNames.asked(spec) ? EngineTypeNames.annotate(messageSchema(reader), resultSet)
+    this.schema = EngineTypeNames.asked(spec) ? EngineTypeNames.annotate(messageSchema(reader), resultSet,
+        offsetColumns)
         : messageSchema(reader);
   }
 

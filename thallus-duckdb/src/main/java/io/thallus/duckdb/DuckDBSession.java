@@ -124,7 +124,7 @@ public final class DuckDBSession implements EngineSession {
       readyFor(spec);
       return DuckDBStatements.describe(connection, spec.sql(), allocator, DuckDBNatives.inTransaction(connection));
     } catch (SQLException e) {
-      throw failure(e, spec, cancel);
+      throw DuckDBErrors.failure(e, spec, cancel, engine);
     } finally {
       lock.unlock();
     }
@@ -203,12 +203,12 @@ public final class DuckDBSession implements EngineSession {
       }
       PreparedStatement running = prepared;
       prepared = null;
-      return runStatement(spec, sql, running, allocator, cancel);
+      return runStatement(spec, sql, running, allocator, cancel, Set.of());
     } catch (SQLException e) {
       forget(prepared);
       // Whatever it was, a text of several statements may have run some: the session keeps to its connection.
       pin();
-      throw failure(e, spec, cancel);
+      throw DuckDBErrors.failure(e, spec, cancel, engine);
     } catch (RuntimeException e) {
       forget(prepared);
       pin();
@@ -232,7 +232,8 @@ public final class DuckDBSession implements EngineSession {
     }
     String wrapped = DuckDBStatements.withoutRows(spec.sql());
     try {
-      return runStatement(spec, wrapped, spec.parameters().isEmpty() ? null : prepared(wrapped), allocator, cancel);
+      return runStatement(spec, wrapped, spec.parameters().isEmpty() ? null : prepared(wrapped), allocator, cancel,
+          Set.of());
     } catch (SQLException e) {
       if (inTransaction || cancel.isCancelled()) {
         throw e;
@@ -243,12 +244,19 @@ public final class DuckDBSession implements EngineSession {
 
   /**
    * Runs {@code sql} ({@code prepared}, with the spec's values, or as a plain statement when null) and answers its
-   * rows or its update count. Under the lock.
+   * rows or its update count; {@code offsetColumns} are TIME WITH TIME ZONE columns as text. Under the lock.
    */
   private QueryResult runStatement(QuerySpec spec, String sql, PreparedStatement prepared, BufferAllocator allocator,
-      CancelSignal cancel) throws SQLException {
+      CancelSignal cancel, Set<Integer> offsetColumns) throws SQLException {
     Statement statement = prepared;
     try {
+      OffsetTimeText.Wrapped offsets = prepared == null || !offsetColumns.isEmpty() || !EngineTypeNames.asked(spec)
+          ? null : OffsetTimeText.of(connection, sql, prepared.getMetaData());
+      if (offsets != null) {
+        release(prepared);
+        return runStatement(spec, offsets.sql(), spec.parameters().isEmpty() ? prepareFresh(offsets.sql(), cancel)
+            : prepared(offsets.sql()), allocator, cancel, offsets.columns());
+      }
       Set<String> databasesBefore = attachments.before(sql);
       boolean hasRows;
       if (prepared == null) {
@@ -277,6 +285,13 @@ public final class DuckDBSession implements EngineSession {
         return QueryResult.of(UpdateCounts.of(count));
       }
       DuckDBResultSet resultSet = (DuckDBResultSet) statement.getResultSet();
+      offsets = prepared != null || !offsetColumns.isEmpty() || !EngineTypeNames.asked(spec) ? null
+          : OffsetTimeText.of(connection, sql, resultSet.getMetaData());
+      if (offsets != null) {
+        // A plain statement's types are known once it runs: it runs again, wrapped (see OffsetTimeText).
+        release(statement);
+        return runStatement(spec, offsets.sql(), null, allocator, cancel, offsets.columns());
+      }
       // Arrow's import leaks when a budget refuses it: it runs where none does, and each batch then moves.
       ImportedBatches.Importing importing = ImportedBatches.open(allocator);
       ArrowReader reader;
@@ -286,7 +301,8 @@ public final class DuckDBSession implements EngineSession {
         importing.finish();
         throw e;
       }
-      DuckDBResult result = new DuckDBResult(this, statement, resultSet, reader, allocator, importing, spec);
+      DuckDBResult result = new DuckDBResult(this, statement, resultSet, reader, allocator, importing, spec,
+          offsetColumns);
       streaming = result;
       return result;
     } catch (SQLException | RuntimeException e) {
@@ -470,13 +486,7 @@ public final class DuckDBSession implements EngineSession {
       }
       return counts;
     } catch (SQLException | RuntimeException e) {
-      if (ownTransaction) {
-        try {
-          run("ROLLBACK");
-        } catch (SQLException alreadyOver) {
-          // A failed COMMIT has rolled back already.
-        }
-      }
+      rollBack(ownTransaction);
       throw e;
     }
   }
@@ -485,19 +495,6 @@ public final class DuckDBSession implements EngineSession {
     try (Statement statement = connection.createStatement()) {
       statement.execute(sql);
     }
-  }
-
-  private ThallusException failure(SQLException e, QuerySpec spec, CancelSignal cancel) {
-    String message = e.getMessage() == null ? e.toString() : e.getMessage();
-    if (cancel.isCancelled()) {
-      // Re-running a cancelled query to learn why it stopped would run it to the end.
-      return ThallusException.of(StatusCode.CANCELLED, "the query was cancelled", e);
-    }
-    if (message.contains(DuckDBEngine.HIDDEN_ERROR)) {
-      message = engine.diagnose(spec, cancel).orElse("DuckDB stopped the statement while producing its first rows "
-          + "and, streaming, does not say why (DuckDB: " + message + ")");
-    }
-    return DuckDBErrors.classify(message, e);
   }
 
   /**

@@ -74,11 +74,16 @@ final class DuckDBStatements {
 
   /** A SELECT-shaped query as one that yields the same columns and no row: DuckDB plans LIMIT 0 without reading. */
   static String withoutRows(String sql) {
+    return "SELECT * FROM (" + body(sql) + "\n) AS thallus_schema LIMIT 0";
+  }
+
+  /** A statement's text as a subquery takes it: without its trailing semicolons. */
+  static String body(String sql) {
     String body = sql.strip();
     while (body.endsWith(";")) {
       body = body.substring(0, body.length() - 1).stripTrailing();
     }
-    return "SELECT * FROM (" + body + "\n) AS thallus_schema LIMIT 0";
+    return body;
   }
 
   /**

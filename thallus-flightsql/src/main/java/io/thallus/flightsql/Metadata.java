@@ -11,12 +11,15 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.flight.sql.FlightSqlProducer.Schemas;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.UInt1Vector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.complex.impl.UnionListWriter;
 import org.apache.arrow.vector.ipc.WriteChannel;
 import org.apache.arrow.vector.ipc.message.MessageSerializer;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -111,7 +114,10 @@ final class Metadata {
     return rows;
   }
 
-  /** Rows into a root of a Flight SQL schema (text, 32-bit and unsigned 8-bit integer, and binary columns). */
+  /**
+   * Rows into a root of a Flight SQL schema (text, 32-bit and unsigned 8-bit integer, boolean, binary and list of
+   * text columns).
+   */
   static VectorSchemaRoot fill(Schema schema, List<List<Object>> rows, BufferAllocator allocator) {
     VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
     try {
@@ -130,6 +136,10 @@ final class Metadata {
             number.setSafe(row, ((Number) value).intValue());
           } else if (vector instanceof VarBinaryVector bytes) {
             bytes.setSafe(row, (byte[]) value);
+          } else if (vector instanceof BitVector bit) {
+            bit.setSafe(row, (Boolean) value ? 1 : 0);
+          } else if (vector instanceof ListVector list) {
+            texts(list, row, (List<?>) value);
           } else {
             throw new IllegalStateException("no metadata column of type " + vector.getField().getType());
           }
@@ -141,6 +151,16 @@ final class Metadata {
       root.close();
       throw e;
     }
+  }
+
+  private static void texts(ListVector list, int row, List<?> values) {
+    UnionListWriter writer = list.getWriter();
+    writer.setPosition(row);
+    writer.startList();
+    for (Object value : values) {
+      writer.writeVarChar(value.toString());
+    }
+    writer.endList();
   }
 
   static VectorSchemaRoot catalogs(FlightSession session) {

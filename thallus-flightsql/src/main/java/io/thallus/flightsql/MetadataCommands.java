@@ -69,6 +69,10 @@ final class MetadataCommands {
     send(context, listener, Metadata::tableTypes);
   }
 
+  void typeInfo(FlightSql.CommandGetXdbcTypeInfo command, CallContext context, ServerStreamListener listener) {
+    send(context, listener, session -> XdbcTypeInfo.of(session, command.hasDataType() ? command.getDataType() : null));
+  }
+
   void primaryKeys(FlightSql.CommandGetPrimaryKeys command, CallContext context, ServerStreamListener listener) {
     send(context, listener, session -> Metadata.primaryKeys(session,
         command.hasCatalog() ? command.getCatalog() : null, command.hasDbSchema() ? command.getDbSchema() : null,

@@ -1,5 +1,6 @@
 package io.thallus.flightsql;
 
+import io.thallus.ListParameter;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import java.time.Instant;
@@ -32,7 +33,7 @@ import org.apache.arrow.vector.util.Text;
 /**
  * One bound parameter of an Arrow row as the Java value a Thallus query request takes, of the Java type the engine
  * binds as the SQL type the Arrow type means: an int32 stays an Integer (INTEGER), an int64 a Long (BIGINT), a list a
- * {@link ListValue} of its elements with their SQL type (see {@link ParameterTypes}). A parameter's type decides
+ * {@link ListParameter} of its elements with their SQL type (see {@link ParameterTypes}). A parameter's type decides
  * the type of what DuckDB computes from it ({@code SELECT ? + 1}), so it must reach the engine as the client sent it.
  * Unsigned integers, which no Java value binds as, go as the next wider signed type, their values unchanged.
  */
@@ -82,7 +83,7 @@ final class ParameterValues {
   }
 
   /** The elements {@code [start, end)} of a list's child vector, with the SQL type of the child. */
-  private static ListValue list(FieldVector list, FieldVector elements, int start, int end) {
+  private static ListParameter list(FieldVector list, FieldVector elements, int start, int end) {
     String sqlType = ParameterTypes.sqlType(list.getField().getChildren().get(0));
     List<Object> values = new ArrayList<>(end - start);
     for (int i = start; i < end; i++) {
@@ -90,7 +91,7 @@ final class ParameterValues {
       // DuckDB's driver binds a BigInteger only at the top (as HUGEINT); in a list it takes the same as a DECIMAL.
       values.add(element instanceof java.math.BigInteger big ? new java.math.BigDecimal(big) : element);
     }
-    return new ListValue(sqlType, values.toArray());
+    return new ListParameter(sqlType, values);
   }
 
   private static Object timestamp(TimeStampVector vector, int row) {

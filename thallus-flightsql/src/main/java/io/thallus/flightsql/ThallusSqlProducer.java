@@ -247,18 +247,16 @@ final class ThallusSqlProducer implements FlightSqlProducer {
     metadata.primaryKeys(command, context, listener);
   }
 
-  // ---- not supported: said so, never an empty answer
-
   @Override
   public FlightInfo getFlightInfoTypeInfo(FlightSql.CommandGetXdbcTypeInfo request, CallContext context,
       FlightDescriptor descriptor) {
-    throw FlightErrors.unsupported("GetXdbcTypeInfo");
+    return MetadataCommands.info(request, descriptor, Schemas.GET_TYPE_INFO_SCHEMA);
   }
 
   @Override
   public void getStreamTypeInfo(FlightSql.CommandGetXdbcTypeInfo request, CallContext context,
       ServerStreamListener listener) {
-    listener.error(FlightErrors.unsupported("GetXdbcTypeInfo"));
+    metadata.typeInfo(request, context, listener);
   }
 
   // ---- foreign keys

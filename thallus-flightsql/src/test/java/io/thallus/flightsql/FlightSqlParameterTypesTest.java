@@ -14,16 +14,13 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.arrow.flight.CallOption;
-import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.arrow.flight.FlightStream;
-import org.apache.arrow.flight.Location;
 import org.apache.arrow.flight.sql.FlightSqlClient;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.DateDayVector;
 import org.apache.arrow.vector.FieldVector;
@@ -52,6 +49,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class FlightSqlParameterTypesTest {
   private static FlightSqlFixture fixture;
+  private static FlightSqlLogin login;
   private static BufferAllocator clientMemory;
   private static FlightSqlClient sql;
   private static CallOption auth;
@@ -59,18 +57,17 @@ class FlightSqlParameterTypesTest {
   @BeforeAll
   static void start() throws Exception {
     fixture = new FlightSqlFixture();
-    clientMemory = new RootAllocator();
-    FlightClient flight = FlightClient.builder(clientMemory,
-        Location.forGrpcInsecure("127.0.0.1", fixture.flightSql.port())).build();
-    auth = flight.authenticateBasicToken(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD).orElseThrow();
-    sql = new FlightSqlClient(flight);
+    login = FlightSqlLogin.of(fixture);
+    clientMemory = login.memory();
+    sql = login.sql();
+    auth = login.auth();
   }
 
   @AfterAll
   static void stop() throws Exception {
-    sql.close();
-    clientMemory.close();
-    fixture.close();
+    try (FlightSqlFixture server = fixture) {
+      login.close();
+    }
   }
 
   /** What a prepared query answered with one bound row: FlightInfo's schema, the stream's, and the rows. */

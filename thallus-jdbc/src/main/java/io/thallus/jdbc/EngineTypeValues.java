@@ -34,6 +34,7 @@ final class EngineTypeValues {
       case "UUID" -> value -> value instanceof String v ? UUID.fromString(v) : value;
       case "BIT" -> value -> value instanceof byte[] v ? bits(v) : value;
       case "BIGNUM", "VARINT" -> value -> value instanceof byte[] v ? bignum(v) : value;
+      case "TIME WITH TIME ZONE" -> value -> value instanceof String v ? offsetTime(v) : value;
       default -> null;
     };
     if (convert == null) {
@@ -51,6 +52,16 @@ final class EngineTypeValues {
         return value == null ? null : convert.apply(value);
       }
     };
+  }
+
+  /**
+   * DuckDB's text of a TIME WITH TIME ZONE: {@code HH:MM:SS[.ffffff]} then the offset's sign and
+   * {@code HH[:MM[:SS]]} ({@code 12:00:00+05:30}, {@code 23:59:59.123456-08}).
+   */
+  static java.time.OffsetTime offsetTime(String text) {
+    int sign = Math.max(text.lastIndexOf('+'), text.lastIndexOf('-'));
+    return java.time.OffsetTime.of(java.time.LocalTime.parse(text.substring(0, sign)),
+        java.time.ZoneOffset.of(text.substring(sign)));
   }
 
   /** A UHUGEINT sent as a signed 128-bit decimal: values over 2^127 arrive negative. */

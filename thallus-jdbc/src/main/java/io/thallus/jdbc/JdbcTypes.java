@@ -17,7 +17,7 @@ record JdbcTypes(int sqlType, String typeName, String className, int precision, 
   static JdbcTypes of(Field field) {
     String engineType = EngineTypeValues.engineType(field);
     if (engineType != null) {
-      JdbcTypes named = engine(engineType);
+      JdbcTypes named = engine(engineType, field.getType() instanceof ArrowType.Utf8);
       if (named != null) {
         return named;
       }
@@ -79,13 +79,16 @@ record JdbcTypes(int sqlType, String typeName, String className, int precision, 
   }
 
   /** A column whose DuckDB type the server named (see {@link EngineTypeValues}), as DuckDB's own driver has it. */
-  private static JdbcTypes engine(String type) {
+  private static JdbcTypes engine(String type, boolean text) {
     return switch (type) {
       case "HUGEINT" -> of(Types.OTHER, "HUGEINT", java.math.BigInteger.class, 39, 0, 40, true);
       case "UHUGEINT" -> of(Types.OTHER, "UHUGEINT", java.math.BigInteger.class, 39, 0, 39, false);
       case "UUID" -> of(Types.OTHER, "UUID", java.util.UUID.class, 36, 0, 36, false);
       case "BIT" -> of(Types.BIT, "BIT", String.class, Integer.MAX_VALUE, 0, Integer.MAX_VALUE, false);
       case "BIGNUM", "VARINT" -> of(Types.OTHER, type, String.class, Integer.MAX_VALUE, 0, Integer.MAX_VALUE, true);
+      // Sent as text to keep its offset (a time sent as a time has lost it, and reads as TIME).
+      case "TIME WITH TIME ZONE" -> text ? of(Types.TIME_WITH_TIMEZONE, type, java.time.OffsetTime.class, 15, 6, 21,
+          false) : null;
       default -> null;
     };
   }

@@ -59,9 +59,21 @@ final class ParameterBatch {
     };
   }
 
-  /** Refuses a value no parameter can have, as the request would (cheaply: no request is built). */
+  /**
+   * Refuses a value no parameter can have, as the request would (cheaply: no request is built). A list is checked
+   * element by element; it binds only in a statement run on its own, since a batch's columns carry no lists (see
+   * {@link #kindOf}).
+   */
   static void check(Object value) {
     if (value instanceof String || value instanceof Long || value instanceof Integer || value instanceof Double) {
+      return;
+    }
+    if (value instanceof io.thallus.ListParameter list) {
+      for (Object element : list.elements()) {
+        if (element != null) {
+          check(element);
+        }
+      }
       return;
     }
     kindOf(normalize(value));
@@ -84,6 +96,8 @@ final class ParameterBatch {
       case LocalTime v -> Kind.TIME;
       case LocalDateTime v -> Kind.TIMESTAMP;
       case OffsetDateTime v -> Kind.TIMESTAMP_TZ;
+      case io.thallus.ListParameter v -> throw new IllegalArgumentException("a batch cannot bind a list parameter "
+          + "(java.sql.Array): run the statement once per row with executeUpdate");
       default -> throw new IllegalArgumentException("a query parameter cannot be a " + value.getClass().getName()
           + "; use a number, String, byte[], boolean, UUID, or a java.time or java.sql date/time value");
     };

@@ -402,8 +402,20 @@ final class ThallusConnection implements Connection {
   }
 
   @Override
+  /**
+   * A list to bind as a parameter, as DuckDB's driver makes one: {@code typeName} is the SQL type of the elements
+   * ({@code INTEGER}, {@code VARCHAR[]} for a list of lists, whose elements are arrays made here).
+   */
   public Array createArrayOf(String typeName, Object[] elements) throws SQLException {
-    throw Errors.unsupported("createArrayOf", "pass a Java array or List as the parameter");
+    checkOpen();
+    if (elements == null) {
+      throw Errors.invalid("createArrayOf needs the elements (an empty array for an empty list), not null");
+    }
+    try {
+      return new io.thallus.ListParameter(typeName, java.util.Arrays.asList(elements));
+    } catch (IllegalArgumentException e) {
+      throw Errors.invalid(e.getMessage());
+    }
   }
 
   @Override

@@ -72,6 +72,10 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
   private void set(int index, Object value) throws SQLException {
     checkOpen();
     try {
+      if (value instanceof Array array) {
+        // Read now, so that the values checked are the values sent whatever the caller's Array does later.
+        value = io.thallus.ListParameter.of(array);
+      }
       ParameterBatch.check(value);
     } catch (IllegalArgumentException e) {
       throw Errors.conversion(e.getMessage());
@@ -512,7 +516,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
 
   @Override
   public void setArray(int index, Array value) throws SQLException {
-    throw Errors.unsupported("array parameters");
+    set(index, value);
   }
 
   @Override

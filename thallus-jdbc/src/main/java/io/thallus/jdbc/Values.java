@@ -310,6 +310,7 @@ final class Values {
     return switch (value) {
       case null -> null;
       case LocalTime v -> v;
+      case java.time.OffsetTime v -> v.toLocalTime();
       case LocalDateTime v -> v.toLocalTime();
       case OffsetDateTime v -> v.toLocalTime();
       case String v -> parse(v, LocalTime::parse, "time");

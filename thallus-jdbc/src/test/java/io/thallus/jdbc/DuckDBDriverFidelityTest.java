@@ -59,6 +59,8 @@ class DuckDBDriverFidelityTest {
           + "ELSE to_months(1) + to_days(1) + to_microseconds(1) END"),
       new TypeTable.Column("e_nested_list", "CASE i WHEN 0 THEN [[1], [2, 3]] "
           + "WHEN 1 THEN [[]::INTEGER[], NULL, [NULL::INTEGER]] ELSE [[4]] END"),
+      new TypeTable.Column("e_timetz", "CASE i WHEN 0 THEN '12:00:00+05:30'::TIMETZ "
+          + "WHEN 1 THEN '23:59:59.123456-08'::TIMETZ ELSE '00:00:01.5+00'::TIMETZ END"),
       new TypeTable.Column("e_uuid", "('00000000-0000-4000-8000-' || lpad(i::VARCHAR, 12, '0'))::UUID"));
 
   @BeforeAll
@@ -87,6 +89,91 @@ class DuckDBDriverFidelityTest {
   void theValuesTheIssueFoundReadAsDuckDBsOwnDriverReadsThem() throws Exception {
     String columns = EDGES.stream().map(c -> c.expression() + " AS " + c.name()).collect(Collectors.joining(", "));
     assertSameAnswers("SELECT i AS row_id, " + columns + " FROM range(3) t(i) ORDER BY i", 3);
+  }
+
+  @Test
+  void listParametersFromCreateArrayOfBindAsInDuckDBsOwnDriver() throws Exception {
+    String sql = "SELECT ? AS l, list_sum(?) AS s, ? AS v, ? AS d";
+    try (Connection thallus = DriverManager.getConnection(url);
+         Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
+         java.sql.PreparedStatement ours = thallus.prepareStatement(sql);
+         java.sql.PreparedStatement theirs = duckdb.prepareStatement(sql)) {
+      for (var pair : List.of(List.of(thallus, ours), List.of(duckdb, theirs))) {
+        Connection connection = (Connection) pair.get(0);
+        java.sql.PreparedStatement statement = (java.sql.PreparedStatement) pair.get(1);
+        statement.setArray(1, connection.createArrayOf("INTEGER", new Object[] {1, 2, null, 3}));
+        statement.setObject(2, connection.createArrayOf("BIGINT", new Object[] {5L, 6L}));
+        statement.setArray(3, connection.createArrayOf("VARCHAR", new Object[] {"a", "", null}));
+        statement.setArray(4, connection.createArrayOf("DATE", new Object[] {java.sql.Date.valueOf("2024-01-02")}));
+      }
+      try (ResultSet actual = ours.executeQuery(); ResultSet expected = theirs.executeQuery()) {
+        assertThat(expected.next()).isTrue();
+        assertThat(actual.next()).isTrue();
+        for (int column = 1; column <= 4; column++) {
+          assertThat(actual.getString(column)).as("column %d: getString", column)
+              .isEqualTo(expected.getString(column));
+          assertThat(comparable(actual.getObject(column))).as("column %d: getObject", column)
+              .isEqualTo(comparable(expected.getObject(column)));
+        }
+        assertThat(actual.getString(1)).isEqualTo("[1, 2, NULL, 3]");
+        assertThat(actual.getLong(2)).isEqualTo(11L);
+      }
+      // A batch's rows travel as Arrow columns of scalars: a list in one is refused, naming what to do instead.
+      ours.addBatch();
+      org.assertj.core.api.Assertions.assertThatThrownBy(ours::executeBatch)
+          .isInstanceOf(java.sql.BatchUpdateException.class).hasMessageContaining("a batch cannot bind a list");
+    }
+  }
+
+  /**
+   * TIME WITH TIME ZONE keeps its offset (the server sends it as DuckDB's text) in a prepared query with a value
+   * bound, inside a transaction; a query whose column names repeat, and a statement that is not one SELECT, run as
+   * they are (their time without offset), once.
+   */
+  @Test
+  void timeWithTimeZoneKeepsItsOffsetWhenPreparedAndInATransaction() throws Exception {
+    String sql = "SELECT ?::TIMETZ AS t, i FROM range(3) r(i) ORDER BY i DESC";
+    try (Connection thallus = DriverManager.getConnection(url);
+         Connection duckdb = DriverManager.getConnection("jdbc:duckdb:")) {
+      thallus.setAutoCommit(false);
+      duckdb.setAutoCommit(false);
+      try (java.sql.PreparedStatement ours = thallus.prepareStatement(sql);
+           java.sql.PreparedStatement theirs = duckdb.prepareStatement(sql)) {
+        ours.setString(1, "01:02:03.25-03:30");
+        theirs.setString(1, "01:02:03.25-03:30");
+        try (ResultSet actual = ours.executeQuery(); ResultSet expected = theirs.executeQuery()) {
+          while (expected.next()) {
+            assertThat(actual.next()).isTrue();
+            assertThat(comparable(actual.getObject(1))).isEqualTo(comparable(expected.getObject(1)));
+            assertThat(actual.getString(1)).isEqualTo(expected.getString(1)).isEqualTo("01:02:03.250-03:30");
+            assertThat(actual.getLong(2)).isEqualTo(expected.getLong(2));
+          }
+          assertThat(actual.next()).isFalse();
+          assertThat(actual.getMetaData().getColumnType(1)).isEqualTo(expected.getMetaData().getColumnType(1))
+              .isEqualTo(java.sql.Types.TIME_WITH_TIMEZONE);
+          assertThat(actual.getMetaData().getColumnClassName(1)).isEqualTo(java.time.OffsetTime.class.getName());
+        }
+      }
+      thallus.commit();
+      try (Statement statement = thallus.createStatement();
+           ResultSet repeated = statement.executeQuery("SELECT '12:00:00+05:30'::TIMETZ AS a, 1 AS a")) {
+        assertThat(repeated.next()).isTrue();
+        assertThat(repeated.getObject(1)).isEqualTo(java.time.LocalTime.NOON);
+      }
+      // Not one SELECT: it runs once, as it is (its time without offset), never again to be wrapped.
+      try (Statement statement = thallus.createStatement()) {
+        statement.execute("CREATE TEMP TABLE zones (t TIMETZ)");
+        try (ResultSet returned = statement.executeQuery("INSERT INTO zones VALUES ('12:00:00+05:30') RETURNING t")) {
+          assertThat(returned.next()).isTrue();
+          assertThat(returned.getObject(1)).isEqualTo(java.time.LocalTime.NOON);
+        }
+        try (ResultSet stored = statement.executeQuery("SELECT count(*), any_value(t) FROM zones")) {
+          assertThat(stored.next()).isTrue();
+          assertThat(stored.getLong(1)).isEqualTo(1);
+          assertThat(stored.getObject(2)).isEqualTo(java.time.OffsetTime.parse("12:00+05:30"));
+        }
+      }
+    }
   }
 
   private static void assertSameAnswers(String sql, int rows) throws SQLException {

@@ -1,5 +1,6 @@
 package io.thallus.internal.protocol;
 
+import io.thallus.ListParameter;
 import static io.thallus.internal.protocol.WireReader.readBytes;
 import static io.thallus.internal.protocol.WireReader.readInt;
 import static io.thallus.internal.protocol.WireReader.readLong;

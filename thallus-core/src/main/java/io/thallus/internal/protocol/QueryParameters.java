@@ -1,5 +1,6 @@
 package io.thallus.internal.protocol;
 
+import io.thallus.ListParameter;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.time.Instant;
@@ -61,36 +62,21 @@ public final class QueryParameters {
       case java.sql.Timestamp v -> v.toLocalDateTime();
       case java.sql.Date v -> v.toLocalDate();
       case java.sql.Time v -> v.toLocalTime();
-      case ListParameter v -> list(v.elementType(), v.elements());
-      case java.sql.Array v -> list(v);
+      case java.sql.Array v -> list(ListParameter.of(v));
       default -> throw new IllegalArgumentException("a query parameter cannot be a " + value.getClass().getName()
           + "; use a number, String, byte[], boolean, UUID, a java.time or java.sql date/time value, or a "
           + "java.sql.Array of them");
     };
   }
 
-  /** A JDBC array as a list parameter: its base type name is its elements' SQL type. */
-  private static ListParameter list(java.sql.Array array) {
-    try {
-      Object elements = array.getArray();
-      if (!(elements instanceof Object[] objects)) {
-        throw new IllegalArgumentException("a java.sql.Array parameter must give its elements as an Object[], not "
-            + (elements == null ? "null" : elements.getClass().getName()));
-      }
-      return list(array.getBaseTypeName(), java.util.Arrays.asList(objects));
-    } catch (java.sql.SQLException e) {
-      throw new IllegalArgumentException("cannot read a java.sql.Array parameter: " + e.getMessage(), e);
-    }
-  }
-
   /** The elements in their wire form, SQL NULL as {@code null} (a list holds nulls). */
-  private static ListParameter list(String elementType, List<?> elements) {
-    List<Object> normalized = new ArrayList<>(elements.size());
-    for (Object element : elements) {
+  private static ListParameter list(ListParameter list) {
+    List<Object> normalized = new ArrayList<>(list.elements().size());
+    for (Object element : list.elements()) {
       Object value = normalize(element);
       normalized.add(value == NULL ? null : value);
     }
-    return new ListParameter(elementType, normalized);
+    return new ListParameter(list.elementType(), normalized);
   }
 
   public static List<Object> normalizeAll(List<?> values) {

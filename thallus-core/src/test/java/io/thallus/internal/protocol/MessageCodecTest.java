@@ -1,5 +1,6 @@
 package io.thallus.internal.protocol;
 
+import io.thallus.ListParameter;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,7 +1,8 @@
-package io.thallus.internal.protocol;
+package io.thallus;
 
 import java.sql.Array;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -10,14 +11,23 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * A list as one query parameter: the SQL type of its elements, as the engine names it ({@code INTEGER},
- * {@code VARCHAR[]}, {@code DECIMAL(10,2)}), and its elements, each a parameter value in its wire form ({@code null}
- * for SQL NULL, a nested list for a list of lists). It is a {@link java.sql.Array} because that is what a JDBC
- * driver binds a list parameter from (its base type name and its elements), DuckDB's among them.
+ * A SQL list as one query parameter: the SQL type of its elements, as the engine names it ({@code INTEGER},
+ * {@code VARCHAR[]}, {@code DECIMAL(10,2)}), and its elements in order. Pass one among
+ * {@link QueryRequest.Builder#parameters(List)}; the JDBC driver's {@code Connection.createArrayOf(type, elements)}
+ * makes one, and the Flight SQL port makes one of each Arrow list a client binds.
+ *
+ * <p>It is a {@link java.sql.Array} because that is what a JDBC driver binds a list from (its base type name and its
+ * elements), DuckDB's among them; any other {@code java.sql.Array} given as a parameter is read into one.
+ *
+ * <pre>{@code
+ * client.query(QueryRequest.builder("SELECT list_sum(?)")
+ *     .parameters(new ListParameter("INTEGER", List.of(1, 2, 3))).build());
+ * }</pre>
  *
  * @param elementType the SQL type of the elements: letters, digits, spaces and {@code _ , ( ) [ ] "}, at most
  *     {@link #MAX_TYPE_CHARS} characters
- * @param elements the elements, in order; {@code null} for SQL NULL
+ * @param elements the elements, in order, each a value a parameter may be ({@code null} for SQL NULL, a
+ *     ListParameter for a list of lists); copied, so later changes to the caller's list do not reach it
  */
 public record ListParameter(String elementType, List<Object> elements) implements Array {
   /** The longest element type name taken; a longer one is no SQL type a client means. */
@@ -26,16 +36,55 @@ public record ListParameter(String elementType, List<Object> elements) implement
   public static final int MAX_DEPTH = 16;
   private static final Pattern TYPE = Pattern.compile("[A-Za-z0-9_ ,()\\[\\]\"]+");
 
+  /** Checks the element type's characters and the nesting depth, and copies the elements. */
   public ListParameter {
     if (elementType == null || elementType.length() > MAX_TYPE_CHARS || !TYPE.matcher(elementType).matches()) {
       throw new IllegalArgumentException("a list parameter's element type must be a SQL type name of at most "
           + MAX_TYPE_CHARS + " letters, digits, spaces or _ , ( ) [ ] \", not "
           + (elementType == null ? "null" : "\"" + elementType + "\""));
     }
+    if (elements == null) {
+      throw new IllegalArgumentException("a list parameter's elements must be a list (empty for an empty SQL list), "
+          + "not null");
+    }
     // Elements may be null (SQL NULL): no List.copyOf.
     elements = Collections.unmodifiableList(new ArrayList<>(elements));
     if (depth(elements) > MAX_DEPTH) {
       throw new IllegalArgumentException("a list parameter may nest lists at most " + MAX_DEPTH + " deep");
+    }
+  }
+
+  /**
+   * The list a JDBC array holds: its base type name as the element type, its elements (an {@code Object[]}) in
+   * order, any that are arrays themselves read the same way. A ListParameter is returned as it is.
+   *
+   * @throws IllegalArgumentException if the array cannot be read, holds no {@code Object[]}, or is no list
+   *     parameter (see the constructor)
+   */
+  public static ListParameter of(Array array) {
+    return of(array, 1);
+  }
+
+  private static ListParameter of(Array array, int depth) {
+    if (array instanceof ListParameter list) {
+      return list;
+    }
+    if (depth > MAX_DEPTH) {
+      throw new IllegalArgumentException("a list parameter may nest lists at most " + MAX_DEPTH + " deep");
+    }
+    try {
+      Object held = array.getArray();
+      if (!(held instanceof Object[] objects)) {
+        throw new IllegalArgumentException("a java.sql.Array parameter must give its elements as an Object[], not "
+            + (held == null ? "null" : held.getClass().getName()));
+      }
+      List<Object> elements = new ArrayList<>(objects.length);
+      for (Object element : objects) {
+        elements.add(element instanceof Array inner ? of(inner, depth + 1) : element);
+      }
+      return new ListParameter(array.getBaseTypeName(), elements);
+    } catch (SQLException e) {
+      throw new IllegalArgumentException("cannot read a java.sql.Array parameter: " + e.getMessage(), e);
     }
   }
 

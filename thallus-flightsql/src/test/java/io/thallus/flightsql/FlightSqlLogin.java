@@ -1,0 +1,35 @@
+package io.thallus.flightsql;
+
+import org.apache.arrow.flight.CallOption;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.sql.FlightSqlClient;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+
+/**
+ * Arrow Java's Flight SQL client logged in to a fixture's door as its user, on memory of its own (closed last, so a
+ * leak in the client fails the test).
+ *
+ * @param memory the client's allocator
+ * @param sql the Flight SQL client
+ * @param auth the bearer token's call option, for every call
+ */
+record FlightSqlLogin(BufferAllocator memory, FlightSqlClient sql, CallOption auth) implements AutoCloseable {
+  static FlightSqlLogin of(FlightSqlFixture fixture) {
+    BufferAllocator memory = new RootAllocator();
+    FlightClient flight = FlightClient.builder(memory, Location.forGrpcInsecure("127.0.0.1",
+        fixture.flightSql.port())).build();
+    CallOption auth = flight.authenticateBasicToken(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD).orElseThrow();
+    return new FlightSqlLogin(memory, new FlightSqlClient(flight), auth);
+  }
+
+  @Override
+  public void close() throws Exception {
+    try {
+      sql.close();
+    } finally {
+      memory.close();
+    }
+  }
+}
