@@ -30,7 +30,10 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  */
 final class Fixture implements AutoCloseable {
   static final String FLIGHT = "Flight";
+  /** The engine's own in-process export (the server's DuckDB engine, no transport): the suite's first ceiling. */
   static final String DUCKDB = "DuckDB export";
+  /** DuckDB run plainly (its JDBC driver, default settings): the second ceiling, beside the engine's. */
+  static final String PLAIN_DUCKDB = PlainDuckDB.EXPORT;
 
   private final BufferAllocator root = new RootAllocator();
   private final BufferAllocator preparedMemory = root.newChildAllocator("prepared", 0, Long.MAX_VALUE);
@@ -44,6 +47,7 @@ final class Fixture implements AutoCloseable {
   private final Map<String, ThallusClient> clients = new HashMap<>();
   private final BufferAllocator flightSqlMemory = root.newChildAllocator("flight-sql", 0, Long.MAX_VALUE);
   private FlightSqlServer flightSql;
+  private final PlainDuckDB plain = new PlainDuckDB();
 
   Fixture() {
     this(Overlap.auto());
@@ -76,6 +80,12 @@ final class Fixture implements AutoCloseable {
     }
   }
 
+  /** Runs a statement (DDL) in both the server's DuckDB and the plain one, so both hold the same tables. */
+  void executeEverywhere(String sql) {
+    execute(sql);
+    plain.execute(sql);
+  }
+
   /** Runs {@code sql} now and keeps its batches in server memory: the transport-only setting. Returns them. */
   List<BatchContents> prepare(String sql, int batchRows) {
     engine.prepare(sql, batchRows);
@@ -100,6 +110,11 @@ final class Fixture implements AutoCloseable {
   /** The query run in this process by the same engine: DuckDB's own Arrow export, or the prepared batches. */
   Peer inProcess(String sql, int batchRows) {
     return Peers.inProcess(DUCKDB, Peer.Kind.CEILING, engine, Peers.spec(sql, batchRows), inProcessMemory);
+  }
+
+  /** The query read in this process from DuckDB run plainly (JDBC {@code arrowExportStream}, default settings). */
+  Peer plainDuckDB(String sql, int batchRows) {
+    return plain.export(sql, batchRows, inProcessMemory);
   }
 
   /** The Thallus server's port, for JDBC URLs. */
@@ -138,6 +153,7 @@ final class Fixture implements AutoCloseable {
       }
       server.close();
       engine.close();
+      plain.close();
     } finally {
       inProcessMemory.close();
       flightSqlMemory.close();
