@@ -109,6 +109,11 @@ def reference_of(key, keys):
         return (k[0], k[1], k[3])
     mine = group(key)
     same = [k for k in keys if group(k) == mine]
+    # An exact name first: "DuckDB export" (the engine's) is also part of "plain DuckDB export" (DuckDB run plainly).
+    for name in REFERENCES:
+        for k in same:
+            if name == k[2]:
+                return k
     for name in REFERENCES:
         for k in same:
             if name in k[2]:

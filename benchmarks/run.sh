@@ -3,15 +3,20 @@
 # experiments with every peer side by side (Suite: results.json, summary.md, machine.txt, PNG plots), the JDBC
 # session work (JdbcSessionBench: jdbc-session.md), ingest (IngestBench: ingest.md), Flight SQL (FlightSqlBench:
 # flight-sql.md), then the JMH benchmarks
-# (jmh.json), all into benchmarks/results/<UTC date>/; the clients as users run them (clients.py: clients.md). About
-# 14 minutes on a 2-core machine (Suite 2, ingest 4, clients 3, Flight SQL 2, JMH 2, the build).
-# Usage: benchmarks/run.sh [--plan full|tiny] [--out folder] [--no-jmh] [--no-build] [--jar benchmarks.jar]
+# (jmh.json), all into benchmarks/results/<UTC date>/; the clients as users run them (clients.py: clients.md); many
+# clients at once (ScalingBench: scaling/scaling.md, scaling/scaling.csv, scaling.log). About 16 minutes on a 2-core
+# machine (Suite 2, ingest 4, scaling 2, clients 3, Flight SQL 2, JMH 2, the build).
+# Usage: benchmarks/run.sh [--plan full|tiny] [--scaling-plan full|small|tiny] [--out folder] [--no-jmh] [--no-build]
+#   [--jar benchmarks.jar]
+# The scaling plan is small by default (it fits 2 cores), tiny with --plan tiny; its full plan is for a 16-core
+# machine (benchmarks/multicore/).
 # --jar runs another build's benchmarks.jar (say, of the commit before a change, with its short commit id in a file
 # named commit next to it) for a before/after comparison.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 plan=full
+scaling_plan=""
 out="benchmarks/results/$(date -u +%F)"
 jmh=yes
 build=yes
@@ -19,11 +24,13 @@ jar="$root/benchmarks/target/benchmarks.jar"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --plan) plan="$2"; shift 2 ;;
+    --scaling-plan) scaling_plan="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --no-jmh) jmh=no; shift ;;
     --no-build) build=no; shift ;;
     --jar) jar="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; build=no; shift 2 ;;
-    *) echo "usage: benchmarks/run.sh [--plan full|tiny] [--out folder] [--no-jmh] [--no-build] [--jar benchmarks.jar]" >&2
+    *) echo "usage: benchmarks/run.sh [--plan full|tiny] [--scaling-plan full|small|tiny] [--out folder] [--no-jmh]" \
+         "[--no-build] [--jar benchmarks.jar]" >&2
        exit 2 ;;
   esac
 done
@@ -54,6 +61,13 @@ ingest_args=(10000000 3 131072 20000)
 [[ "$plan" == tiny ]] && ingest_args=(200000 1 65536 2000)
 "$java_bin" "${flags[@]}" -Xmx10g -XX:MaxDirectMemorySize=12g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
   -cp "$jar" io.thallus.benchmarks.IngestBench "${ingest_args[@]}" 2> "$out/ingest.log" | tee "$out/ingest.md"
+# Many clients at once (issue 36): K clients per transport, read and ingest, end to end and transport only, next to K
+# in-process readers or writers of plain DuckDB and of the engine. (A jar of a build before it has no ScalingBench:
+# that step fails alone, said so.)
+[[ -z "$scaling_plan" ]] && { scaling_plan=small; [[ "$plan" == tiny ]] && scaling_plan=tiny; }
+"$java_bin" "${flags[@]}" -Xmx10g -XX:MaxDirectMemorySize=12g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+  -Dthallus.commit="$commit" -cp "$jar" io.thallus.benchmarks.ScalingBench --plan "$scaling_plan" \
+  --out "$out/scaling" 2>&1 | tee "$out/scaling.log" || echo "ScalingBench failed; see $out/scaling.log" >&2
 # Clients as users run them (issue 35), against one thallus serve: ADBC's SELECT 1 beside pyarrow.flight's, a wide read
 # and an ingest through ADBC beside DuckDB in process (Python, a pinned venv under benchmarks/target), and a wide read
 # through jdbc:thallus beside DuckDB's JDBC driver and Arrow's Flight SQL JDBC driver (clients.md).

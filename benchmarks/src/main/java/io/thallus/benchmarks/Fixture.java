@@ -4,6 +4,7 @@ import io.thallus.ClientOptions;
 import io.thallus.Location;
 import io.thallus.QueryRequest;
 import io.thallus.ThallusClient;
+import io.thallus.server.Overlap;
 import io.thallus.server.ThallusServer;
 import io.thallus.cli.sidebyside.Peer;
 import io.thallus.cli.sidebyside.Peers;
@@ -29,7 +30,10 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  */
 final class Fixture implements AutoCloseable {
   static final String FLIGHT = "Flight";
+  /** The engine's own in-process export (the server's DuckDB engine, no transport): the suite's first ceiling. */
   static final String DUCKDB = "DuckDB export";
+  /** DuckDB run plainly (its JDBC driver, default settings): the second ceiling, beside the engine's. */
+  static final String PLAIN_DUCKDB = PlainDuckDB.EXPORT;
 
   private final BufferAllocator root = new RootAllocator();
   private final BufferAllocator preparedMemory = root.newChildAllocator("prepared", 0, Long.MAX_VALUE);
@@ -43,10 +47,16 @@ final class Fixture implements AutoCloseable {
   private final Map<String, ThallusClient> clients = new HashMap<>();
   private final BufferAllocator flightSqlMemory = root.newChildAllocator("flight-sql", 0, Long.MAX_VALUE);
   private FlightSqlServer flightSql;
+  private final PlainDuckDB plain = new PlainDuckDB();
 
   Fixture() {
+    this(Overlap.auto());
+  }
+
+  /** With the server's overlap set ({@link OverlapBench} compares two). */
+  Fixture(Overlap overlap) {
     engine = new PreparedQueryEngine(DuckDBEngine.create(), preparedMemory);
-    server = ThallusServer.builder(root, Location.of("127.0.0.1", 0), engine).build().start();
+    server = ThallusServer.builder(root, Location.of("127.0.0.1", 0), engine).overlap(overlap).build().start();
     flight = new FlightPeer(engine, flightServerMemory, clientMemory);
     for (Transport transport : Transports.available()) {
       if (transport.isAvailableFor("127.0.0.1")) {
@@ -68,6 +78,12 @@ final class Fixture implements AutoCloseable {
         batch.close();
       }
     }
+  }
+
+  /** Runs a statement (DDL) in both the server's DuckDB and the plain one, so both hold the same tables. */
+  void executeEverywhere(String sql) {
+    execute(sql);
+    plain.execute(sql);
   }
 
   /** Runs {@code sql} now and keeps its batches in server memory: the transport-only setting. Returns them. */
@@ -94,6 +110,11 @@ final class Fixture implements AutoCloseable {
   /** The query run in this process by the same engine: DuckDB's own Arrow export, or the prepared batches. */
   Peer inProcess(String sql, int batchRows) {
     return Peers.inProcess(DUCKDB, Peer.Kind.CEILING, engine, Peers.spec(sql, batchRows), inProcessMemory);
+  }
+
+  /** The query read in this process from DuckDB run plainly (JDBC {@code arrowExportStream}, default settings). */
+  Peer plainDuckDB(String sql, int batchRows) {
+    return plain.export(sql, batchRows, inProcessMemory);
   }
 
   /** The Thallus server's port, for JDBC URLs. */
@@ -132,6 +153,7 @@ final class Fixture implements AutoCloseable {
       }
       server.close();
       engine.close();
+      plain.close();
     } finally {
       inProcessMemory.close();
       flightSqlMemory.close();

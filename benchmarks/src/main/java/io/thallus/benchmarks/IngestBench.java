@@ -58,9 +58,10 @@ import org.duckdb.DuckDBResultSet;
  * an in-memory DuckDB table by Thallus over each same-host transport and tcp and ipc, by Arrow Flight DoPut (Java,
  * default settings: a Flight server whose DoPut hands the stream to the same engine, DuckDBEngine, through the same
  * Arrow C stream interface Thallus's server uses), by that engine in this process taking the batches straight from
- * memory (the ceiling: the server's own ingest with no transport at all), by DuckDB's appender in this process, and
- * by DuckDB's JDBC executeBatch (the call Spark's JDBC writer makes) on a sample; then the same into an engine that
- * only reads the batches (transport only). Rounds alternate between peers so each sees the same machine noise; each
+ * memory (the engine's ceiling: the server's own ingest with no transport at all), by DuckDB run plainly in this
+ * process (the batches registered as an Arrow stream through its JDBC driver, default settings: the second ceiling),
+ * by DuckDB's appender in this process, and by DuckDB's JDBC executeBatch (the call Spark's JDBC writer makes) on a
+ * sample; then the same into an engine that only reads the batches (transport only). Rounds alternate between peers so each sees the same machine noise; each
  * figure is the median of its rounds, and every table is checked (count and per-column sums against the source)
  * before a round counts. Client CPU is the writing thread's CPU time per GB of Arrow buffers. Run by
  * {@code benchmarks/run.sh}.
@@ -69,6 +70,8 @@ public final class IngestBench {
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
   private static final String CEILING = "DuckDB ingest in-process, same engine (ceiling)";
   private static final String APPENDER = "DuckDB appender in-process";
+  /** DuckDB run plainly (default settings): the batches registered as an Arrow stream, a table made from it. */
+  private static final String PLAIN = "plain DuckDB ingest in-process (registerArrowStream, defaults; ceiling)";
   private static final String DOPUT = "Arrow Flight DoPut (Java)";
   private static final String EXECUTE_BATCH = "DuckDB JDBC executeBatch (Spark JDBC writer's path)";
 
@@ -157,14 +160,18 @@ public final class IngestBench {
       List<String> peers = new ArrayList<>(thallus.keySet());
       peers.add(DOPUT);
       peers.add(CEILING);
+      if (drain == null) {
+        peers.add(PLAIN);
+      }
       if (table.name().equals("bigint") && drain == null) {
         peers.add(APPENDER);
       }
       // THALLUS_INGEST_PEERS (a regular expression) runs only the peers it matches, for quick experiments; the
-      // ceiling and Flight DoPut always run, since every ratio is to them.
+      // ceilings and Flight DoPut always run, since every ratio is to them.
       String only = System.getenv("THALLUS_INGEST_PEERS");
       if (only != null) {
-        peers.removeIf(peer -> !peer.matches(only) && !peer.equals(CEILING) && !peer.equals(DOPUT));
+        peers.removeIf(peer -> !peer.matches(only) && !peer.equals(CEILING) && !peer.equals(PLAIN)
+            && !peer.equals(DOPUT));
       }
       for (String peer : peers) {
         results.put(peer, new Rounds(new ArrayList<>(), new ArrayList<>(), batches.rows()));
@@ -203,6 +210,12 @@ public final class IngestBench {
             cpu = THREADS.getCurrentThreadCpuTime() - cpu;
             check = drain != null ? drain.last() : checksum(ceiling, source);
             record(results.get(peer), round, seconds, cpu);
+          } else if (peer.equals(PLAIN)) {
+            plainIngest(local, batches, source);
+            long seconds = System.nanoTime() - start;
+            cpu = THREADS.getCurrentThreadCpuTime() - cpu;
+            check = checksum(local, "ingested");
+            record(results.get(peer), round, seconds, cpu);
           } else {
             append(local, batches);
             long seconds = System.nanoTime() - start;
@@ -239,18 +252,22 @@ public final class IngestBench {
     double gb = batches.bytes() / 1e9;
     double doPut = results.get(DOPUT).median();
     double ceiling = results.get(CEILING).median();
+    Rounds plainRounds = results.get(PLAIN);
+    double plain = plainRounds == null ? Double.NaN : plainRounds.median();
     StringBuilder out = new StringBuilder();
     out.append("### ").append(name).append(" (").append(String.format(Locale.ROOT, "%.2f", gb))
         .append(" GB of Arrow buffers)\n\n");
-    out.append("| peer | median s | rows/s | GB/s | x Flight DoPut | x ceiling | client CPU s/GB |\n");
-    out.append("|---|---:|---:|---:|---:|---:|---:|\n");
+    out.append("| peer | median s | rows/s | GB/s | x Flight DoPut | x engine ingest (ceiling) "
+        + "| x plain DuckDB ingest (ceiling) | client CPU s/GB |\n");
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
     String fastestSameHost = null;
     for (Map.Entry<String, Rounds> entry : results.entrySet()) {
       double seconds = entry.getValue().median();
       String label = name.endsWith("transport only") && entry.getKey().equals(CEILING)
           ? "reading the batches in-process (ceiling)" : entry.getKey();
-      out.append(String.format(Locale.ROOT, "| %s | %.3f | %,.0f | %.2f | %.2f | %.2f | %.2f |%n", label,
+      out.append(String.format(Locale.ROOT, "| %s | %.3f | %,.0f | %.2f | %.2f | %.2f | %s | %.2f |%n", label,
           seconds, entry.getValue().rows() / seconds, gb / seconds, doPut / seconds, ceiling / seconds,
+          Double.isNaN(plain) ? "" : String.format(Locale.ROOT, "%.2f", plain / seconds),
           median(entry.getValue().cpu()) / gb));
       String peer = entry.getKey();
       if (peer.matches("thallus (shm|cma|rdma)") && (fastestSameHost == null
@@ -260,7 +277,7 @@ public final class IngestBench {
     }
     double sampleSeconds = sample == null ? 0 : sample.median();
     if (sample != null) {
-      out.append(String.format(Locale.ROOT, "| %s, %d rows | %.3f | %,.0f | %.4f | (%.4f) | | |%n", EXECUTE_BATCH,
+      out.append(String.format(Locale.ROOT, "| %s, %d rows | %.3f | %,.0f | %.4f | (%.4f) | | | |%n", EXECUTE_BATCH,
           sample.rows(), sampleSeconds, sample.rows() / sampleSeconds,
           gb * sample.rows() / batches.rows() / sampleSeconds,
           doPut / (sampleSeconds * batches.rows() / sample.rows())));
@@ -273,8 +290,12 @@ public final class IngestBench {
       out.append(target("fastest same-host transport (" + fastestSameHost + ") >= 5x Flight DoPut" + setting,
           doPut / fast, 5));
       if (!transportOnly) {
-        out.append(target("fastest same-host transport (" + fastestSameHost + ") >= 0.8x DuckDB's in-process "
+        out.append(target("fastest same-host transport (" + fastestSameHost + ") >= 0.8x the engine's in-process "
             + "ingest", ceiling / fast, 0.8));
+        if (!Double.isNaN(plain)) {
+          out.append(target("fastest same-host transport (" + fastestSameHost + ") >= 0.8x plain DuckDB's "
+              + "in-process ingest (issue 36)", plain / fast, 0.8));
+        }
       }
     }
     if (results.containsKey("thallus tcp")) {
@@ -362,6 +383,22 @@ public final class IngestBench {
         }
         return result.toString().trim();
       }
+    }
+  }
+
+  /**
+   * DuckDB run plainly, as its users ingest Arrow in process: the batches exported as an Arrow C stream, registered
+   * with DuckDB's JDBC driver, and a table created from it (default settings, no transaction of its own).
+   */
+  private static void plainIngest(DuckDBConnection duckdb, Batches batches, BufferAllocator allocator)
+      throws Exception {
+    try (ArrowReader reader = batches.reader();
+         org.apache.arrow.c.ArrowArrayStream stream = org.apache.arrow.c.ArrowArrayStream.allocateNew(allocator);
+         Statement statement = duckdb.createStatement()) {
+      org.apache.arrow.c.Data.exportArrayStream(allocator, reader, stream);
+      duckdb.registerArrowStream("plain_source", stream);
+      statement.execute("CREATE OR REPLACE TABLE ingested AS SELECT * FROM plain_source");
+      statement.execute("DROP VIEW IF EXISTS plain_source");
     }
   }
 

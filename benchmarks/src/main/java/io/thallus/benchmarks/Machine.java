@@ -11,6 +11,22 @@ final class Machine {
   private Machine() {}
 
   static String describe(String duckdbVersion) {
+    StringBuilder text = new StringBuilder(engineSide(duckdbVersion));
+    line(text, "arrow flight", version("org.apache.arrow", "flight-core"));
+    line(text, "flight sql", version("org.apache.arrow", "flight-sql") + " (server protocol and JDBC driver)");
+    line(text, "grpc", io.grpc.internal.GrpcUtil.IMPLEMENTATION_VERSION);
+    line(text, "netty", io.netty.util.Version.identify().values().stream().map(v -> v.artifactVersion())
+        .distinct().sorted().reduce((a, b) -> a + ", " + b).orElse("?"));
+    line(text, "jmh", version("org.openjdk.jmh", "jmh-core"));
+    line(text, "xchart", version("org.knowm.xchart", "xchart"));
+    return text.toString();
+  }
+
+  /**
+   * The machine, the JVM, Arrow and DuckDB: what a run needs that loads no Flight, gRPC or Netty class (the scaling
+   * benchmark runs from a class path without them).
+   */
+  static String engineSide(String duckdbVersion) {
     StringBuilder text = new StringBuilder();
     line(text, "date", Instant.now().toString());
     line(text, "commit", System.getProperty("thallus.commit", "(not given)"));
@@ -24,14 +40,7 @@ final class Machine {
     line(text, "jvm flags", String.join(" ", java.lang.management.ManagementFactory.getRuntimeMXBean()
         .getInputArguments()));
     line(text, "arrow", version("org.apache.arrow", "arrow-vector"));
-    line(text, "arrow flight", version("org.apache.arrow", "flight-core"));
-    line(text, "flight sql", version("org.apache.arrow", "flight-sql") + " (server protocol and JDBC driver)");
-    line(text, "grpc", io.grpc.internal.GrpcUtil.IMPLEMENTATION_VERSION);
-    line(text, "netty", io.netty.util.Version.identify().values().stream().map(v -> v.artifactVersion())
-        .distinct().sorted().reduce((a, b) -> a + ", " + b).orElse("?"));
     line(text, "duckdb", duckdbVersion + " (embedded through its JDBC driver)");
-    line(text, "jmh", version("org.openjdk.jmh", "jmh-core"));
-    line(text, "xchart", version("org.knowm.xchart", "xchart"));
     return text.toString();
   }
 

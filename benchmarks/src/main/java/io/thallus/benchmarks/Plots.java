@@ -31,7 +31,7 @@ final class Plots {
       String slug = setting.replace(' ', '-');
       List<String> withCeilings = new ArrayList<>(contenders);
       withCeilings.addAll(setting.equals(Point.TRANSPORT_ONLY) ? List.of("raw socket", "memcpy")
-          : List.of(Fixture.DUCKDB));
+          : List.of(Fixture.DUCKDB, Fixture.PLAIN_DUCKDB));
       for (String axis : List.of("rows", "columns")) {
         List<Point> sweep = points.stream().filter(p -> p.experiment().equals(axis) && p.setting().equals(setting))
             .toList();

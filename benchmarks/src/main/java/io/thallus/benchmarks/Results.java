@@ -48,6 +48,11 @@ final class Results {
         p.put("microsPerBatch", number(peer.microsPerBatch()));
         p.put("speedupOverIpc", number(point.speedup(peer.name(), "ipc")));
         p.put("speedupOverFlight", number(point.speedup(peer.name(), Fixture.FLIGHT)));
+        // End to end only: the two ceilings, named (the engine's own export; DuckDB run plainly).
+        p.put("speedupOverEngineExport", point.peer(Fixture.DUCKDB) == null ? null
+            : number(point.speedup(peer.name(), Fixture.DUCKDB)));
+        p.put("speedupOverPlainDuckDBExport", point.peer(Fixture.PLAIN_DUCKDB) == null ? null
+            : number(point.speedup(peer.name(), Fixture.PLAIN_DUCKDB)));
         double gigabytes = peer.seconds().size() * point.bytes() / 1e9;
         p.put("serverCpuSecondsPerGB", peer.serverCpuSeconds() < 0 ? null : number(peer.serverCpuSeconds() / gigabytes));
         p.put("clientCpuSecondsPerGB", peer.clientCpuSeconds() < 0 ? null : number(peer.clientCpuSeconds() / gigabytes));

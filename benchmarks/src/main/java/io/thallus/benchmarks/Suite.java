@@ -93,16 +93,16 @@ public final class Suite {
   }
 
   private void createTables() {
-    log.println("creating tables in the server's DuckDB ...");
+    log.println("creating tables in the server's DuckDB and in a plain one ...");
     // Distinct values per column, so a transport that swapped or repeated a column would fail its checksum.
-    fixture.execute("CREATE TABLE big AS SELECT " + IntStream.range(0, 8).mapToObj(c -> "i * " + (c + 1) + " AS c" + c)
-        .collect(Collectors.joining(", ")) + " FROM range(" + plan.headlineRows() + ") t(i)");
-    fixture.execute("CREATE TABLE wide AS SELECT " + IntStream.range(0, WIDE_COLUMNS)
+    fixture.executeEverywhere("CREATE TABLE big AS SELECT " + IntStream.range(0, 8)
+        .mapToObj(c -> "i * " + (c + 1) + " AS c" + c).collect(Collectors.joining(", ")) + " FROM range(" + plan.headlineRows() + ") t(i)");
+    fixture.executeEverywhere("CREATE TABLE wide AS SELECT " + IntStream.range(0, WIDE_COLUMNS)
         .mapToObj(c -> "i * " + (c + 1) + " + " + c + " AS c" + c).collect(Collectors.joining(", "))
         + " FROM range(" + plan.sweepRows() + ") t(i)");
     // The mixed table: the same row count and column count as the BIGINT one, with strings of varying length.
-    fixture.execute("CREATE TABLE mixed AS SELECT i AS c0, i * 3 AS c1, (i % 1000)::INTEGER AS c2, i * 0.25 AS c3, "
-        + "'customer ' || i AS c4, CASE WHEN i % 7 = 0 THEN NULL ELSE repeat(chr((97 + i % 26)::INTEGER), "
+    fixture.executeEverywhere("CREATE TABLE mixed AS SELECT i AS c0, i * 3 AS c1, (i % 1000)::INTEGER AS c2, "
+        + "i * 0.25 AS c3, 'customer ' || i AS c4, CASE WHEN i % 7 = 0 THEN NULL ELSE repeat(chr((97 + i % 26)::INTEGER), "
         + "(i % 24)::INTEGER) END AS c5, -i AS c6, (i % 2 = 0) AS c7 FROM range(" + plan.sweepRows() + ") t(i)");
   }
 
@@ -189,6 +189,8 @@ public final class Suite {
       }
       peers.add(fixture.flight(live, batchRows));
       peers.add(duckdb);
+      // DuckDB run plainly next to the engine's own export: every end-to-end ratio names which of the two it is to.
+      peers.add(fixture.plainDuckDB(live, batchRows));
       point = new Point(experiment, setting, table, rows, columns, batchRows, reference.bytes(), reference.checksum(),
           Comparison.run(peers, runs, warmups(rows, runs), reference.checksum(), progress));
     }

@@ -4,6 +4,7 @@ import io.thallus.ClientOptions;
 import io.thallus.Location;
 import io.thallus.server.ThallusServer;
 import io.thallus.server.Authentication;
+import io.thallus.server.Overlap;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.Tls;
@@ -18,6 +19,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -133,6 +135,11 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--engine-threads-per-client", description = "Engine threads one client's streams may hold at "
       + "once (default 2).")
   Integer engineThreadsPerClient;
+
+  @Option(names = "--overlap", converter = OverlapFlag.class, description = "Make a large result's next batch on "
+      + "a producer thread while its stream sends the last one: auto (default: while the machine has cores to "
+      + "spare, never on 2 cores), off, or a number N: always, with up to N producer threads.")
+  Overlap overlap;
 
   @Option(names = "--max-frame-bytes", description = "Largest frame a client may send, SQL included (default 4 MiB).")
   Integer maxFrameBytes;
@@ -320,6 +327,9 @@ final class ServeCommand implements Callable<Integer> {
     if (engineThreadsPerClient != null) {
       server.engineThreadsPerConnection(engineThreadsPerClient);
     }
+    if (overlap != null) {
+      server.overlap(overlap);
+    }
     if (maxFrameBytes != null) {
       server.maxFrameBytes(maxFrameBytes);
     }
@@ -369,5 +379,24 @@ final class ServeCommand implements Callable<Integer> {
       admission.maxMemoryPerCredential(maxMemoryPerCredential);
     }
     return admission.build();
+  }
+
+  /** {@code --overlap}: auto, off, or a number of producer threads. */
+  static final class OverlapFlag implements CommandLine.ITypeConverter<Overlap> {
+    @Override
+    public Overlap convert(String value) {
+      return switch (value.trim().toLowerCase(java.util.Locale.ROOT)) {
+        case "auto" -> Overlap.auto();
+        case "off" -> Overlap.off();
+        default -> {
+          try {
+            yield Overlap.producers(Integer.parseInt(value.trim()));
+          } catch (IllegalArgumentException e) {
+            throw new CommandLine.TypeConversionException("--overlap takes auto, off or a positive number of "
+                + "producer threads, got '" + value + "'");
+          }
+        }
+      };
+    }
   }
 }

@@ -23,6 +23,7 @@ import io.thallus.internal.server.CredentialBudgets;
 import io.thallus.internal.server.DataRoot;
 import io.thallus.internal.server.FirstByte;
 import io.thallus.internal.server.HandshakeHandler;
+import io.thallus.internal.server.ProducerPool;
 import io.thallus.internal.server.ServerConnection;
 import io.thallus.internal.server.ServerContext;
 import io.thallus.internal.server.StreamRegistry;
@@ -72,6 +73,7 @@ public final class ThallusServer implements AutoCloseable {
   private EventLoopGroup acceptLoop;
   private EventLoopGroup ioLoop;
   private ExecutorService engineThreads;
+  private ProducerPool producers;
   private ScheduledExecutorService timers;
   private final List<ServerContext.Started> transports = new ArrayList<>();
   private Channel serverChannel;
@@ -114,6 +116,8 @@ public final class ThallusServer implements AutoCloseable {
           Thread.ofPlatform().name("thallus-server-stream-", 0).daemon().factory());
       pool.allowCoreThreadTimeOut(true);
       engineThreads = pool;
+      producers = ProducerPool.of(settings.overlap, Runtime.getRuntime().availableProcessors(), settings.ioThreads,
+          pool::getActiveCount);
       ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1,
           Thread.ofPlatform().name("thallus-server-timer").daemon().factory());
       timerPool.setRemoveOnCancelPolicy(true);
@@ -130,7 +134,7 @@ public final class ThallusServer implements AutoCloseable {
               Protocol.HELLO_MAX_FRAME, settings.maxFrameBytes,
               settings.connectionIdleTimeout, settings.maxStreams, settings.maxStreamsPerConnection,
               settings.maxCreditsPerStream, settings.maxCreditsPerConnection, settings.engineThreadsPerConnection,
-              settings.maxSqlBytes, settings.memoryPerClient), settings.tls != null, metrics);
+              settings.maxSqlBytes, settings.memoryPerClient), settings.tls != null, metrics, producers);
       ServerBootstrap bootstrap = new ServerBootstrap()
           .group(acceptLoop, ioLoop)
           .channel(NioServerSocketChannel.class)
@@ -250,6 +254,9 @@ public final class ThallusServer implements AutoCloseable {
       engineThreads.shutdown();
       awaitTermination(engineThreads, deadline);
     }
+    if (producers != null) {
+      producers.close(deadline);
+    }
     if (timers != null) {
       timers.shutdownNow();
     }
@@ -315,6 +322,7 @@ public final class ThallusServer implements AutoCloseable {
     private int maxCreditsPerConnection = 1024;
     private int engineThreads = Math.max(16, 4 * Runtime.getRuntime().availableProcessors());
     private int engineThreadsPerConnection = 2;
+    private Overlap overlap = Overlap.auto();
 
     private Builder(BufferAllocator allocator, Location location, QueryEngine engine) {
       this.allocator = Objects.requireNonNull(allocator, "allocator");
@@ -471,6 +479,15 @@ public final class ThallusServer implements AutoCloseable {
     /** Engine threads one client's streams may hold at once (default 2); its other streams wait their turn. */
     public Builder engineThreadsPerConnection(int count) {
       this.engineThreadsPerConnection = positive(count, "engineThreadsPerConnection");
+      return this;
+    }
+
+    /**
+     * Whether a large result's next batch is made on a producer thread while its stream sends the last one (default
+     * {@link Overlap#auto()}: where the machine has cores to spare; never on two cores).
+     */
+    public Builder overlap(Overlap value) {
+      this.overlap = Objects.requireNonNull(value, "overlap");
       return this;
     }
 

@@ -142,7 +142,9 @@ public final class Peers {
     // Thread infos without stacks: taking every thread's stack between pulls would disturb what is measured.
     for (ThreadInfo info : THREADS.getThreadInfo(THREADS.getAllThreadIds())) {
       if (info != null && info.getThreadName().startsWith(prefix)
-          && !info.getThreadName().startsWith("thallus-server-stream-")) {
+          && !info.getThreadName().startsWith("thallus-server-stream-")
+          // A producer's CPU is in its stream's END already, as the stream thread's is.
+          && !info.getThreadName().startsWith("thallus-server-produce-")) {
         total += Math.max(0, THREADS.getThreadCpuTime(info.getThreadId()));
       }
     }

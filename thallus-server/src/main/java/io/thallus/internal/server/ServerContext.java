@@ -30,7 +30,8 @@ public record ServerContext(
     Authentication authentication,
     Limits limits,
     boolean tls,
-    ServerMetrics metrics) {
+    ServerMetrics metrics,
+    ProducerPool producers) {
 
   /**
    * What one server lets its clients use, and what a stranger can make it hold before authenticating.

@@ -16,7 +16,7 @@ import org.apache.arrow.memory.BufferAllocator;
 
 /**
  * What one server reports to a Micrometer registry: clients, streams, queries by outcome and their latency, batches
- * and bytes sent per transport, credit stalls, and the batch memory held against its budget. With no registry given
+ * and bytes sent per transport, credit stalls, batches made ahead on producer threads, and the batch memory held against its budget. With no registry given
  * the server reports into an empty composite, which records nothing.
  */
 public final class ServerMetrics implements AutoCloseable {
@@ -29,6 +29,7 @@ public final class ServerMetrics implements AutoCloseable {
   private final Map<String, Counter[]> received = new ConcurrentHashMap<>();
   private final Timer queryDuration;
   private final Counter creditStalls;
+  private final Counter batchesMadeAhead;
 
   /** What the server counts of its connections and streams now (its registry's counts). */
   public interface Counts {
@@ -63,6 +64,9 @@ public final class ServerMetrics implements AutoCloseable {
         .register(registry));
     creditStalls = keep(Counter.builder(PREFIX + "credit.stalls")
         .description("Times a stream had a batch ready and waited for its client to grant a credit")
+        .register(registry));
+    batchesMadeAhead = keep(Counter.builder(PREFIX + "batches.made.ahead")
+        .description("Batches a producer thread made while their stream sent the one before (overlap)")
         .register(registry));
   }
 
@@ -104,6 +108,10 @@ public final class ServerMetrics implements AutoCloseable {
 
   void creditStall() {
     creditStalls.increment();
+  }
+
+  void batchMadeAhead() {
+    batchesMadeAhead.increment();
   }
 
   /** Takes this server's meters out of the registry (another server may report into it next). */

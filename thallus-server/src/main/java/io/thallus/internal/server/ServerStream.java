@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * has not been asked for a batch holds no thread and no batch memory, only its open engine result.
  *
  * <p>Once the client has asked for a batch, the stream fetches one batch ahead while the client's budget has room,
- * so END goes out without waiting for a credit the client has no reason to send.
+ * so END goes out without waiting for a credit the client has no reason to send. After a full batch (more are
+ * likely to follow) that look-ahead is made on a producer thread, where the server's {@link ProducerPool} lends one,
+ * while this thread sends the batch: the engine's production and the transport's work overlap.
  */
 final class ServerStream {
   private static final Logger LOG = LoggerFactory.getLogger(ServerStream.class);
@@ -85,6 +87,8 @@ final class ServerStream {
   /** END has been sent: the stream has succeeded. Written by the step that sends it, read in finish (same thread). */
   private boolean ended;
   private volatile ScheduledFuture<?> timeout;
+  /** The look-ahead batch when a producer thread makes it. */
+  private final NextBatch nextBatch = new NextBatch();
 
   /** Where a stream's engine result comes from: the query run for it alone, or its part of a split. */
   interface ResultSource {
@@ -262,7 +266,9 @@ final class ServerStream {
     while (true) {
       throwIfAborted();
       if (ahead == null && !exhausted) {
-        if (hasCredit()) {
+        if (nextBatch.isMaking()) {
+          // The look-ahead, started within the budget's room: taken whether or not the client has asked.
+        } else if (hasCredit()) {
           asked = true;
           awaitHeadroom(nextBatchBytes);
         } else if (!asked || context.budgets().headroom(connection.allocator()) < nextBatchBytes) {
@@ -272,7 +278,7 @@ final class ServerStream {
           }
           return false;
         }
-        ahead = result.next();
+        ahead = nextBatch.isMaking() ? nextBatch.take(this::throwIfAborted) : result.next();
         if (ahead == null) {
           exhausted = true;
         } else {
@@ -302,6 +308,11 @@ final class ServerStream {
       BatchContents batch = ahead;
       ahead = null;
       int batchRows = batch.rowCount();
+      if (batchRows >= spec.batchRows() && context.producers().lends()
+          && context.budgets().headroom(connection.allocator()) >= nextBatchBytes
+          && nextBatch.start(context.producers(), result)) {
+        context.metrics().batchMadeAhead();
+      }
       rows += batchRows;
       long batchBytes = batch.bufferBytes();
       bytes += batchBytes;
@@ -324,7 +335,7 @@ final class ServerStream {
   private void sendEnd() {
     ended = true;
     connection.outbox().send(new Message.End(id, rows, batches, bytes, System.nanoTime() - startNanos,
-        cpuNanos + THREADS.getCurrentThreadCpuTime() - stepCpuStart));
+        cpuNanos + nextBatch.producerCpuNanos() + THREADS.getCurrentThreadCpuTime() - stepCpuStart));
   }
 
   private boolean hasCredit() {
@@ -490,7 +501,8 @@ final class ServerStream {
       ahead = null;
     }
     QueryResult running = result;
-    if (running != null) {
+    // A batch still being made stops first: the result closes once nothing runs in it (or when the producer returns).
+    if (running != null && nextBatch.stop(running, context.ioTimeout(), id)) {
       running.close();
     }
     done.accept(this);

@@ -69,7 +69,8 @@ class ConnectionHandlersTest {
     context = new ServerContext("test", allocator, new UnusedEngine(), Optional.empty(),
         List.of(new ServerContext.Started(transport, ipc)), engineThreads, timers, ioTimeout,
         Duration.ofMinutes(5), 1 << 16, new CredentialBudgets(allocator, 64L << 20), Authentication.none(), limits,
-        false, new ServerMetrics(new SimpleMeterRegistry(), registry, allocator));
+        false, new ServerMetrics(new SimpleMeterRegistry(), registry, allocator),
+        ProducerPool.of(io.thallus.server.Overlap.off(), 1, 1, () -> 0));
     channel = new EmbeddedChannel(false, false) {
       @Override
       protected SocketAddress remoteAddress0() {
