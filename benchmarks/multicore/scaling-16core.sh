@@ -8,10 +8,12 @@
 #   benchmarks/multicore/scaling-16core.sh bundle            # here: build, pack into benchmarks/target/multicore-bundle
 #   benchmarks/multicore/scaling-16core.sh scaling [plan]    # there: ScalingBench --plan full (or the plan given)
 #   benchmarks/multicore/scaling-16core.sh profile [plan]    # there: the same plan at K = 16 over shm, read, under JFR
+#   benchmarks/multicore/scaling-16core.sh split             # there: one 10M x 8 query as 1..16 parallel streams
 #   benchmarks/multicore/scaling-16core.sh all [plan]        # there: scaling, then profile
 # Results go under $OUT (the device machine's folder that comes back), else benchmarks/target/multicore-out.
 # Environment: SCALING_LIMIT_S and PROFILE_LIMIT_S (seconds, default 480 and 150) bound each run; PROFILE_CLIENTS
-# (default 16) and PROFILE_ONLY (read or ingest, default read) narrow the profiling run.
+# (default 16) and PROFILE_ONLY (read or ingest, default read) narrow the profiling run; SPLIT_LIMIT_S (default
+# 240) bounds the split run.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -125,10 +127,22 @@ profile() {
   head -25 "$folder/threads-cpu.txt" 2>/dev/null || true
 }
 
+# Issue 36's one-query target: one 10M x 8 query split into parallel streams against DuckDB's plain single-stream
+# export in the same run (SplitBench needs neither Flight nor the suite's fixture, so it runs from the bundle).
+split() {
+  facts
+  mkdir -p "$out/split"
+  echo "split streams, 10M x 8, 1..16 streams over shm, tcp and cma, at most ${SPLIT_LIMIT_S:-240} s ..."
+  java_in_bundle "${SPLIT_LIMIT_S:-240}" io.thallus.benchmarks.SplitBench 10000000 65536 1,2,4,8,16 shm,tcp,cma \
+    2>&1 | tee "$out/split/split-streams.md" \
+    || echo "split run stopped (time limit or failure)" | tee -a "$out/split/split-streams.md"
+}
+
 case "$step" in
   bundle) make_bundle ;;
   scaling) scaling ;;
   profile) profile ;;
+  split) split ;;
   all) scaling; profile ;;
   *) sed -n '2,16p' "$0" >&2; exit 2 ;;
 esac
