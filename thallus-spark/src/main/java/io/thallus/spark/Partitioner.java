@@ -2,11 +2,14 @@ package io.thallus.spark;
 
 import io.thallus.DatasetDescription;
 import io.thallus.ThallusClient;
+import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Splits a scan into independent streams, from what the server (server 0) says the read's source is
@@ -19,8 +22,12 @@ import java.util.OptionalLong;
  *   <li>anything else (a view, CSV or JSON files, a query), or with {@code partitionColumn}: by {@code hash(key) % n},
  *       over the query's result, so any query (joins, aggregates) splits correctly.
  * </ul>
+ *
+ * <p>Only what the source is decides the split: an error describing it fails the plan (see {@link #describe}).
  */
 final class Partitioner {
+  private static final Logger LOG = LoggerFactory.getLogger(Partitioner.class);
+
   private Partitioner() {}
 
   static List<PartitionSpec> plan(ReadConf conf) {
@@ -52,8 +59,12 @@ final class Partitioner {
 
   private static Optional<List<PartitionSpec>> byRowId(ReadConf conf, int n) {
     Optional<DatasetDescription> table = describe(conf, TableName.parse(conf.table().get()).sql());
-    if (table.isEmpty() || table.get().kind() != DatasetDescription.Kind.TABLE) {
+    if (table.isEmpty() || table.get().kind() == DatasetDescription.Kind.VIEW) {
       return Optional.empty(); // a view has no rowid: hash instead
+    }
+    if (table.get().kind() != DatasetDescription.Kind.TABLE) {
+      throw new IllegalStateException("the server describes table '" + conf.table().get() + "' as "
+          + table.get().kind() + ", neither a table nor a view");
     }
     List<DatasetDescription.Part> parts = table.get().parts();
     if (parts.isEmpty()) {
@@ -95,17 +106,22 @@ final class Partitioner {
   }
 
   /**
-   * What the server says {@code name} is, with the read's dataset bound; empty when it cannot say (no such name, a
-   * server that does not describe): the scan then splits by hash, and its own query reports a real problem with
-   * the name. A server that cannot be reached fails the plan here.
+   * What the server says {@code name} is, with the read's dataset bound. Empty only where the server cannot say
+   * although the name is fine: an engine that does not describe names (UNIMPLEMENTED), or a source of more parts
+   * than one answer holds (RESOURCE_EXHAUSTED); the scan then splits by hash, which is right but reads every row in
+   * every partition, so it is logged as a warning. Any other error (no such table, a name that is not one, a
+   * server that cannot be reached) fails the plan here with the server's message, never a silent hash split.
    */
   private static Optional<DatasetDescription> describe(ReadConf conf, String name) {
     try (ThallusClient client = Connector.connect(conf, 0)) {
-      try {
-        return Optional.of(client.describe(name, conf.dataset().orElse("")));
-      } catch (ThallusException e) {
+      return Optional.of(client.describe(name, conf.dataset().orElse("")));
+    } catch (ThallusException e) {
+      if (e.code() == StatusCode.UNIMPLEMENTED || e.code() == StatusCode.RESOURCE_EXHAUSTED) {
+        LOG.warn("splitting {} by hash of its rows (every partition reads all of them): the server cannot describe"
+            + " it: {}", name, e.getMessage());
         return Optional.empty();
       }
+      throw ThallusException.of(e.code(), "cannot split " + name + " into partitions: " + e.getMessage(), e);
     }
   }
 

@@ -30,6 +30,12 @@ import org.junit.jupiter.api.Test;
 class PartitionTest {
   private static final int ROWS = 10_000;
   private static final long ID_SUM = (long) ROWS * (ROWS - 1) / 2;
+  /** DuckDB's rows per row group: a table of {@link #BIG_ROWS} rows has 4 full groups and a fifth of 1,000 rows. */
+  private static final long ROW_GROUP = 122_880;
+  private static final long BIG_ROWS = 4 * ROW_GROUP + 1_000;
+  /** The same rows, in the server's own database under a plain and a quoted, spaced, mixed-case name. */
+  private static final String BIG_SELECT = "SELECT i AS id, i % 7 AS k, 'v' || (i % 100) AS v FROM range(" + BIG_ROWS
+      + ") t(i)";
   private static TestServer server;
   private static TestServer second;
   private static SparkSession spark;
@@ -45,6 +51,12 @@ class PartitionTest {
       statement.execute("CREATE TABLE numbers AS SELECT i AS id, i % 7 AS k, 'v' || i AS v FROM range(" + ROWS + ") t(i)");
       statement.execute("CREATE VIEW numbers_view AS SELECT * FROM numbers");
     }
+    server.execute("CREATE TABLE big AS " + BIG_SELECT);
+    server.execute("CREATE SCHEMA \"Sales Data\"");
+    server.execute("CREATE TABLE \"Sales Data\".\"Line Items\" AS " + BIG_SELECT);
+    spark.conf().set("spark.sql.catalog.thallus_split", ThallusCatalog.class.getName());
+    spark.conf().set("spark.sql.catalog.thallus_split.url", server.url());
+    spark.conf().set("spark.sql.catalog.thallus_split.partitions", "4");
     try (Connection connection = DriverManager.getConnection("jdbc:duckdb:");
          Statement statement = connection.createStatement()) {
       statement.execute("CREATE TABLE numbers AS SELECT i AS id, i % 7 AS k, 'v' || i AS v FROM range(" + ROWS + ") t(i)");
@@ -189,5 +201,82 @@ class PartitionTest {
     assertThat(byKey).isEqualTo(expected);
     assertThat(partitionSql(df).stream().filter(s -> s.contains("GROUP BY \"k\"")).collect(Collectors.toSet()))
         .hasSize(3);
+  }
+
+  /**
+   * A table of the server's database, named qualified, quoted, or both, through the catalog and through the format,
+   * splits by rowid ranges; each partition reads only its share of the table (DuckDB's own account of the row groups
+   * its scan read, from EXPLAIN ANALYZE of the partition's SQL on the server); and the answers equal DuckDB's.
+   */
+  @Test
+  void aTableOfTheServersDatabaseSplitsByRowIdThroughTheCatalogAndTheFormat() throws Exception {
+    Map<String, Dataset<Row>> reads = new java.util.LinkedHashMap<>();
+    reads.put("catalog main.big", spark.table("thallus_split.main.big"));
+    reads.put("catalog `Sales Data`.`Line Items`", spark.table("thallus_split.`Sales Data`.`Line Items`"));
+    for (String table : List.of("big", "main.big", "\"main\".\"big\"", "\"Sales Data\".\"Line Items\"")) {
+      reads.put("format " + table, read(server.url(), Map.of("table", table, "partitions", "4")));
+    }
+    List<Object> expected = TypeMappingTest.duckdb("SELECT count(*), sum(id)::BIGINT, sum(k)::BIGINT, "
+        + "count(DISTINCT v) FROM (" + BIG_SELECT + ")").get(0);
+    for (Map.Entry<String, Dataset<Row>> entry : reads.entrySet()) {
+      Dataset<Row> df = entry.getValue();
+      List<String> sql = partitionSql(df);
+      assertThat(sql).as(entry.getKey()).hasSize(4).allSatisfy(s -> assertThat(s).contains("rowid").doesNotContain(
+          "hash("));
+      long groupsRead = 0;
+      long rowsReturned = 0;
+      for (String partition : sql) {
+        TableScan scan = scanOf(partition);
+        assertThat(scan.groups()).as(entry.getKey() + ": row groups of the table").isEqualTo(5);
+        // A range of a quarter of the rowids lies within two of the table's row groups.
+        assertThat(scan.groupsRead()).as(entry.getKey() + ": row groups one partition read").isBetween(1L, 2L);
+        groupsRead += scan.groupsRead();
+        rowsReturned += scan.rows();
+      }
+      assertThat(rowsReturned).as(entry.getKey() + ": rows of all partitions").isEqualTo(BIG_ROWS);
+      // Together the partitions read each row group once, but where a boundary falls inside one (three at most).
+      assertThat(groupsRead).as(entry.getKey() + ": row groups all partitions read").isLessThanOrEqualTo(5 + 3);
+      Row totals = df.agg(functions.count("*"), functions.sum("id"), functions.sum("k"), functions.countDistinct("v"))
+          .collectAsList().get(0);
+      assertThat(List.of(totals.getLong(0), totals.getLong(1), totals.getLong(2), totals.getLong(3)))
+          .as(entry.getKey()).containsExactlyElementsOf(expected.stream().map(v -> Long.parseLong(v.toString()))
+              .toList());
+      assertThat(df.rdd().getNumPartitions()).isEqualTo(4);
+    }
+  }
+
+  @Test
+  void aMissingTableFailsThePlanInsteadOfSplittingByHash() {
+    ReadConf conf = ReadConf.from(Map.of("url", server.url(), "table", "main.nope", "partitions", "2"));
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> Partitioner.plan(conf))
+        .hasMessageContaining("cannot split \"main\".\"nope\" into partitions")
+        .hasMessageContaining("nope");
+  }
+
+  /** The one table scan in DuckDB's profile of {@code sql} run on the server: what it read and returned. */
+  private record TableScan(long groups, long groupsRead, long rows) {}
+
+  private static TableScan scanOf(String sql) throws Exception {
+    List<TableScan> scans = new java.util.ArrayList<>();
+    try (org.apache.arrow.memory.BufferAllocator allocator = new org.apache.arrow.memory.RootAllocator();
+         io.thallus.ThallusClient client = io.thallus.ThallusClient.connect(allocator,
+             io.thallus.Location.parse(server.url()))) {
+      for (List<String> row : ServerSql.rows(client, "EXPLAIN (ANALYZE, FORMAT JSON) " + sql)) {
+        collectScans(new com.fasterxml.jackson.databind.ObjectMapper().readTree(row.get(1)), scans);
+      }
+    }
+    assertThat(scans).as("table scans in the profile of " + sql).hasSize(1);
+    return scans.get(0);
+  }
+
+  private static void collectScans(com.fasterxml.jackson.databind.JsonNode node, List<TableScan> scans) {
+    if ("TABLE_SCAN".equals(node.path("type").asText())) {
+      scans.add(new TableScan(node.path("total_row_groups_to_scan").asLong(-1), node.path("row_groups_scanned")
+          .asLong(-1), node.path("intermediate_rows").asLong(-1)));
+    }
+    for (com.fasterxml.jackson.databind.JsonNode child : node.isArray() ? node : node.path("operator").isArray()
+        ? node.path("operator") : node.path("children")) {
+      collectScans(child, scans);
+    }
   }
 }
