@@ -103,10 +103,14 @@ final class FormatWrites {
     return text.toString();
   }
 
-  /** Whether the {@code table} option names a table (or view) of the server's database. */
+  /**
+   * Whether the {@code table} option names a table (or view) of the server's database, ignoring case unless
+   * {@code spark.sql.caseSensitive} (as DuckDB, which runs the write, finds it).
+   */
   static boolean tableExists(ReadConf conf) {
     try (ThallusClient client = Connector.connect(conf, 0)) {
-      return ServerSql.kind(client, TableName.parse(conf.table().orElseThrow())) != null;
+      return ServerSql.find(client, TableName.parse(conf.table().orElseThrow()),
+          org.apache.spark.sql.internal.SQLConf.get().caseSensitiveAnalysis()) != null;
     }
   }
 

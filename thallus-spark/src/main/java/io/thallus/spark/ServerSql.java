@@ -25,13 +25,45 @@ final class ServerSql {
     }
   }
 
-  /** "table", "view" or null: what {@code table} names in the server's database. */
+  /** "table", "view" or null: what {@code table} names in the server's database, each part matched exactly. */
   static String kind(ThallusClient client, TableName table) {
-    String where = " WHERE " + table.schemaCondition() + " AND ";
-    List<List<String>> rows = rows(client, "SELECT 'table' FROM duckdb_tables()" + where + "table_name = "
-        + Sql.string(table.table()) + " UNION ALL SELECT 'view' FROM duckdb_views()" + where + "view_name = "
-        + Sql.string(table.table()));
-    return rows.isEmpty() ? null : rows.get(0).get(0);
+    Relation relation = find(client, table, true);
+    return relation == null ? null : relation.kind();
+  }
+
+  /** A table or view of the server's database: its kind ("table" or "view") and its name as DuckDB spells it. */
+  record Relation(String kind, TableName name) {}
+
+  /**
+   * The table or view {@code table} names, or null. With {@code caseSensitive} (Spark's
+   * {@code spark.sql.caseSensitive}) each part must match exactly; without, as Spark's catalogs resolve names by
+   * default and DuckDB its own, case is ignored: an exact match wins, and names that differ only in case are an
+   * error naming them. The result spells the parts {@code table} gives as DuckDB does and leaves out those it does
+   * not give (the current database and schema).
+   */
+  static Relation find(ThallusClient client, TableName table, boolean caseSensitive) {
+    String sql = "SELECT kind, database_name, schema_name, name FROM (SELECT 'table' AS kind, database_name, "
+        + "schema_name, table_name AS name FROM duckdb_tables() UNION ALL SELECT 'view', database_name, schema_name, "
+        + "view_name FROM duckdb_views()) WHERE " + table.schemaCondition(caseSensitive) + " AND "
+        + TableName.matches("name", table.table(), caseSensitive) + " ORDER BY ALL";
+    List<List<String>> rows = rows(client, sql);
+    if (rows.isEmpty()) {
+      return null;
+    }
+    List<String> chosen = rows.get(0);
+    if (rows.size() > 1) {
+      List<List<String>> exact = rows.stream().filter(r -> r.get(3).equals(table.table())
+          && (table.schemaOrNull() == null || r.get(2).equals(table.schemaOrNull()))
+          && (table.catalogOrNull() == null || r.get(1).equals(table.catalogOrNull()))).toList();
+      if (exact.size() != 1) {
+        throw new IllegalArgumentException("'" + table + "' names " + rows.size() + " relations that differ only in "
+            + "case: " + rows.stream().map(r -> TableName.of(r.get(1), r.get(2), r.get(3)).toString()).toList()
+            + "; name one exactly with spark.sql.caseSensitive=true");
+      }
+      chosen = exact.get(0);
+    }
+    return new Relation(chosen.get(0), new TableName(table.catalogOrNull() == null ? null : chosen.get(1),
+        table.schemaOrNull() == null ? null : chosen.get(2), chosen.get(3)));
   }
 
   /**

@@ -89,8 +89,21 @@ record TableName(String catalogOrNull, String schemaOrNull, String table) implem
 
   /** The schema's condition in duckdb_tables() and friends: its database and schema (current ones if unnamed). */
   String schemaCondition() {
-    return "database_name = " + (catalogOrNull == null ? "current_database()" : Sql.string(catalogOrNull))
-        + " AND schema_name = " + (schemaOrNull == null ? "current_schema()" : Sql.string(schemaOrNull));
+    return schemaCondition(true);
+  }
+
+  /** As {@link #schemaCondition()}, ignoring case unless {@code caseSensitive}. */
+  String schemaCondition(boolean caseSensitive) {
+    return (catalogOrNull == null ? "database_name = current_database()"
+        : matches("database_name", catalogOrNull, caseSensitive))
+        + " AND " + (schemaOrNull == null ? "schema_name = current_schema()"
+        : matches("schema_name", schemaOrNull, caseSensitive));
+  }
+
+  /** SQL: the text column {@code column} equals {@code name}, or equals it but for case. */
+  static String matches(String column, String name, boolean caseSensitive) {
+    return caseSensitive ? column + " = " + Sql.string(name)
+        : "lower(" + column + ") = lower(" + Sql.string(name) + ")";
   }
 
   @Override

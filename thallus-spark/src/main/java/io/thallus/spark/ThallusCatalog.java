@@ -113,7 +113,8 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
       return false;
     }
     try (ThallusClient client = connect()) {
-      return !ServerSql.rows(client, "SELECT 1 FROM duckdb_schemas() WHERE " + schemaCondition(namespace)).isEmpty();
+      return !ServerSql.rows(client, "SELECT 1 FROM duckdb_schemas() WHERE " + schemaCondition(namespace))
+          .isEmpty();
     }
   }
 
@@ -191,15 +192,15 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
         throw new NoSuchTableException(ident); // the server's NOT_FOUND: no such file under the data root
       }
     }
-    TableName table = tableName(ident);
-    String kind = kind(table);
-    if (kind == null) {
+    ServerSql.Relation relation = find(tableName(ident));
+    if (relation == null) {
       throw new NoSuchTableException(ident);
     }
-    ReadConf read = conf.withTable(table);
+    ReadConf read = conf.withTable(relation.name());
     try (ThallusClient client = connect()) {
       var columns = TypeMapping.columns(client.schema(Connector.request(read, read.baseSql())).getFields());
-      return new ThallusTable(read, columns, kind.equals("table") ? table : null, name + "." + ident);
+      return new ThallusTable(read, columns, relation.kind().equals("table") ? relation.name() : null,
+          name + "." + ident);
     }
   }
 
@@ -207,7 +208,7 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
   public Table createTable(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
     TableName table = writableName(ident, partitions);
-    if (kind(table) != null) {
+    if (find(table) != null) {
       throw new TableAlreadyExistsException(ident);
     }
     Schema schema = ArrowUtils.toArrowSchema(structType(columns), SQLConf.get().sessionLocalTimeZone(), true, false);
@@ -241,32 +242,32 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
     if (isFiles(ident.namespace())) {
       throw new UnsupportedOperationException("the files under the data root are read only");
     }
-    TableName table = tableName(ident);
-    String kind = kind(table);
-    if (kind == null) {
+    ServerSql.Relation relation = find(tableName(ident));
+    if (relation == null) {
       return false;
     }
     try (ThallusClient client = connect()) {
-      ServerSql.execute(client, "DROP " + (kind.equals("table") ? "TABLE " : "VIEW ") + table.sql(), false);
+      ServerSql.execute(client, "DROP " + (relation.kind().equals("table") ? "TABLE " : "VIEW ")
+          + relation.name().sql(), false);
     }
     return true;
   }
 
   @Override
   public void renameTable(Identifier from, Identifier to) throws NoSuchTableException, TableAlreadyExistsException {
-    TableName source = tableName(from);
-    TableName target = tableName(to);
-    if (!"table".equals(kind(source))) {
+    ServerSql.Relation source = find(tableName(from));
+    if (source == null || !source.kind().equals("table")) {
       throw new NoSuchTableException(from);
     }
-    if (kind(target) != null) {
+    if (find(tableName(to)) != null) {
       throw new TableAlreadyExistsException(to);
     }
-    if (!Arrays.equals(from.namespace(), to.namespace())) {
+    if (!sameNamespace(from.namespace(), to.namespace())) {
       throw new UnsupportedOperationException("DuckDB renames a table within its schema only");
     }
     try (ThallusClient client = connect()) {
-      ServerSql.execute(client, "ALTER TABLE " + source.sql() + " RENAME TO " + Sql.identifier(to.name()), false);
+      ServerSql.execute(client, "ALTER TABLE " + source.name().sql() + " RENAME TO " + Sql.identifier(to.name()),
+          false);
     }
   }
 
@@ -276,7 +277,7 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
   public StagedTable stageCreate(Identifier ident, Column[] columns, Transform[] partitions,
       Map<String, String> properties) throws TableAlreadyExistsException {
     TableName table = writableName(ident, partitions);
-    if (kind(table) != null) {
+    if (find(table) != null) {
       throw new TableAlreadyExistsException(ident);
     }
     return new StagedThallusTable(conf, table, structType(columns), WriteMode.CREATE);
@@ -285,17 +286,19 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
   @Override
   public StagedTable stageReplace(Identifier ident, Column[] columns, Transform[] partitions,
       Map<String, String> properties) throws NoSuchTableException {
-    TableName table = writableName(ident, partitions);
-    if (!"table".equals(kind(table))) {
+    ServerSql.Relation relation = find(writableName(ident, partitions));
+    if (relation == null || !relation.kind().equals("table")) {
       throw new NoSuchTableException(ident);
     }
-    return new StagedThallusTable(conf, table, structType(columns), WriteMode.CREATE_OR_REPLACE);
+    return new StagedThallusTable(conf, relation.name(), structType(columns), WriteMode.CREATE_OR_REPLACE);
   }
 
   @Override
   public StagedTable stageCreateOrReplace(Identifier ident, Column[] columns, Transform[] partitions,
       Map<String, String> properties) {
-    return new StagedThallusTable(conf, writableName(ident, partitions), structType(columns),
+    TableName table = writableName(ident, partitions);
+    ServerSql.Relation existing = find(table);
+    return new StagedThallusTable(conf, existing == null ? table : existing.name(), structType(columns),
         WriteMode.CREATE_OR_REPLACE);
   }
 
@@ -326,7 +329,28 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
   // ---- helpers
 
   private static boolean isFiles(String[] namespace) {
-    return namespace.length == 1 && namespace[0].equals(FILES);
+    return namespace.length == 1 && (caseSensitive() ? namespace[0].equals(FILES)
+        : namespace[0].equalsIgnoreCase(FILES));
+  }
+
+  /**
+   * Spark's {@code spark.sql.caseSensitive} (false by default) of the session at work: names of schemas and tables
+   * are matched ignoring case unless it is true, as Spark's own catalogs match them.
+   */
+  private static boolean caseSensitive() {
+    return SQLConf.get().caseSensitiveAnalysis();
+  }
+
+  private static boolean sameNamespace(String[] a, String[] b) {
+    if (a.length != b.length) {
+      return false;
+    }
+    for (int i = 0; i < a.length; i++) {
+      if (caseSensitive() ? !a[i].equals(b[i]) : !a[i].equalsIgnoreCase(b[i])) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static void checkSchemaNamespace(String[] namespace) {
@@ -338,7 +362,7 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
 
   /** The condition on duckdb_schemas()/duckdb_tables() rows of a namespace's schema. */
   private static String schemaCondition(String[] namespace) {
-    return tableName(Identifier.of(namespace, "")).schemaCondition();
+    return tableName(Identifier.of(namespace, "")).schemaCondition(caseSensitive());
   }
 
   private static String schemaSql(String[] namespace) {
@@ -370,10 +394,10 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
     return tableName(ident);
   }
 
-  /** "table", "view" or null: what {@code table} names on the server. */
-  private String kind(TableName table) {
+  /** The table or view {@code table} names on the server, matched as {@link #caseSensitive} says, or null. */
+  private ServerSql.Relation find(TableName table) {
     try (ThallusClient client = connect()) {
-      return ServerSql.kind(client, table);
+      return ServerSql.find(client, table, caseSensitive());
     }
   }
 
