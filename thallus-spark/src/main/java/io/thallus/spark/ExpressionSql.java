@@ -228,6 +228,10 @@ final class ExpressionSql {
     if (expression instanceof Predicate) {
       return new Typed(translate(expression, columns), DataTypes.BooleanType);
     }
+    Typed function = DateStringSql.translate(expression, e -> value(e, columns));
+    if (function != null) {
+      return function;
+    }
     if (!(expression instanceof GeneralScalarExpression scalar)) {
       throw new Unsupported();
     }

@@ -1,0 +1,75 @@
+package io.thallus.spark;
+
+import java.util.function.Function;
+import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.Extract;
+import org.apache.spark.sql.connector.expressions.GeneralScalarExpression;
+import org.apache.spark.sql.connector.expressions.Literal;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.IntegerType;
+
+/**
+ * Spark's date and string functions that DuckDB computes with Spark's meaning, as DuckDB SQL; {@code null} for any
+ * other (which then stays in Spark):
+ * <ul>
+ *   <li>{@code year}, {@code month}, {@code quarter}, {@code dayofmonth}, {@code dayofyear} of a DATE (Spark's
+ *       {@code Extract}): both count the proleptic Gregorian calendar the same way, and the result is cast to
+ *       Spark's INT (DuckDB's is BIGINT). Of a timestamp Spark first casts to a date in the session's time zone,
+ *       a cast that is not pushed, so timestamps stay in Spark; so do the week-based fields, whose numbering
+ *       differs;</li>
+ *   <li>{@code substring(s, pos[, len])} of a string with a literal {@code pos} of at least 1 and a literal
+ *       {@code len} of at least 0: both count code points from 1. Spark reads a {@code pos} of 0 as 1 and a negative
+ *       one past the start differently from DuckDB, and a column as position could be either: those stay in
+ *       Spark.</li>
+ * </ul>
+ * {@code upper} and {@code lower} are not pushed: Spark maps case with full Unicode rules ({@code 'ß'} to
+ * {@code 'SS'}, a final sigma), DuckDB code point by code point. Spark offers no general {@code LIKE} to a
+ * connector (only the prefix, suffix and contains forms {@link ExpressionSql} already pushes).
+ */
+final class DateStringSql {
+  private DateStringSql() {}
+
+  /** {@code expression} as DuckDB SQL with Spark's type, its operands translated by {@code operand}; or null. */
+  static ExpressionSql.Typed translate(Expression expression, Function<Expression, ExpressionSql.Typed> operand) {
+    if (expression instanceof Extract extract) {
+      String function = switch (extract.field()) {
+        case "YEAR" -> "year";
+        case "MONTH" -> "month";
+        case "QUARTER" -> "quarter";
+        case "DAY" -> "day";
+        case "DAY_OF_YEAR" -> "dayofyear";
+        default -> null;
+      };
+      if (function == null) {
+        return null;
+      }
+      ExpressionSql.Typed source = operand.apply(extract.source());
+      if (!source.type().equals(DataTypes.DateType)) {
+        return null;
+      }
+      return new ExpressionSql.Typed("CAST(" + function + "(" + source.sql() + ") AS INTEGER)",
+          DataTypes.IntegerType);
+    }
+    if (expression instanceof GeneralScalarExpression scalar && scalar.name().equals("SUBSTRING")) {
+      Expression[] children = scalar.children();
+      if (children.length < 2 || children.length > 3) {
+        return null;
+      }
+      ExpressionSql.Typed text = operand.apply(children[0]);
+      Integer position = integerLiteral(children[1]);
+      Integer length = children.length == 3 ? integerLiteral(children[2]) : Integer.valueOf(Integer.MAX_VALUE);
+      if (!text.type().equals(DataTypes.StringType) || position == null || position < 1 || length == null
+          || length < 0) {
+        return null;
+      }
+      return new ExpressionSql.Typed("substring(" + text.sql() + ", " + position + ", " + length + ")",
+          DataTypes.StringType);
+    }
+    return null;
+  }
+
+  private static Integer integerLiteral(Expression expression) {
+    return expression instanceof Literal<?> literal && literal.dataType() instanceof IntegerType
+        && literal.value() instanceof Integer value ? value : null;
+  }
+}

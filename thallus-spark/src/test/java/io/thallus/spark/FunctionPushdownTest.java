@@ -1,0 +1,147 @@
+package io.thallus.spark;
+
+import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.count;
+import static org.apache.spark.sql.functions.lit;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Spark's date and string functions in pushed filters and aggregates: each shape read through thallus gives Spark's
+ * own answer over the same Parquet file (Spark's reader), and is shown pushed into the server's SQL, or, where
+ * DuckDB's meaning differs, shown to stay in Spark.
+ */
+class FunctionPushdownTest {
+  /** Dates over 1992-1999, a few far ones (year 1, 1 BC, 9999) and NULLs; ASCII and multi-byte strings. */
+  private static final String ROWS = "SELECT i AS id,"
+      + " CASE WHEN i % 53 = 0 THEN NULL WHEN i = 1 THEN DATE '0001-01-01' WHEN i = 2 THEN DATE '0001-01-01' - 1"
+      + " WHEN i = 3 THEN DATE '9999-12-31' WHEN i = 4 THEN DATE '1582-10-04' ELSE DATE '1992-01-01' + (i * 37 % 2900)::INTEGER END AS d,"
+      + " CASE WHEN i % 41 = 0 THEN NULL WHEN i % 5 = 0 THEN 'straße ' || i WHEN i % 5 = 1 THEN 'ñandú日本' || i"
+      + " WHEN i % 5 = 2 THEN '😀x' || i WHEN i % 97 = 3 THEN '' ELSE lpad((10 + i % 25)::VARCHAR, 2, '0') || '-' || i END AS s,"
+      + " TIMESTAMP '1995-06-01 23:30:00' + to_hours(i) AS ts"
+      + " FROM range(5000) t(i)";
+  private static TestServer server;
+  private static SparkSession spark;
+  private static String file;
+
+  @BeforeAll
+  static void start() throws SQLException {
+    server = new TestServer();
+    spark = TestSpark.session();
+    file = server.dataRoot().resolve("functions.parquet").toString();
+    try (Connection connection = DriverManager.getConnection("jdbc:duckdb:");
+         Statement statement = connection.createStatement()) {
+      statement.execute("COPY (" + ROWS + ") TO '" + file + "' (FORMAT parquet)");
+    }
+    // DuckDB writes proleptic Gregorian dates, as Spark keeps them: read them so, without rebasing.
+    spark.conf().set("spark.sql.parquet.datetimeRebaseModeInRead", "CORRECTED");
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    spark.conf().unset("spark.sql.parquet.datetimeRebaseModeInRead");
+    server.close();
+  }
+
+  @AfterEach
+  void memoryReturned() {
+    assertThat(Connector.allocatedBytes()).isZero();
+  }
+
+  private static Dataset<Row> thallus() {
+    return spark.read().format("thallus").option("url", server.url()).option("dataset", "functions.parquet").load();
+  }
+
+  private static Dataset<Row> parquet() {
+    return spark.read().parquet(file);
+  }
+
+  private static List<String> sorted(Dataset<Row> df) {
+    List<String> rows = new ArrayList<>();
+    for (Row row : df.collectAsList()) {
+      rows.add(row.toString());
+    }
+    rows.sort(null);
+    return rows;
+  }
+
+  /** The shape over thallus and over Parquet: the same rows; returns the SQL the thallus scan sent. */
+  private static String sameAsSpark(Function<Dataset<Row>, Dataset<Row>> shape) {
+    Dataset<Row> through = shape.apply(thallus());
+    List<String> expected = sorted(shape.apply(parquet()));
+    assertThat(expected).isNotEmpty();
+    assertThat(sorted(through)).isEqualTo(expected);
+    return Plans.scan(through).sql();
+  }
+
+  @Test
+  void dateFieldsOfADateArePushedInGroupKeysAndFilters() {
+    String byYear = sameAsSpark(df -> df.groupBy(functions.year(col("d")).as("y"), functions.month(col("d")).as("m"))
+        .agg(count(lit(1)), functions.sum("id")));
+    assertThat(byYear).contains("CAST(year(\"d\") AS INTEGER)", "CAST(month(\"d\") AS INTEGER)", "GROUP BY");
+    String fields = sameAsSpark(df -> df.groupBy(functions.quarter(col("d")), functions.dayofmonth(col("d")),
+        functions.dayofyear(col("d"))).count());
+    assertThat(fields).contains("quarter(\"d\")", "day(\"d\")", "dayofyear(\"d\")", "GROUP BY");
+    String filtered = sameAsSpark(df -> df.filter(functions.year(col("d")).equalTo(1995)
+        .and(functions.month(col("d")).geq(6))).select("id", "d"));
+    assertThat(filtered).contains("(CAST(year(\"d\") AS INTEGER) = CAST(1995 AS INTEGER))");
+    String far = sameAsSpark(df -> df.filter(functions.year(col("d")).lt(1000).or(functions.year(col("d"))
+        .gt(9000))).select("id", "d", "s"));
+    assertThat(far).contains("year(\"d\")");
+  }
+
+  @Test
+  void substringFromAPositiveLiteralPositionIsPushed() {
+    String prefix = sameAsSpark(df -> df.groupBy(functions.substring(col("s"), 1, 2).as("p")).count());
+    assertThat(prefix).contains("substring(\"s\", 1, 2)", "GROUP BY");
+    String middle = sameAsSpark(df -> df.filter(functions.substring(col("s"), 2, 3).equalTo("and")
+        .or(functions.substring(col("s"), 2, 3).equalTo("x12"))).select("id", "s"));
+    assertThat(middle).contains("substring(\"s\", 2, 3)");
+    String rest = sameAsSpark(df -> df.groupBy(col("s").substr(4, Integer.MAX_VALUE).as("r")).count());
+    assertThat(rest).contains("substring(\"s\", 4, 2147483647)");
+    String empty = sameAsSpark(df -> df.filter(functions.substring(col("s"), 3, 0).equalTo("")).select("id"));
+    assertThat(empty).contains("substring(\"s\", 3, 0)");
+  }
+
+  @Test
+  void functionsWhoseMeaningDiffersStayInSpark() {
+    // Position 0 and positions counted from the end: Spark and DuckDB cut differently.
+    for (Column cut : List.of(functions.substring(col("s"), 0, 2), functions.substring(col("s"), -3, 2),
+        functions.substring(col("s"), -30, 29))) {
+      String sql = sameAsSpark(df -> df.groupBy(cut.as("c")).count());
+      assertThat(sql).as(cut.toString()).doesNotContain("substring").doesNotContain("GROUP BY");
+    }
+    // Full Unicode case mapping in Spark ('straße' -> 'STRASSE'), per code point in DuckDB.
+    for (Column cased : List.of(functions.upper(col("s")), functions.lower(col("s")))) {
+      String sql = sameAsSpark(df -> df.groupBy(cased.as("c")).count());
+      assertThat(sql).as(cased.toString()).doesNotContain("upper").doesNotContain("lower").doesNotContain("GROUP BY");
+    }
+    // A timestamp's year is of its date in the session's time zone; week-based fields number weeks differently.
+    String ofTimestamp = sameAsSpark(df -> df.groupBy(functions.year(col("ts")), functions.dayofmonth(col("ts")))
+        .count());
+    assertThat(ofTimestamp).doesNotContain("year(").doesNotContain("GROUP BY");
+    String weekly = sameAsSpark(df -> df.groupBy(functions.dayofweek(col("d")), functions.weekofyear(col("d")))
+        .count());
+    assertThat(weekly).doesNotContain("GROUP BY");
+    // A general LIKE pattern is not offered to a connector by Spark: it filters the rows itself.
+    String like = sameAsSpark(df -> df.filter(col("s").like("%a%e%").and(functions.not(col("s").like("%1%2%"))))
+        .select("id"));
+    assertThat(like).doesNotContain("LIKE").doesNotContain("like");
+  }
+}
