@@ -31,11 +31,19 @@ sealed interface PartitionSpec extends Serializable {
   /** A short description for EXPLAIN. */
   String describe();
 
+  /** How the scan this partition belongs to is split, for EXPLAIN: the same for every partition of one scan. */
+  String split();
+
   /** The whole scan. */
   record Whole() implements PartitionSpec {
     @Override
     public String describe() {
       return "whole";
+    }
+
+    @Override
+    public String split() {
+      return "none";
     }
   }
 
@@ -54,6 +62,11 @@ sealed interface PartitionSpec extends Serializable {
     @Override
     public String describe() {
       return "hash(" + (keys.isEmpty() ? "row" : String.join(", ", keys)) + ") % " + buckets + " = " + bucket;
+    }
+
+    @Override
+    public String split() {
+      return "hash(" + (keys.isEmpty() ? "row" : String.join(", ", keys)) + ")";
     }
   }
 
@@ -77,6 +90,11 @@ sealed interface PartitionSpec extends Serializable {
       return "rowid in [" + (from.isPresent() ? from.getAsLong() : "-inf") + ", "
           + (to.isPresent() ? to.getAsLong() : "+inf") + ")";
     }
+
+    @Override
+    public String split() {
+      return "rowid ranges";
+    }
   }
 
   /** Row ranges [first, end) of Parquet files, tiling them along row-group boundaries. */
@@ -93,6 +111,11 @@ sealed interface PartitionSpec extends Serializable {
     @Override
     public String describe() {
       return ranges.size() + " file range(s)";
+    }
+
+    @Override
+    public String split() {
+      return "Parquet row groups";
     }
   }
 

@@ -50,6 +50,14 @@ final class ThallusScan implements Scan, Batch, SupportsReportStatistics {
       query.limit().ifPresent(n -> text.append(", pushedLimit=").append(n));
     }
     text.append(", partitions=").append(conf.partitions());
+    if (conf.partitions() > 1) {
+      try {
+        List<PartitionSpec> specs = partitionSpecs();
+        text.append(" (").append(specs.size()).append(" by ").append(specs.get(0).split()).append(')');
+      } catch (RuntimeException e) {
+        // EXPLAIN shows the rest; planning the partitions reports the error itself.
+      }
+    }
     text.append(", sql=[").append(sql().replace('\n', ' ')).append(']');
     query.narrowSql(new PartitionSpec.Whole()).ifPresent(narrow -> text.append(", runsFirst=[")
         .append(narrow.replace('\n', ' ')).append(']'));

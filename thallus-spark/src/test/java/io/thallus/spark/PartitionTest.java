@@ -155,6 +155,7 @@ class PartitionTest {
     Dataset<Row> df = read(server.url(), Map.of("dataset", "numbers.duckdb", "table", "numbers_view", "partitions", "2"));
     assertCoversEveryRowOnce(df, 2);
     assertThat(partitionSql(df)).anyMatch(s -> s.contains("% 2 = 1"));
+    assertThat(Plans.scan(df).description()).contains("partitions=2 (2 by hash(row))");
   }
 
   @Test
@@ -220,6 +221,7 @@ class PartitionTest {
         + "count(DISTINCT v) FROM (" + BIG_SELECT + ")").get(0);
     for (Map.Entry<String, Dataset<Row>> entry : reads.entrySet()) {
       Dataset<Row> df = entry.getValue();
+      assertThat(Plans.scan(df).description()).as(entry.getKey()).contains("partitions=4 (4 by rowid ranges)");
       List<String> sql = partitionSql(df);
       assertThat(sql).as(entry.getKey()).hasSize(4).allSatisfy(s -> assertThat(s).contains("rowid").doesNotContain(
           "hash("));
