@@ -21,6 +21,7 @@ import org.apache.spark.sql.types.IntegerType;
  *       {@code len} of at least 0: both count code points from 1. Spark reads a {@code pos} of 0 as 1 and a negative
  *       one past the start differently from DuckDB, and a column as position could be either: those stay in
  *       Spark.</li>
+ *   <li>{@code trim}, {@code ltrim}, {@code rtrim} of a string, of spaces or of literal characters.</li>
  * </ul>
  * {@code upper} and {@code lower} are not pushed: Spark maps case with full Unicode rules ({@code 'ß'} to
  * {@code 'SS'}, a final sigma), DuckDB code point by code point. Spark offers no general {@code LIKE} to a
@@ -65,7 +66,32 @@ final class DateStringSql {
       return new ExpressionSql.Typed("substring(" + text.sql() + ", " + position + ", " + length + ")",
           DataTypes.StringType);
     }
+    if (expression instanceof GeneralScalarExpression scalar && TRIMS.containsKey(scalar.name())) {
+      Expression[] children = scalar.children();
+      if (children.length < 1 || children.length > 2) {
+        return null;
+      }
+      ExpressionSql.Typed text = operand.apply(children[0]);
+      String characters = children.length == 2 ? stringLiteral(children[1]) : " ";
+      if (!text.type().equals(DataTypes.StringType) || characters == null) {
+        return null;
+      }
+      return new ExpressionSql.Typed(TRIMS.get(scalar.name()) + "(" + text.sql() + ", " + Sql.string(characters)
+          + ")", DataTypes.StringType);
+    }
     return null;
+  }
+
+  /**
+   * Spark's trims and DuckDB's: without characters Spark removes spaces (U+0020) only, DuckDB all Unicode spaces, so
+   * the space is always named; with characters both remove any of them.
+   */
+  private static final java.util.Map<String, String> TRIMS = java.util.Map.of("TRIM", "trim", "LTRIM", "ltrim",
+      "RTRIM", "rtrim");
+
+  private static String stringLiteral(Expression expression) {
+    return expression instanceof Literal<?> literal && literal.dataType().equals(DataTypes.StringType)
+        && literal.value() != null ? literal.value().toString() : null;
   }
 
   private static Integer integerLiteral(Expression expression) {

@@ -34,7 +34,9 @@ class FunctionPushdownTest {
       + " WHEN i = 3 THEN DATE '9999-12-31' WHEN i = 4 THEN DATE '1582-10-04' ELSE DATE '1992-01-01' + (i * 37 % 2900)::INTEGER END AS d,"
       + " CASE WHEN i % 41 = 0 THEN NULL WHEN i % 5 = 0 THEN 'straße ' || i WHEN i % 5 = 1 THEN 'ñandú日本' || i"
       + " WHEN i % 5 = 2 THEN '😀x' || i WHEN i % 97 = 3 THEN '' ELSE lpad((10 + i % 25)::VARCHAR, 2, '0') || '-' || i END AS s,"
-      + " TIMESTAMP '1995-06-01 23:30:00' + to_hours(i) AS ts"
+      + " TIMESTAMP '1995-06-01 23:30:00' + to_hours(i) AS ts,"
+      + " CASE i % 7 WHEN 0 THEN NULL WHEN 1 THEN '  a b  ' WHEN 2 THEN chr(9) || 'a ' || chr(9) WHEN 3 THEN"
+      + " chr(160) || 'x' || chr(160) WHEN 4 THEN chr(12288) || 'y ' WHEN 5 THEN 'xxzyx' ELSE ' ' || i END AS p"
       + " FROM range(5000) t(i)";
   private static TestServer server;
   private static SparkSession spark;
@@ -143,5 +145,15 @@ class FunctionPushdownTest {
     String like = sameAsSpark(df -> df.filter(col("s").like("%a%e%").and(functions.not(col("s").like("%1%2%"))))
         .select("id"));
     assertThat(like).doesNotContain("LIKE").doesNotContain("like");
+  }
+
+  @Test
+  void trimsOfSpacesOrOfLiteralCharactersArePushed() {
+    // Spaces only, as Spark trims: a tab, a no-break space and an ideographic space stay.
+    String trims = sameAsSpark(df -> df.groupBy(functions.trim(col("p")).as("b"), functions.ltrim(col("p")).as("l"),
+        functions.rtrim(col("p")).as("r")).count());
+    assertThat(trims).contains("trim(\"p\", ' ')", "ltrim(\"p\", ' ')", "rtrim(\"p\", ' ')", "GROUP BY");
+    String chars = sameAsSpark(df -> df.groupBy(functions.trim(col("p"), "xy").as("c")).count());
+    assertThat(chars).contains("trim(\"p\", 'xy')", "GROUP BY");
   }
 }
