@@ -21,7 +21,8 @@ import org.apache.spark.sql.types.IntegerType;
  *       {@code len} of at least 0: both count code points from 1. Spark reads a {@code pos} of 0 as 1 and a negative
  *       one past the start differently from DuckDB, and a column as position could be either: those stay in
  *       Spark.</li>
- *   <li>{@code trim}, {@code ltrim}, {@code rtrim} of a string, of spaces or of literal characters.</li>
+ *   <li>{@code trim}, {@code ltrim}, {@code rtrim} of a string, of spaces or of literal characters;</li>
+ *   <li>{@code trunc(date, format)} to a year, quarter, month or week (a DATE in both).</li>
  * </ul>
  * {@code upper} and {@code lower} are not pushed: Spark maps case with full Unicode rules ({@code 'ß'} to
  * {@code 'SS'}, a final sigma), DuckDB code point by code point. Spark offers no general {@code LIKE} to a
@@ -66,6 +67,17 @@ final class DateStringSql {
       return new ExpressionSql.Typed("substring(" + text.sql() + ", " + position + ", " + length + ")",
           DataTypes.StringType);
     }
+    if (expression instanceof GeneralScalarExpression scalar && scalar.name().equals("TRUNC")
+        && scalar.children().length == 2) {
+      ExpressionSql.Typed date = operand.apply(scalar.children()[0]);
+      String format = stringLiteral(scalar.children()[1]);
+      String unit = format == null ? null : TRUNC_UNITS.get(format.toUpperCase(java.util.Locale.ROOT));
+      if (!date.type().equals(DataTypes.DateType) || unit == null) {
+        return null;
+      }
+      return new ExpressionSql.Typed("CAST(date_trunc('" + unit + "', " + date.sql() + ") AS DATE)",
+          DataTypes.DateType);
+    }
     if (expression instanceof GeneralScalarExpression scalar && TRIMS.containsKey(scalar.name())) {
       Expression[] children = scalar.children();
       if (children.length < 1 || children.length > 2) {
@@ -88,6 +100,13 @@ final class DateStringSql {
    */
   private static final java.util.Map<String, String> TRIMS = java.util.Map.of("TRIM", "trim", "LTRIM", "ltrim",
       "RTRIM", "rtrim");
+
+  /**
+   * Spark's {@code trunc(date, format)} formats (any case) and DuckDB's unit of the same meaning; a week starts on
+   * Monday in both. Spark answers NULL for a format it does not know: such a format stays in Spark.
+   */
+  private static final java.util.Map<String, String> TRUNC_UNITS = java.util.Map.of("YEAR", "year", "YYYY", "year",
+      "YY", "year", "QUARTER", "quarter", "MONTH", "month", "MM", "month", "MON", "month", "WEEK", "week");
 
   private static String stringLiteral(Expression expression) {
     return expression instanceof Literal<?> literal && literal.dataType().equals(DataTypes.StringType)

@@ -156,4 +156,15 @@ class FunctionPushdownTest {
     String chars = sameAsSpark(df -> df.groupBy(functions.trim(col("p"), "xy").as("c")).count());
     assertThat(chars).contains("trim(\"p\", 'xy')", "GROUP BY");
   }
+
+  @Test
+  void truncOfADateIsPushed() {
+    String sql = sameAsSpark(df -> df.groupBy(functions.trunc(col("d"), "year").as("y"),
+        functions.trunc(col("d"), "MM").as("m"), functions.trunc(col("d"), "week").as("w"),
+        functions.trunc(col("d"), "quarter").as("q")).count());
+    assertThat(sql).contains("date_trunc('year', \"d\")", "date_trunc('month', \"d\")",
+        "date_trunc('week', \"d\")", "date_trunc('quarter', \"d\")", "GROUP BY");
+    String unknown = sameAsSpark(df -> df.groupBy(functions.trunc(col("d"), "fortnight").as("f")).count());
+    assertThat(unknown).doesNotContain("date_trunc").doesNotContain("GROUP BY");
+  }
 }
