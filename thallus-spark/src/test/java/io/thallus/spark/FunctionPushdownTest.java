@@ -51,6 +51,9 @@ class FunctionPushdownTest {
          Statement statement = connection.createStatement()) {
       statement.execute("COPY (" + ROWS + ") TO '" + file + "' (FORMAT parquet)");
     }
+    server.execute("CREATE TABLE orders AS SELECT * FROM read_parquet('" + file + "')");
+    spark.conf().set("spark.sql.catalog.thallus_fn", ThallusCatalog.class.getName());
+    spark.conf().set("spark.sql.catalog.thallus_fn.url", server.url());
     // DuckDB writes proleptic Gregorian dates, as Spark keeps them: read them so, without rebasing.
     spark.conf().set("spark.sql.parquet.datetimeRebaseModeInRead", "CORRECTED");
   }
@@ -166,5 +169,14 @@ class FunctionPushdownTest {
         "date_trunc('week', \"d\")", "date_trunc('quarter', \"d\")", "GROUP BY");
     String unknown = sameAsSpark(df -> df.groupBy(functions.trunc(col("d"), "fortnight").as("f")).count());
     assertThat(unknown).doesNotContain("date_trunc").doesNotContain("GROUP BY");
+  }
+
+  /** The example: a year's count through the catalog is computed by DuckDB, not from every date. */
+  @Test
+  void aGroupByYearThroughTheCatalogRunsInDuckDB() {
+    spark.read().parquet(file).createOrReplaceTempView("orders_parquet");
+    Dataset<Row> through = spark.sql("SELECT year(d), count(*) FROM thallus_fn.main.orders GROUP BY 1");
+    assertThat(sorted(through)).isEqualTo(sorted(spark.sql("SELECT year(d), count(*) FROM orders_parquet GROUP BY 1")));
+    assertThat(Plans.scan(through).sql()).contains("CAST(year(\"d\") AS INTEGER)", "count(*)", "GROUP BY");
   }
 }
