@@ -22,7 +22,8 @@ import org.apache.spark.sql.types.IntegerType;
  *       one past the start differently from DuckDB, and a column as position could be either: those stay in
  *       Spark.</li>
  *   <li>{@code trim}, {@code ltrim}, {@code rtrim} of a string, of spaces or of literal characters;</li>
- *   <li>{@code trunc(date, format)} to a year, quarter, month or week (a DATE in both).</li>
+ *   <li>{@code trunc(date, format)} to a year, quarter, month or week (a DATE in both);</li>
+ *   <li>{@code datediff(end, start)} of dates: the days between, as Spark's INT.</li>
  * </ul>
  * {@code upper} and {@code lower} are not pushed: Spark maps case with full Unicode rules ({@code 'ß'} to
  * {@code 'SS'}, a final sigma), DuckDB code point by code point. Spark offers no general {@code LIKE} to a
@@ -77,6 +78,18 @@ final class DateStringSql {
       }
       return new ExpressionSql.Typed("CAST(date_trunc('" + unit + "', " + date.sql() + ") AS DATE)",
           DataTypes.DateType);
+    }
+    if (expression instanceof GeneralScalarExpression scalar && scalar.name().equals("DATE_DIFF")
+        && scalar.children().length == 2) {
+      ExpressionSql.Typed end = operand.apply(scalar.children()[0]);
+      ExpressionSql.Typed start = operand.apply(scalar.children()[1]);
+      if (!end.type().equals(DataTypes.DateType) || !start.type().equals(DataTypes.DateType)) {
+        return null;
+      }
+      // DuckDB's difference of dates is a BIGINT of days, Spark's an INT (dates of Spark's range are at most
+      // about 215 million days apart, so the cast never fails).
+      return new ExpressionSql.Typed("CAST((" + end.sql() + " - " + start.sql() + ") AS INTEGER)",
+          DataTypes.IntegerType);
     }
     if (expression instanceof GeneralScalarExpression scalar && TRIMS.containsKey(scalar.name())) {
       Expression[] children = scalar.children();

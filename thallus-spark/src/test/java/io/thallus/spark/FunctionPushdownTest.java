@@ -161,12 +161,17 @@ class FunctionPushdownTest {
   }
 
   @Test
-  void truncOfADateIsPushed() {
+  void truncAndDatediffOfDatesArePushed() {
     String sql = sameAsSpark(df -> df.groupBy(functions.trunc(col("d"), "year").as("y"),
         functions.trunc(col("d"), "MM").as("m"), functions.trunc(col("d"), "week").as("w"),
         functions.trunc(col("d"), "quarter").as("q")).count());
     assertThat(sql).contains("date_trunc('year', \"d\")", "date_trunc('month', \"d\")",
         "date_trunc('week', \"d\")", "date_trunc('quarter', \"d\")", "GROUP BY");
+    String days = sameAsSpark(df -> df.filter(functions.datediff(col("d"), lit(java.time.LocalDate.parse("1995-03-15")))
+        .between(-40, 40)).groupBy(functions.datediff(lit(java.time.LocalDate.parse("2000-01-01")), col("d")).as("n"))
+        .count());
+    assertThat(days).contains("CAST((\"d\" - DATE '1995-03-15') AS INTEGER)",
+        "CAST((DATE '2000-01-01' - \"d\") AS INTEGER)", "GROUP BY");
     String unknown = sameAsSpark(df -> df.groupBy(functions.trunc(col("d"), "fortnight").as("f")).count());
     assertThat(unknown).doesNotContain("date_trunc").doesNotContain("GROUP BY");
   }
