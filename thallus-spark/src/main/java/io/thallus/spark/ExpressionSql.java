@@ -198,7 +198,8 @@ final class ExpressionSql {
    *       not);</li>
    *   <li>CASE WHEN, COALESCE and ABS over such values; casts that widen exactly (integers to wider integers or to
    *       decimals that hold them, decimals to more digits and scale, dates to strings, numbers to strings are
-   *       not: Spark and DuckDB print them differently).</li>
+   *       not: Spark and DuckDB print them differently);</li>
+   *   <li>the date and string functions of {@link DateStringSql}.</li>
    * </ul>
    * Division, remainder and floating point arithmetic stay in Spark: Spark's decimal division has its own scale
    * rules, DuckDB divides decimals as doubles, and a division by zero is an error in one and NULL in the other.
