@@ -239,17 +239,12 @@ class FlightAdmissionTest {
   void aConnectionQuietForTheIdleTimeoutIsClosedWithItsSession() throws Exception {
     try (FlightSqlFixture fixture = new FlightSqlFixture(UnaryOperator.identity(),
              door -> door.connectionIdleTimeout(Duration.ofSeconds(1)));
-         BufferAllocator memory = new RootAllocator();
-         FlightClient flight = FlightClient.builder(memory, Location.forGrpcInsecure("127.0.0.1",
-             fixture.flightSql.port())).build();
-         FlightSqlClient sql = new FlightSqlClient(flight)) {
-      CallOption basic = new CredentialCallOption(new BasicAuthCredentialWriter(FlightSqlFixture.USER,
-          FlightSqlFixture.PASSWORD));
-      sql.getCatalogs(basic).getEndpoints();
+         FlightSqlLogin client = FlightSqlLogin.basicOnEveryCall(fixture)) {
+      client.sql().getCatalogs(client.auth()).getEndpoints();
       assertThat(fixture.flightSql.sessionCount()).isEqualTo(1);
       Eventually.await("the quiet connection closed with its session", WAIT,
           () -> fixture.flightSql.sessionCount() == 0);
-      sql.getCatalogs(basic).getEndpoints();
+      client.sql().getCatalogs(client.auth()).getEndpoints();
       assertThat(fixture.flightSql.sessionCount()).as("a new session on a new connection").isEqualTo(1);
     }
   }
@@ -263,15 +258,10 @@ class FlightAdmissionTest {
   void aRefusedOversizedCommandLeavesNoCallOpen() throws Exception {
     try (FlightSqlFixture fixture = new FlightSqlFixture(UnaryOperator.identity(),
              door -> door.connectionIdleTimeout(Duration.ofSeconds(1)));
-         BufferAllocator memory = new RootAllocator();
-         FlightClient flight = FlightClient.builder(memory, Location.forGrpcInsecure("127.0.0.1",
-             fixture.flightSql.port())).build();
-         FlightSqlClient sql = new FlightSqlClient(flight)) {
-      CallOption basic = new CredentialCallOption(new BasicAuthCredentialWriter(FlightSqlFixture.USER,
-          FlightSqlFixture.PASSWORD));
-      sql.getCatalogs(basic).getEndpoints();
+         FlightSqlLogin client = FlightSqlLogin.basicOnEveryCall(fixture)) {
+      client.sql().getCatalogs(client.auth()).getEndpoints();
       String huge = "SELECT 1 -- " + "x".repeat(16 << 20);
-      assertThatThrownBy(() -> sql.execute(huge, basic))
+      assertThatThrownBy(() -> client.sql().execute(huge, client.auth()))
           .isInstanceOfSatisfying(FlightRuntimeException.class,
               e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.RESOURCE_EXHAUSTED));
       Eventually.await("the refused call's connection closed as quiet, with its session", WAIT,

@@ -24,6 +24,19 @@ record FlightSqlLogin(BufferAllocator memory, FlightSqlClient sql, CallOption au
     return new FlightSqlLogin(memory, new FlightSqlClient(flight), auth);
   }
 
+  /**
+   * The same client sending the user and password with every call and never the token it is given, as some clients
+   * do: its session is never named, so it ends with its connection.
+   */
+  static FlightSqlLogin basicOnEveryCall(FlightSqlFixture fixture) {
+    BufferAllocator memory = new RootAllocator();
+    FlightClient flight = FlightClient.builder(memory, Location.forGrpcInsecure("127.0.0.1",
+        fixture.flightSql.port())).build();
+    CallOption basic = new org.apache.arrow.flight.grpc.CredentialCallOption(
+        new org.apache.arrow.flight.auth2.BasicAuthCredentialWriter(FlightSqlFixture.USER, FlightSqlFixture.PASSWORD));
+    return new FlightSqlLogin(memory, new FlightSqlClient(flight), basic);
+  }
+
   @Override
   public void close() throws Exception {
     try {
