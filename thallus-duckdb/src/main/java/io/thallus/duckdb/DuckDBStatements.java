@@ -64,7 +64,9 @@ final class DuckDBStatements {
   /** Whether DuckDB's parser reads {@code sql} as one SELECT-shaped statement, which can be wrapped as a subquery. */
   static boolean selectShaped(DuckDBConnection connection, String sql) throws SQLException {
     try (PreparedStatement parse = connection.prepareStatement(
-        "SELECT NOT coalesce(json_extract(json_serialize_sql(?::VARCHAR), '$.error')::BOOLEAN, true)")) {
+        // One statement, and a SELECT: a text of several cannot be taken as a subquery.
+        "SELECT NOT coalesce(json_extract(j, '$.error')::BOOLEAN, true) AND json_array_length(j, '$.statements') = 1 "
+            + "FROM (SELECT json_serialize_sql(?::VARCHAR) AS j)")) {
       parse.setString(1, sql);
       try (java.sql.ResultSet answer = parse.executeQuery()) {
         return answer.next() && answer.getBoolean(1);

@@ -160,7 +160,10 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     } catch (ThallusException e) {
       added.forEach(registry::remove);
       for (int i = 0; i < open.parts(); i++) {
-        connection.outbox().send(new Message.Error(open.streamId() + i, e.code(), e.status().description()));
+        // Not on an id the client already uses for a live stream: that stream is not this request's to fail.
+        if (!table.inUse(open.streamId() + i)) {
+          connection.outbox().send(new Message.Error(open.streamId() + i, e.code(), e.status().description()));
+        }
       }
     }
   }

@@ -8,6 +8,7 @@ import io.thallus.engine.QuerySpec;
 import io.thallus.spi.BatchContents;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -23,7 +24,14 @@ final class SplitStreams {
   private final int parts;
   /** Reaches the engine while it splits: any stream's abort fires it. */
   private final CancelSignal cancel = new CancelSignal();
-  private final List<ServerStream> streams = new ArrayList<>();
+  /** Read without a lock by {@link #abortAll}, which runs on the event loop and must never wait for the split. */
+  private final List<ServerStream> streams = new CopyOnWriteArrayList<>();
+  /**
+   * Held by the one stream that runs the engine's split (which may take as long as a query), and by the others while
+   * they wait for it on their engine threads; the bookkeeping below is guarded by {@code this}, held only briefly, so
+   * a stream that finishes or is aborted on the event loop never waits for the split.
+   */
+  private final Object splitting = new Object();
   // Guarded by this.
   private List<QueryResult> results;
   private ThallusException failure;
@@ -43,17 +51,13 @@ final class SplitStreams {
     return streamCancel -> part(index, streamCancel);
   }
 
-  synchronized void add(ServerStream stream) {
+  void add(ServerStream stream) {
     streams.add(stream);
   }
 
-  /** Stops every stream of the split that still runs, each answered with {@code status}. */
+  /** Stops every stream of the split that still runs, each answered with {@code status}. Takes no lock. */
   void abortAll(Status status) {
-    List<ServerStream> all;
-    synchronized (this) {
-      all = List.copyOf(streams);
-    }
-    for (ServerStream stream : all) {
+    for (ServerStream stream : streams) {
       stream.abort(status, true);
     }
   }
@@ -76,10 +80,16 @@ final class SplitStreams {
     streamCancel.onCancel(cancel::cancel);
     List<QueryResult> orphans = new ArrayList<>();
     try {
-      synchronized (this) {
-        if (results == null && failure == null) {
+      synchronized (splitting) {
+        boolean first;
+        synchronized (this) {
+          first = results == null && failure == null;
+        }
+        if (first) {
           split(orphans);
         }
+      }
+      synchronized (this) {
         if (failure != null) {
           throw failure;
         }
@@ -91,7 +101,10 @@ final class SplitStreams {
     }
   }
 
-  /** Runs the split (under the lock); parts of streams that have finished meanwhile go to {@code orphans}. */
+  /**
+   * Runs the engine's split (under {@link #splitting}, not under this); parts of streams that have finished meanwhile
+   * go to {@code orphans}.
+   */
   private void split(List<QueryResult> orphans) {
     try {
       List<QueryResult> answered = connection.engineSession().executeSplit(spec, parts, connection.allocator(),
@@ -101,20 +114,27 @@ final class SplitStreams {
         throw new IllegalStateException("the engine split the query into " + answered.size() + " parts, asked for "
             + parts);
       }
-      results = new ArrayList<>();
+      List<QueryResult> wired = new ArrayList<>();
       for (QueryResult result : answered) {
-        results.add(endsOnlyWhole(WireAnswers.of(result, connection.allocator())));
+        wired.add(endsOnlyWhole(WireAnswers.of(result, connection.allocator())));
       }
-      schema = results.get(0).schema();
-      for (int i = 0; i < results.size(); i++) {
-        if (finished[i]) {
-          orphans.add(results.set(i, null));
+      synchronized (this) {
+        results = wired;
+        schema = wired.get(0).schema();
+        for (int i = 0; i < wired.size(); i++) {
+          if (finished[i]) {
+            orphans.add(wired.set(i, null));
+          }
         }
       }
     } catch (ThallusException e) {
-      failure = e;
+      synchronized (this) {
+        failure = e;
+      }
     } catch (RuntimeException e) {
-      failure = ThallusException.of(io.thallus.StatusCode.INTERNAL, "splitting the query failed: " + e, e);
+      synchronized (this) {
+        failure = ThallusException.of(io.thallus.StatusCode.INTERNAL, "splitting the query failed: " + e, e);
+      }
     }
   }
 
