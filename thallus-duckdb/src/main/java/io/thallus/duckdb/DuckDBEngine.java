@@ -476,6 +476,7 @@ public final class DuckDBEngine implements QueryEngine {
       if (spec.dataset().isPresent()) {
         bindDataset(connection, spec.dataset().get());
       }
+      NamedDatasetViews.bindAll(connection, spec.namedDatasets());
       try (PreparedStatement statement = connection.prepareStatement(spec.sql())) {
         bind(statement, spec.parameters());
         cancellable(statement, cancel, () -> {

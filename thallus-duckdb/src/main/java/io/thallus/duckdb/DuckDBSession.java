@@ -66,9 +66,9 @@ public final class DuckDBSession implements EngineSession {
   private volatile DuckDBResult streaming;
   // Guarded by lock.
   /** Prepared statements kept for their next run, least recently used first. */
-  private final LinkedHashMap<String, PreparedStatement> preparedStatements =
-      new LinkedHashMap<>(16, 0.75f, true);
+  private final LinkedHashMap<String, PreparedStatement> preparedStatements = new LinkedHashMap<>(16, 0.75f, true);
   private Optional<Path> boundDataset = Optional.empty();
+  private final NamedDatasetViews namedViews = new NamedDatasetViews();
   /** Databases this session's ATTACH statements attached. */
   private final SessionAttachments attachments;
   // Guarded by interruptGuard.
@@ -167,10 +167,11 @@ public final class DuckDBSession implements EngineSession {
 
   /**
    * Makes the session's connection ready for another statement (held lock): a result still streaming is read to
-   * its end first (DuckDB would close it), and the request's dataset is bound.
+   * its end first (DuckDB would close it), and the request's datasets, named or not, are bound.
    */
   private void readyFor(QuerySpec spec) throws SQLException {
     readyFor(spec.dataset());
+    namedViews.bind(connection, spec.namedDatasets());
   }
 
   private void readyFor(Optional<Path> dataset) throws SQLException {

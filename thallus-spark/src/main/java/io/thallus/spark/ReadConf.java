@@ -33,7 +33,8 @@ record ReadConf(
     Duration queryTimeoutOrNull,
     boolean pushDownFilters,
     boolean pushDownAggregate,
-    boolean pushDownLimit) implements Serializable {
+    boolean pushDownLimit,
+    Map<String, String> namedDatasets) implements Serializable {
 
   // Optional is not Serializable, so the components hold nulls and these accessors wrap them.
 
@@ -125,7 +126,8 @@ record ReadConf(
         timeout.map(Duration::ofSeconds).orElse(null),
         bool(lower, ThallusOptions.PUSH_DOWN_FILTERS, true),
         bool(lower, ThallusOptions.PUSH_DOWN_AGGREGATE, true),
-        bool(lower, ThallusOptions.PUSH_DOWN_LIMIT, true));
+        bool(lower, ThallusOptions.PUSH_DOWN_LIMIT, true),
+        Map.of());
   }
 
   /** The location of server {@code index} (round robin), with the transport option applied. */
@@ -160,10 +162,20 @@ record ReadConf(
     return reading(null, path, null);
   }
 
+  /**
+   * This connection reading a pushed join's SQL, with the request binding {@code datasetOrNull} as its
+   * {@code dataset} and {@code named} (view name to path) as named datasets ({@link JoinSources}).
+   */
+  ReadConf withJoin(String sql, String datasetOrNull, Map<String, String> named) {
+    return new ReadConf(urls, sql, datasetOrNull, null, transportName, batchRows, partitions, partitionColumnName,
+        credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
+        pushDownLimit, Map.copyOf(named));
+  }
+
   private ReadConf reading(String query, String dataset, String table) {
     return new ReadConf(urls, query, dataset, table, transportName, batchRows, partitions, partitionColumnName,
         credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
-        pushDownLimit);
+        pushDownLimit, namedDatasets);
   }
 
   /** What the scan reads before any pushdown: the query, the table, or the whole dataset view. */

@@ -80,8 +80,9 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
   }
 
   /**
-   * Two reads join on the server when they reach the same servers the same way and read the server's database (or
-   * the same dataset) with one stream each: the join then runs in one DuckDB query.
+   * Two reads join on the server when they reach the same servers the same way with one stream each and one request
+   * can bind what both read ({@link JoinSources}: the server's database, the same dataset, or files of each under a
+   * view of their own): the join then runs in one DuckDB query.
    */
   @Override
   public boolean isOtherSideCompatibleForJoin(SupportsPushDownJoin other) {
@@ -89,7 +90,7 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
         && aggregateSelect == null && that.aggregateSelect == null && limit.isEmpty() && that.limit.isEmpty()
         && conf.urls().equals(that.conf.urls()) && conf.credentials().equals(that.conf.credentials())
         && java.util.Objects.equals(conf.transportName(), that.conf.transportName()) && conf.tls() == that.conf.tls()
-        && java.util.Objects.equals(conf.datasetPath(), that.conf.datasetPath());
+        && JoinSources.of(conf, that.conf).isPresent();
   }
 
   /**
@@ -109,10 +110,14 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     if (join == null) {
       return false;
     }
+    Optional<JoinSources.Bound> sources = JoinSources.of(conf, right.conf);
+    if (sources.isEmpty()) {
+      return false;
+    }
     List<TypeMapping.Column> joined = new ArrayList<>();
     Map<String, DataType> joinedTypes = new LinkedHashMap<>();
-    String leftSql = side(leftColumns, joined, joinedTypes);
-    String rightSql = right.side(rightColumns, joined, joinedTypes);
+    String leftSql = side(sources.get().leftBase(), leftColumns, joined, joinedTypes);
+    String rightSql = right.side(sources.get().rightBase(), rightColumns, joined, joinedTypes);
     if (leftSql == null || rightSql == null) {
       return false;
     }
@@ -122,7 +127,7 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     }
     String sql = "SELECT * FROM (\n" + leftSql + "\n) AS thallus_left " + join + " (\n" + rightSql
         + "\n) AS thallus_right ON " + on.get();
-    conf = conf.withQuery(sql);
+    conf = conf.withJoin(sql, sources.get().datasetOrNull(), sources.get().named());
     columns = joined;
     types.clear();
     joinedTypes.forEach(types::put);
@@ -133,8 +138,12 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     return true;
   }
 
-  /** This side's SQL with its pushed filters, selecting {@code wanted} under their join names; null if it cannot. */
-  private String side(ColumnWithAlias[] wanted, List<TypeMapping.Column> joined, Map<String, DataType> joinedTypes) {
+  /**
+   * This side's SQL over {@code base} (what it reads in the join's request) with its pushed filters, selecting
+   * {@code wanted} under their join names; null if it cannot.
+   */
+  private String side(String base, ColumnWithAlias[] wanted, List<TypeMapping.Column> joined,
+      Map<String, DataType> joinedTypes) {
     List<String> select = new ArrayList<>();
     for (ColumnWithAlias column : wanted) {
       DataType type = types.get(column.colName());
@@ -146,7 +155,7 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
       joined.add(new TypeMapping.Column(name, Sql.identifier(name), type));
       joinedTypes.put(name, type);
     }
-    ScanQuery side = new ScanQuery(conf.baseSql(), columns, select, List.copyOf(filters), List.of(), List.of(),
+    ScanQuery side = new ScanQuery(base, columns, select, List.copyOf(filters), List.of(), List.of(),
         OptionalInt.empty(), null);
     return side.sql(new PartitionSpec.Whole());
   }
