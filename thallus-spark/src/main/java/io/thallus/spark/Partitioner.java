@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>a Parquet dataset read whole ({@code dataset} without {@code query} or {@code table}): by row groups, as
  *       row ranges of its files, balanced by row count;
- *   <li>a table: by ranges of DuckDB's {@code rowid}, split evenly between its smallest and largest;
+ *   <li>a table, or a pushed join of a driving table: by ranges of DuckDB's {@code rowid}, split evenly between its
+ *       smallest and largest;
  *   <li>anything else (a view, CSV or JSON files, a query), or with {@code partitionColumn}: by {@code hash(key) % n},
  *       over the query's result, so any query (joins, aggregates) splits correctly.
  * </ul>
@@ -42,8 +43,10 @@ final class Partitioner {
           return files.get();
         }
       }
-      if (conf.table().isPresent()) {
-        Optional<List<PartitionSpec>> ranges = byRowId(conf, n);
+      // A table, or a pushed join of one (its driving table: the join's other sides are read whole by each part).
+      Optional<String> table = conf.drivingTable().or(conf::table);
+      if (table.isPresent()) {
+        Optional<List<PartitionSpec>> ranges = byRowId(conf, table.get(), n);
         if (ranges.isPresent()) {
           return ranges.get();
         }
@@ -57,13 +60,13 @@ final class Partitioner {
     return buckets;
   }
 
-  private static Optional<List<PartitionSpec>> byRowId(ReadConf conf, int n) {
-    Optional<DatasetDescription> table = describe(conf, TableName.parse(conf.table().get()).sql());
+  private static Optional<List<PartitionSpec>> byRowId(ReadConf conf, String name, int n) {
+    Optional<DatasetDescription> table = describe(conf, TableName.parse(name).sql());
     if (table.isEmpty() || table.get().kind() == DatasetDescription.Kind.VIEW) {
       return Optional.empty(); // a view has no rowid: hash instead
     }
     if (table.get().kind() != DatasetDescription.Kind.TABLE) {
-      throw new IllegalStateException("the server describes table '" + conf.table().get() + "' as "
+      throw new IllegalStateException("the server describes table '" + name + "' as "
           + table.get().kind() + ", neither a table nor a view");
     }
     List<DatasetDescription.Part> parts = table.get().parts();
@@ -79,7 +82,7 @@ final class Partitioner {
       // The first range is open below and the last open above, so rows added later still land somewhere.
       OptionalLong from = i == 0 ? OptionalLong.empty() : OptionalLong.of(min + span * i / count);
       OptionalLong to = i == count - 1 ? OptionalLong.empty() : OptionalLong.of(min + span * (i + 1) / count);
-      ranges.add(new PartitionSpec.RowIdRange(conf.table().get(), from, to));
+      ranges.add(new PartitionSpec.RowIdRange(name, from, to));
     }
     return Optional.of(ranges);
   }

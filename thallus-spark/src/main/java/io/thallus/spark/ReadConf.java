@@ -34,7 +34,8 @@ record ReadConf(
     boolean pushDownFilters,
     boolean pushDownAggregate,
     boolean pushDownLimit,
-    Map<String, String> namedDatasets) implements Serializable {
+    Map<String, String> namedDatasets,
+    String drivingTableName) implements Serializable {
 
   // Optional is not Serializable, so the components hold nulls and these accessors wrap them.
 
@@ -60,6 +61,14 @@ record ReadConf(
 
   Optional<Duration> queryTimeout() {
     return Optional.ofNullable(queryTimeoutOrNull);
+  }
+
+  /**
+   * The table whose rowid ranges split a pushed join across partitions: its query reads the table as the CTE
+   * {@link ScanQuery#DRIVING}, which each partition defines as its range of the table ({@link PartitionSpec#rowsOf}).
+   */
+  Optional<String> drivingTable() {
+    return Optional.ofNullable(drivingTableName);
   }
 
   static final int DEFAULT_BATCH_ROWS = 65_536;
@@ -127,7 +136,7 @@ record ReadConf(
         bool(lower, ThallusOptions.PUSH_DOWN_FILTERS, true),
         bool(lower, ThallusOptions.PUSH_DOWN_AGGREGATE, true),
         bool(lower, ThallusOptions.PUSH_DOWN_LIMIT, true),
-        Map.of());
+        Map.of(), null);
   }
 
   /** The location of server {@code index} (round robin), with the transport option applied. */
@@ -164,18 +173,19 @@ record ReadConf(
 
   /**
    * This connection reading a pushed join's SQL, with the request binding {@code datasetOrNull} as its
-   * {@code dataset} and {@code named} (view name to path) as named datasets ({@link JoinSources}).
+   * {@code dataset} and {@code named} (view name to path) as named datasets ({@link JoinSources}); split by the
+   * rowid ranges of {@code drivingTableOrNull}, if given.
    */
-  ReadConf withJoin(String sql, String datasetOrNull, Map<String, String> named) {
+  ReadConf withJoin(String sql, String datasetOrNull, Map<String, String> named, String drivingTableOrNull) {
     return new ReadConf(urls, sql, datasetOrNull, null, transportName, batchRows, partitions, partitionColumnName,
         credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
-        pushDownLimit, Map.copyOf(named));
+        pushDownLimit, Map.copyOf(named), drivingTableOrNull);
   }
 
   private ReadConf reading(String query, String dataset, String table) {
     return new ReadConf(urls, query, dataset, table, transportName, batchRows, partitions, partitionColumnName,
         credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
-        pushDownLimit, namedDatasets);
+        pushDownLimit, namedDatasets, null);
   }
 
   /** What the scan reads before any pushdown: the query, the table, or the whole dataset view. */

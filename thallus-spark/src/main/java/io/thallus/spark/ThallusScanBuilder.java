@@ -80,13 +80,16 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
   }
 
   /**
-   * Two reads join on the server when they reach the same servers the same way with one stream each and one request
-   * can bind what both read ({@link JoinSources}: the server's database, the same dataset, or files of each under a
-   * view of their own): the join then runs in one DuckDB query.
+   * Two reads join on the server when they reach the same servers the same way and one request can bind what both
+   * read ({@link JoinSources}: the server's database, the same dataset, or files of each under a view of their own):
+   * the join then runs in one DuckDB query. With several partitions the left side must be a table (or a join split by
+   * one, {@link #splitTable}) and the right side no split join: each partition joins its rowid range of that table
+   * with the whole right side, so the partitions together hold every row of the join once.
    */
   @Override
   public boolean isOtherSideCompatibleForJoin(SupportsPushDownJoin other) {
-    return other instanceof ThallusScanBuilder that && conf.partitions() == 1 && that.conf.partitions() == 1
+    return other instanceof ThallusScanBuilder that && conf.partitions() == that.conf.partitions()
+        && (conf.partitions() == 1 || splitTable().isPresent() && that.conf.drivingTable().isEmpty())
         && aggregateSelect == null && that.aggregateSelect == null && limit.isEmpty() && that.limit.isEmpty()
         && conf.urls().equals(that.conf.urls()) && conf.credentials().equals(that.conf.credentials())
         && java.util.Objects.equals(conf.transportName(), that.conf.transportName()) && conf.tls() == that.conf.tls()
@@ -114,9 +117,23 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     if (sources.isEmpty()) {
       return false;
     }
+    String leftBase = sources.get().leftBase();
+    String driving = null;
+    if (conf.partitions() > 1) {
+      // Split by the left side's rows: right an outer join would need the right side's rows split instead.
+      Optional<String> split = splitTable();
+      if (split.isEmpty() || joinType == org.apache.spark.sql.connector.join.JoinType.RIGHT_OUTER_JOIN
+          || right.conf.drivingTable().isPresent()) {
+        return false;
+      }
+      driving = split.get();
+      if (conf.drivingTable().isEmpty()) {
+        leftBase = "SELECT * FROM " + ScanQuery.DRIVING;
+      }
+    }
     List<TypeMapping.Column> joined = new ArrayList<>();
     Map<String, DataType> joinedTypes = new LinkedHashMap<>();
-    String leftSql = side(sources.get().leftBase(), leftColumns, joined, joinedTypes);
+    String leftSql = side(leftBase, leftColumns, joined, joinedTypes);
     String rightSql = right.side(sources.get().rightBase(), rightColumns, joined, joinedTypes);
     if (leftSql == null || rightSql == null) {
       return false;
@@ -127,7 +144,7 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     }
     String sql = "SELECT * FROM (\n" + leftSql + "\n) AS thallus_left " + join + " (\n" + rightSql
         + "\n) AS thallus_right ON " + on.get();
-    conf = conf.withJoin(sql, sources.get().datasetOrNull(), sources.get().named());
+    conf = conf.withJoin(sql, sources.get().datasetOrNull(), sources.get().named(), driving);
     columns = joined;
     types.clear();
     joinedTypes.forEach(types::put);
@@ -136,6 +153,19 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     pushedPredicates = new Predicate[0];
     joinDescription = (joinDescription == null ? "" : joinDescription + "; ") + join + " ON " + on.get();
     return true;
+  }
+
+  /**
+   * The table whose rowid ranges can split this read when it is a join's left side: the table it reads (of the
+   * server's database, or of its DuckDB dataset), or the driving table of the join it already is.
+   */
+  private Optional<String> splitTable() {
+    if (conf.drivingTable().isPresent()) {
+      return conf.drivingTable();
+    }
+    boolean filesDataset = conf.dataset().isPresent() && !conf.dataset().get().toLowerCase(java.util.Locale.ROOT)
+        .matches(".*\\.(duckdb|db)");
+    return conf.query().isEmpty() && !filesDataset ? conf.table() : Optional.empty();
   }
 
   /**
@@ -431,7 +461,7 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     }
     ScanQuery query = new ScanQuery(conf.baseSql(), columns, List.copyOf(select), List.copyOf(filters), groupBy,
         orderBy, limit, schema, aggregateSelect == null ? null : aggregateNarrowSelect,
-        aggregateSelect == null ? null : narrowGroupBy);
+        aggregateSelect == null ? null : narrowGroupBy, conf.drivingTable().orElse(null));
     // EXPLAIN shows the filters as the SQL they became (a date as DATE '1998-09-02', not Spark's day number).
     return new ThallusScan(conf, query, List.copyOf(filters), Optional.ofNullable(aggregateDescription),
         Optional.ofNullable(joinDescription));

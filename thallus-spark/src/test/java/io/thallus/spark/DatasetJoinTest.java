@@ -149,6 +149,66 @@ class DatasetJoinTest {
     assertThat(plans.get(0)).doesNotContain("pushedJoin");
   }
 
+  /**
+   * With {@code partitions} > 1 a pushed join is split by rowid ranges of its left table: each partition joins its
+   * range with the whole right side, aggregates partially, and Spark merges; the rows are those of one partition, and
+   * the scan's stage runs one task per range.
+   */
+  @Test
+  void aPushedJoinSplitsAcrossPartitionsByRowIdRangesOfItsLeftTable() throws Exception {
+    server.execute("CREATE OR REPLACE TABLE li AS SELECT * FROM read_parquet('"
+        + server.dataRoot().resolve("lineitem.parquet") + "')");
+    server.execute("CREATE OR REPLACE TABLE ord AS SELECT * FROM read_parquet('"
+        + server.dataRoot().resolve("orders.parquet") + "')");
+    spark.conf().set("spark.sql.catalog.thallus_dj4", ThallusCatalog.class.getName());
+    spark.conf().set("spark.sql.catalog.thallus_dj4.url", server.url());
+    spark.conf().set("spark.sql.catalog.thallus_dj4.partitions", "4");
+    String q3 = Q3.formatted("%1$s.main.li", "%1$s.main.ord");
+    String outer = "SELECT o_segment, count(*) AS n, avg(l_quantity) AS q, min(l_shipdate) AS first,"
+        + " sum(l_extendedprice) AS total FROM %1$s.main.li LEFT JOIN %1$s.main.ord ON l_orderkey = o_orderkey"
+        + " AND o_shippriority = 1 WHERE l_quantity < 45 GROUP BY o_segment ORDER BY o_segment";
+    for (String query : List.of(q3, outer)) {
+      List<String> whole = withJoinPushdown(() -> rows(spark.sql(query.formatted("thallus_dj"))));
+      List<Integer> scanTasks = new java.util.concurrent.CopyOnWriteArrayList<>();
+      org.apache.spark.scheduler.SparkListener listener = new org.apache.spark.scheduler.SparkListener() {
+        @Override
+        public void onStageCompleted(org.apache.spark.scheduler.SparkListenerStageCompleted completed) {
+          var info = completed.stageInfo();
+          if (scala.jdk.javaapi.CollectionConverters.asJava(info.rddInfos()).stream()
+              .anyMatch(rdd -> rdd.name().contains("DataSourceRDD"))) {
+            scanTasks.add(info.numTasks());
+          }
+        }
+      };
+      spark.sparkContext().addSparkListener(listener);
+      List<String> split = new ArrayList<>();
+      List<ThallusInputPartition> partitions = new ArrayList<>();
+      String description;
+      try {
+        description = withJoinPushdown(() -> {
+          Dataset<Row> df = spark.sql(query.formatted("thallus_dj4"));
+          split.addAll(rows(df));
+          partitions.addAll(Plans.partitions(df));
+          return Plans.scan(df).description();
+        });
+        // Spark's listener bus delivers the stage's end after the job returns.
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        while (scanTasks.isEmpty() && System.nanoTime() < deadline) {
+          Thread.sleep(10);
+        }
+      } finally {
+        spark.sparkContext().removeSparkListener(listener);
+      }
+      assertThat(split).as(query).isNotEmpty().isEqualTo(whole);
+      assertThat(description).contains("pushedJoin=[", "partitions=4 (4 by rowid ranges)");
+      assertThat(partitions).hasSize(4).allSatisfy(partition -> assertThat(partition.sql())
+          .contains("WITH thallus_driving AS (SELECT * FROM \"main\".\"li\"", "rowid"));
+      assertThat(scanTasks).as("tasks of the scan's stage").containsExactly(4);
+    }
+    assertThat(withJoinPushdown(() -> rows(spark.sql(q3.formatted("thallus_dj4")))))
+        .isEqualTo(expected(Q3.formatted("lineitem", "orders")));
+  }
+
   @Test
   void namedDatasetsBindOnlyPlainNamesOfFilesUnderTheDataRoot() {
     try (BufferAllocator allocator = new RootAllocator();
