@@ -111,15 +111,16 @@ final class Partitioner {
   /**
    * What the server says {@code name} is, with the read's dataset bound. Empty only where the server cannot say
    * although the name is fine: an engine that does not describe names (UNIMPLEMENTED), or a source of more parts
-   * than one answer holds (RESOURCE_EXHAUSTED); the scan then splits by hash, which is right but reads every row in
+   * than one answer holds (OUT_OF_RANGE); the scan then splits by hash, which is right but reads every row in
    * every partition, so it is logged as a warning. Any other error (no such table, a name that is not one, a
-   * server that cannot be reached) fails the plan here with the server's message, never a silent hash split.
+   * server that cannot be reached, or is short of connections or memory now: RESOURCE_EXHAUSTED) fails the plan
+   * here with the server's message, never a silent hash split.
    */
   private static Optional<DatasetDescription> describe(ReadConf conf, String name) {
     try (ThallusClient client = Connector.connect(conf, 0)) {
       return Optional.of(client.describe(name, conf.dataset().orElse("")));
     } catch (ThallusException e) {
-      if (e.code() == StatusCode.UNIMPLEMENTED || e.code() == StatusCode.RESOURCE_EXHAUSTED) {
+      if (e.code() == StatusCode.UNIMPLEMENTED || e.code() == StatusCode.OUT_OF_RANGE) {
         LOG.warn("splitting {} by hash of its rows (every partition reads all of them): the server cannot describe"
             + " it: {}", name, e.getMessage());
         return Optional.empty();
