@@ -37,14 +37,19 @@ final class Partitioner {
       return List.of(new PartitionSpec.Whole());
     }
     if (conf.partitionColumn().isEmpty()) {
+      Optional<String> drivingFiles = conf.driving().map(DrivingSource::filesOrNull);
+      if (drivingFiles.isPresent()) {
+        // A pushed join of a Parquet dataset: its row groups (its other side is read whole by each part).
+        return byRowGroups(conf, drivingFiles.get(), n).orElseGet(() -> byHash(n, List.of()));
+      }
       if (conf.dataset().isPresent() && conf.query().isEmpty() && conf.table().isEmpty()) {
-        Optional<List<PartitionSpec>> files = byRowGroups(conf, n);
+        Optional<List<PartitionSpec>> files = byRowGroups(conf, conf.dataset().get(), n);
         if (files.isPresent()) {
           return files.get();
         }
       }
       // A table, or a pushed join of one (its driving table: the join's other sides are read whole by each part).
-      Optional<String> table = conf.drivingTable().or(conf::table);
+      Optional<String> table = conf.driving().map(DrivingSource::tableOrNull).or(conf::table);
       if (table.isPresent()) {
         Optional<List<PartitionSpec>> ranges = byRowId(conf, table.get(), n);
         if (ranges.isPresent()) {
@@ -52,7 +57,10 @@ final class Partitioner {
         }
       }
     }
-    List<String> keys = conf.partitionColumn().map(List::of).orElse(List.of());
+    return byHash(n, conf.partitionColumn().map(List::of).orElse(List.of()));
+  }
+
+  private static List<PartitionSpec> byHash(int n, List<String> keys) {
     List<PartitionSpec> buckets = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       buckets.add(new PartitionSpec.Hash(i, n, keys));
@@ -61,7 +69,7 @@ final class Partitioner {
   }
 
   private static Optional<List<PartitionSpec>> byRowId(ReadConf conf, String name, int n) {
-    Optional<DatasetDescription> table = describe(conf, TableName.parse(name).sql());
+    Optional<DatasetDescription> table = describe(conf, TableName.parse(name).sql(), conf.dataset().orElse(""));
     if (table.isEmpty() || table.get().kind() == DatasetDescription.Kind.VIEW) {
       return Optional.empty(); // a view has no rowid: hash instead
     }
@@ -87,8 +95,8 @@ final class Partitioner {
     return Optional.of(ranges);
   }
 
-  private static Optional<List<PartitionSpec>> byRowGroups(ReadConf conf, int n) {
-    Optional<DatasetDescription> files = describe(conf, "dataset");
+  private static Optional<List<PartitionSpec>> byRowGroups(ReadConf conf, String dataset, int n) {
+    Optional<DatasetDescription> files = describe(conf, "dataset", dataset);
     if (files.isEmpty() || files.get().kind() != DatasetDescription.Kind.FILES) {
       return Optional.empty();
     }
@@ -116,9 +124,9 @@ final class Partitioner {
    * server that cannot be reached, or is short of connections or memory now: RESOURCE_EXHAUSTED) fails the plan
    * here with the server's message, never a silent hash split.
    */
-  private static Optional<DatasetDescription> describe(ReadConf conf, String name) {
+  private static Optional<DatasetDescription> describe(ReadConf conf, String name, String dataset) {
     try (ThallusClient client = Connector.connect(conf, 0)) {
-      return Optional.of(client.describe(name, conf.dataset().orElse("")));
+      return Optional.of(client.describe(name, dataset));
     } catch (ThallusException e) {
       if (e.code() == StatusCode.UNIMPLEMENTED || e.code() == StatusCode.OUT_OF_RANGE) {
         LOG.warn("splitting {} by hash of its rows (every partition reads all of them): the server cannot describe"

@@ -35,7 +35,7 @@ record ReadConf(
     boolean pushDownAggregate,
     boolean pushDownLimit,
     Map<String, String> namedDatasets,
-    String drivingTableName) implements Serializable {
+    DrivingSource drivingOrNull) implements Serializable {
 
   // Optional is not Serializable, so the components hold nulls and these accessors wrap them.
 
@@ -63,12 +63,9 @@ record ReadConf(
     return Optional.ofNullable(queryTimeoutOrNull);
   }
 
-  /**
-   * The table whose rowid ranges split a pushed join across partitions: its query reads the table as the CTE
-   * {@link ScanQuery#DRIVING}, which each partition defines as its range of the table ({@link PartitionSpec#rowsOf}).
-   */
-  Optional<String> drivingTable() {
-    return Optional.ofNullable(drivingTableName);
+  /** The source whose parts split a pushed join across partitions ({@link DrivingSource}). */
+  Optional<DrivingSource> driving() {
+    return Optional.ofNullable(drivingOrNull);
   }
 
   static final int DEFAULT_BATCH_ROWS = 65_536;
@@ -174,12 +171,12 @@ record ReadConf(
   /**
    * This connection reading a pushed join's SQL, with the request binding {@code datasetOrNull} as its
    * {@code dataset} and {@code named} (view name to path) as named datasets ({@link JoinSources}); split by the
-   * rowid ranges of {@code drivingTableOrNull}, if given.
+   * parts of {@code drivingOrNull}, if given.
    */
-  ReadConf withJoin(String sql, String datasetOrNull, Map<String, String> named, String drivingTableOrNull) {
+  ReadConf withJoin(String sql, String datasetOrNull, Map<String, String> named, DrivingSource drivingOrNull) {
     return new ReadConf(urls, sql, datasetOrNull, null, transportName, batchRows, partitions, partitionColumnName,
         credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
-        pushDownLimit, Map.copyOf(named), drivingTableOrNull);
+        pushDownLimit, Map.copyOf(named), drivingOrNull);
   }
 
   private ReadConf reading(String query, String dataset, String table) {

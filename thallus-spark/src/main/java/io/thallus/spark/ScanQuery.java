@@ -32,11 +32,11 @@ record ScanQuery(
     StructType readSchema,
     List<String> narrowSelectOrNull,
     List<String> narrowGroupByOrNull,
-    String drivingTableOrNull) implements Serializable {
+    DrivingSource drivingOrNull) implements Serializable {
 
   /**
-   * The name a split join's {@code base} reads its driving table by: a CTE that each partition defines as its share
-   * of the table ({@link PartitionSpec#rowsOf}), the whole table for the scan as a whole.
+   * The name a split join's {@code base} reads its driving source by: a CTE that each partition defines as its share
+   * of it ({@link DrivingSource#rows}), the whole source for the scan as a whole.
    */
   static final String DRIVING = "thallus_driving";
 
@@ -75,10 +75,12 @@ record ScanQuery(
   private String render(List<String> select, List<String> groupBy, PartitionSpec partition) {
     StringBuilder sql = new StringBuilder();
     List<String> ctes = new ArrayList<>();
-    partition.datasetCte().ifPresent(cte -> ctes.add("dataset AS (" + cte + ")"));
-    if (drivingTableOrNull != null) {
-      // A split join: the partition narrows its driving table, the join's SQL stays as it is.
-      ctes.add(DRIVING + " AS (" + partition.rowsOf(drivingTableOrNull) + ")");
+    if (drivingOrNull != null) {
+      // A split join: the partition narrows its driving source only; the join's SQL (and any 'dataset' it reads,
+      // the other side's included) stays as it is.
+      ctes.add(DRIVING + " AS (" + drivingOrNull.rows(partition) + ")");
+    } else {
+      partition.datasetCte().ifPresent(cte -> ctes.add("dataset AS (" + cte + ")"));
     }
     if (!ctes.isEmpty()) {
       sql.append("WITH ").append(String.join(", ", ctes)).append("\n");
@@ -86,7 +88,7 @@ record ScanQuery(
     sql.append("SELECT ").append(select.isEmpty() ? NO_COLUMNS : String.join(", ", select));
     String casts = columns.stream().map(TypeMapping.Column::selectSql).collect(Collectors.joining(", "));
     sql.append("\nFROM (SELECT ").append(casts).append(" FROM (\n")
-        .append(drivingTableOrNull != null ? base : partition.base(base))
+        .append(drivingOrNull != null ? base : partition.base(base))
         .append("\n) AS thallus_source) AS thallus_scan");
     List<String> where = new ArrayList<>(filters);
     partition.predicate(columns).ifPresent(where::add);

@@ -83,13 +83,13 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
    * Two reads join on the server when they reach the same servers the same way and one request can bind what both
    * read ({@link JoinSources}: the server's database, the same dataset, or files of each under a view of their own):
    * the join then runs in one DuckDB query. With several partitions the left side must be a table (or a join split by
-   * one, {@link #splitTable}) and the right side no split join: each partition joins its rowid range of that table
+   * one, {@link #splitSource}) and the right side no split join: each partition joins its share of that source
    * with the whole right side, so the partitions together hold every row of the join once.
    */
   @Override
   public boolean isOtherSideCompatibleForJoin(SupportsPushDownJoin other) {
     return other instanceof ThallusScanBuilder that && conf.partitions() == that.conf.partitions()
-        && (conf.partitions() == 1 || splitTable().isPresent() && that.conf.drivingTable().isEmpty())
+        && (conf.partitions() == 1 || splitSource(conf.baseSql()).isPresent() && that.conf.driving().isEmpty())
         && aggregateSelect == null && that.aggregateSelect == null && limit.isEmpty() && that.limit.isEmpty()
         && conf.urls().equals(that.conf.urls()) && conf.credentials().equals(that.conf.credentials())
         && java.util.Objects.equals(conf.transportName(), that.conf.transportName()) && conf.tls() == that.conf.tls()
@@ -118,16 +118,16 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
       return false;
     }
     String leftBase = sources.get().leftBase();
-    String driving = null;
+    DrivingSource driving = null;
     if (conf.partitions() > 1) {
-      // Split by the left side's rows: right an outer join would need the right side's rows split instead.
-      Optional<String> split = splitTable();
+      // Split by the left side's rows: a right outer join would need the right side's rows split instead.
+      Optional<DrivingSource> split = splitSource(leftBase);
       if (split.isEmpty() || joinType == org.apache.spark.sql.connector.join.JoinType.RIGHT_OUTER_JOIN
-          || right.conf.drivingTable().isPresent()) {
+          || right.conf.driving().isPresent()) {
         return false;
       }
       driving = split.get();
-      if (conf.drivingTable().isEmpty()) {
+      if (conf.driving().isEmpty()) {
         leftBase = "SELECT * FROM " + ScanQuery.DRIVING;
       }
     }
@@ -156,16 +156,23 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
   }
 
   /**
-   * The table whose rowid ranges can split this read when it is a join's left side: the table it reads (of the
-   * server's database, or of its DuckDB dataset), or the driving table of the join it already is.
+   * What can split this read when it is a join's left side, read in the join as {@code base}: the table it reads
+   * (of the server's database, or of its DuckDB dataset), the Parquet dataset it reads whole (by row groups), or
+   * the driving source of the join it already is.
    */
-  private Optional<String> splitTable() {
-    if (conf.drivingTable().isPresent()) {
-      return conf.drivingTable();
+  private Optional<DrivingSource> splitSource(String base) {
+    if (conf.driving().isPresent()) {
+      return conf.driving();
+    }
+    if (conf.query().isPresent()) {
+      return Optional.empty();
     }
     boolean filesDataset = conf.dataset().isPresent() && !conf.dataset().get().toLowerCase(java.util.Locale.ROOT)
         .matches(".*\\.(duckdb|db)");
-    return conf.query().isEmpty() && !filesDataset ? conf.table() : Optional.empty();
+    if (!filesDataset) {
+      return conf.table().map(table -> DrivingSource.table(table, base));
+    }
+    return conf.table().isEmpty() ? Optional.of(DrivingSource.files(conf.dataset().get(), base)) : Optional.empty();
   }
 
   /**
@@ -461,7 +468,7 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     }
     ScanQuery query = new ScanQuery(conf.baseSql(), columns, List.copyOf(select), List.copyOf(filters), groupBy,
         orderBy, limit, schema, aggregateSelect == null ? null : aggregateNarrowSelect,
-        aggregateSelect == null ? null : narrowGroupBy, conf.drivingTable().orElse(null));
+        aggregateSelect == null ? null : narrowGroupBy, conf.driving().orElse(null));
     // EXPLAIN shows the filters as the SQL they became (a date as DATE '1998-09-02', not Spark's day number).
     return new ThallusScan(conf, query, List.copyOf(filters), Optional.ofNullable(aggregateDescription),
         Optional.ofNullable(joinDescription));

@@ -53,7 +53,9 @@ class DatasetJoinTest {
     server = new TestServer();
     spark = TestSpark.session();
     duckdb("COPY (" + ORDERS + ") TO '" + server.dataRoot().resolve("orders.parquet") + "' (FORMAT parquet)");
-    duckdb("COPY (" + LINEITEM + ") TO '" + server.dataRoot().resolve("lineitem.parquet") + "' (FORMAT parquet)");
+    // Four row groups, so that a split of the file has four parts.
+    duckdb("COPY (" + LINEITEM + ") TO '" + server.dataRoot().resolve("lineitem.parquet")
+        + "' (FORMAT parquet, ROW_GROUP_SIZE 15000)");
     duckdb("COPY (" + ORDERS + ") TO '" + server.dataRoot().resolve("orders.csv") + "' (FORMAT csv)");
     duckdb("ATTACH '" + server.dataRoot().resolve("shop.duckdb") + "' AS shop; CREATE TABLE shop.orders AS "
         + ORDERS);
@@ -150,12 +152,12 @@ class DatasetJoinTest {
   }
 
   /**
-   * With {@code partitions} > 1 a pushed join is split by rowid ranges of its left table: each partition joins its
-   * range with the whole right side, aggregates partially, and Spark merges; the rows are those of one partition, and
-   * the scan's stage runs one task per range.
+   * With {@code partitions} > 1 a pushed join is split by its left side: rowid ranges of a table, row groups of a
+   * Parquet dataset. Each partition joins its share with the whole right side, aggregates partially, and Spark
+   * merges; the rows are those of one partition, and the scan's stage runs one task per share.
    */
   @Test
-  void aPushedJoinSplitsAcrossPartitionsByRowIdRangesOfItsLeftTable() throws Exception {
+  void aPushedJoinSplitsAcrossPartitionsByItsLeftTableOrParquetFiles() throws Exception {
     server.execute("CREATE OR REPLACE TABLE li AS SELECT * FROM read_parquet('"
         + server.dataRoot().resolve("lineitem.parquet") + "')");
     server.execute("CREATE OR REPLACE TABLE ord AS SELECT * FROM read_parquet('"
@@ -167,7 +169,10 @@ class DatasetJoinTest {
     String outer = "SELECT o_segment, count(*) AS n, avg(l_quantity) AS q, min(l_shipdate) AS first,"
         + " sum(l_extendedprice) AS total FROM %1$s.main.li LEFT JOIN %1$s.main.ord ON l_orderkey = o_orderkey"
         + " AND o_shippriority = 1 WHERE l_quantity < 45 GROUP BY o_segment ORDER BY o_segment";
-    for (String query : List.of(q3, outer)) {
+    String files = "%1$s.files.`lineitem.parquet`";
+    for (String query : List.of(q3, outer, q3.replace("%1$s.main.li", files).replace("%1$s.main.ord",
+        "%1$s.files.`orders.parquet`"), outer.replace("%1$s.main.li", files))) {
+      boolean ofFiles = query.contains(files);
       List<String> whole = withJoinPushdown(() -> rows(spark.sql(query.formatted("thallus_dj"))));
       List<Integer> scanTasks = new java.util.concurrent.CopyOnWriteArrayList<>();
       org.apache.spark.scheduler.SparkListener listener = new org.apache.spark.scheduler.SparkListener() {
@@ -200,9 +205,11 @@ class DatasetJoinTest {
         spark.sparkContext().removeSparkListener(listener);
       }
       assertThat(split).as(query).isNotEmpty().isEqualTo(whole);
-      assertThat(description).contains("pushedJoin=[", "partitions=4 (4 by rowid ranges)");
-      assertThat(partitions).hasSize(4).allSatisfy(partition -> assertThat(partition.sql())
-          .contains("WITH thallus_driving AS (SELECT * FROM \"main\".\"li\"", "rowid"));
+      assertThat(description).contains("pushedJoin=[",
+          ofFiles ? "partitions=4 (4 by Parquet row groups)" : "partitions=4 (4 by rowid ranges)");
+      assertThat(partitions).hasSize(4).allSatisfy(partition -> assertThat(partition.sql()).contains(ofFiles
+          ? "WITH thallus_driving AS (SELECT * EXCLUDE (file_row_number) FROM read_parquet("
+          : "WITH thallus_driving AS (SELECT * FROM \"main\".\"li\" WHERE rowid"));
       assertThat(scanTasks).as("tasks of the scan's stage").containsExactly(4);
     }
     assertThat(withJoinPushdown(() -> rows(spark.sql(q3.formatted("thallus_dj4")))))
