@@ -85,7 +85,7 @@ final class JoinSources {
   }
 
   /** The server's rule (DuckDBEngine.isDatabaseFile): such a dataset is attached, not read as files. */
-  private static boolean isDatabaseFile(String path) {
+  static boolean isDatabaseFile(String path) {
     String name = path.toLowerCase(Locale.ROOT);
     return name.endsWith(".duckdb") || name.endsWith(".db");
   }

@@ -167,8 +167,7 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     if (conf.query().isPresent()) {
       return Optional.empty();
     }
-    boolean filesDataset = conf.dataset().isPresent() && !conf.dataset().get().toLowerCase(java.util.Locale.ROOT)
-        .matches(".*\\.(duckdb|db)");
+    boolean filesDataset = conf.dataset().isPresent() && !JoinSources.isDatabaseFile(conf.dataset().get());
     if (!filesDataset) {
       return conf.table().map(table -> DrivingSource.table(table, base));
     }

@@ -246,6 +246,16 @@ class DatasetJoinTest {
     }
   }
 
+  /** The catalog's files namespace says what is wrong with a path instead of "no such table" for everything. */
+  @Test
+  void theFilesNamespaceRefusesPathsOutsideTheDataRootByName() {
+    assertThatThrownBy(() -> spark.sql("SELECT * FROM thallus_dj.files.`../outside.parquet`").collectAsList())
+        .hasMessageContaining("cannot read thallus_dj.files.`../outside.parquet`")
+        .hasMessageContaining("outside the data root");
+    assertThatThrownBy(() -> spark.sql("SELECT * FROM thallus_dj.files.`missing.parquet`").collectAsList())
+        .hasMessageContaining("TABLE_OR_VIEW_NOT_FOUND");
+  }
+
   private static void assertRefused(ThallusClient client, String path, StatusCode code, String... message) {
     assertThatThrownBy(() -> single(client, QueryRequest.builder("SELECT count(*) FROM x").dataset("x", path)
         .build()))
