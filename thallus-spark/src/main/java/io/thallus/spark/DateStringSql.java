@@ -14,9 +14,9 @@ import org.apache.spark.sql.types.IntegerType;
  * <ul>
  *   <li>{@code year}, {@code month}, {@code quarter}, {@code dayofmonth}, {@code dayofyear} of a DATE (Spark's
  *       {@code Extract}): both count the proleptic Gregorian calendar the same way, and the result is cast to
- *       Spark's INT (DuckDB's is BIGINT). Of a timestamp Spark first casts to a date in the session's time zone,
- *       a cast that is not pushed, so timestamps stay in Spark; so do the week-based fields, whose numbering
- *       differs;</li>
+ *       Spark's INT (DuckDB's is BIGINT). Of a timestamp Spark first casts to a date: pushed for a timestamp
+ *       without time zone (the wall clock's date in both), not for one with (Spark's session time zone);</li>
+ *   <li>{@code hour}, {@code minute}, {@code second} of a timestamp without time zone (whole seconds in both);</li>
  *   <li>{@code substring(s, pos[, len])} of a string with a literal {@code pos} of at least 1 and a literal
  *       {@code len} of at least 0: both count code points from 1. Spark reads a {@code pos} of 0 as 1 and a negative
  *       one past the start differently from DuckDB, and a column as position could be either: those stay in
@@ -54,13 +54,18 @@ final class DateStringSql {
         case "DAY_OF_WEEK" -> "isodow";
         case "WEEK" -> "week";
         case "YEAR_OF_WEEK" -> "isoyear";
+        case "HOUR" -> "hour";
+        case "MINUTE" -> "minute";
+        case "SECOND" -> "second";
         default -> null;
       };
       if (function == null) {
         return null;
       }
       ExpressionSql.Typed source = operand.apply(extract.source());
-      if (!source.type().equals(DataTypes.DateType)) {
+      boolean ofTime = function.equals("hour") || function.equals("minute") || function.equals("second");
+      // Time fields of a wall-clock timestamp (whole seconds in both); date fields of a date.
+      if (!source.type().equals(ofTime ? DataTypes.TimestampNTZType : DataTypes.DateType)) {
         return null;
       }
       return new ExpressionSql.Typed("CAST(" + function + "(" + source.sql() + ") AS INTEGER)",

@@ -219,7 +219,7 @@ final class ExpressionSql {
       if (input.type().equals(target)) {
         return input;
       }
-      if (!widensExactly(input.type(), target)) {
+      if (!widensExactly(input.type(), target) && !wallClockDate(input.type(), target)) {
         throw new Unsupported();
       }
       // Widening a decimal changes no value: the narrow form leaves it to DuckDB's own types.
@@ -385,6 +385,15 @@ final class ExpressionSql {
       return DataTypes.createDecimalType(precision, scale);
     }
     throw new Unsupported();
+  }
+
+  /**
+   * A timestamp without time zone to its date: the date part of the wall-clock time in both (Spark floors the
+   * microseconds to days, DuckDB drops the time), so {@code year(ts)} of such a column is pushed. A timestamp with
+   * time zone is cast in the session's time zone by Spark: not pushed.
+   */
+  private static boolean wallClockDate(DataType from, DataType to) {
+    return from instanceof org.apache.spark.sql.types.TimestampNTZType && to.equals(DataTypes.DateType);
   }
 
   private static boolean widensExactly(DataType from, DataType to) {

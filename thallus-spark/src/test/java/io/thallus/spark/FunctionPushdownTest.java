@@ -34,7 +34,9 @@ class FunctionPushdownTest {
       + " WHEN i = 3 THEN DATE '9999-12-31' WHEN i = 4 THEN DATE '1582-10-04' ELSE DATE '1992-01-01' + (i * 37 % 2900)::INTEGER END AS d,"
       + " CASE WHEN i % 41 = 0 THEN NULL WHEN i % 5 = 0 THEN 'straße ' || i WHEN i % 5 = 1 THEN 'ñandú日本' || i"
       + " WHEN i % 5 = 2 THEN '😀x' || i WHEN i % 97 = 3 THEN '' ELSE lpad((10 + i % 25)::VARCHAR, 2, '0') || '-' || i END AS s,"
-      + " TIMESTAMP '1995-06-01 23:30:00' + to_hours(i) AS ts,"
+      + " CASE WHEN i % 61 = 0 THEN NULL WHEN i = 5 THEN TIMESTAMP '1969-12-31 23:59:59.5'"
+      + " ELSE TIMESTAMP '1995-06-01 23:30:00' + to_seconds(i * 3671) END AS ts,"
+      + " (TIMESTAMP '1995-06-01 23:30:00' + to_hours(i))::TIMESTAMPTZ AS tz,"
       + " CASE i % 7 WHEN 0 THEN NULL WHEN 1 THEN '  a b  ' WHEN 2 THEN chr(9) || 'a ' || chr(9) WHEN 3 THEN"
       + " chr(160) || 'x' || chr(160) WHEN 4 THEN chr(12288) || 'y ' WHEN 5 THEN 'xxzyx' ELSE ' ' || i END AS p"
       + " FROM range(5000) t(i)";
@@ -137,10 +139,10 @@ class FunctionPushdownTest {
       String sql = sameAsSpark(df -> df.groupBy(cased.as("c")).count());
       assertThat(sql).as(cased.toString()).doesNotContain("upper").doesNotContain("lower").doesNotContain("GROUP BY");
     }
-    // A timestamp's year is of its date in the session's time zone.
-    String ofTimestamp = sameAsSpark(df -> df.groupBy(functions.year(col("ts")), functions.dayofmonth(col("ts")))
-        .count());
-    assertThat(ofTimestamp).doesNotContain("year(").doesNotContain("GROUP BY");
+    // A timestamp with time zone: its year and hour are of its time in the session's time zone.
+    String ofTimestamp = sameAsSpark(df -> df.groupBy(functions.year(col("tz")), functions.dayofmonth(col("tz")),
+        functions.hour(col("tz"))).count());
+    assertThat(ofTimestamp).doesNotContain("year(").doesNotContain("hour(").doesNotContain("GROUP BY");
     // date_add by a column of days (Spark's int overflow is not DuckDB's range error), by more than 3,000,000 days,
     // and date_sub, which Spark does not offer a connector.
     for (Column moved : List.of(functions.date_add(col("d"), col("id").cast("int")),
@@ -193,6 +195,12 @@ class FunctionPushdownTest {
     assertThat(weekly).contains("((CAST(isodow(\"d\") AS INTEGER) % 7) + CAST(1 AS INTEGER))",
         "CAST(week(\"d\") AS INTEGER)", "(CAST(isodow(\"d\") AS INTEGER) - CAST(1 AS INTEGER))",
         "CAST(isoyear(\"d\") AS INTEGER)", "GROUP BY");
+    // A timestamp without time zone: its wall clock's date and time fields, before 1970 too.
+    String wallClock = sameAsSpark(df -> df.groupBy(functions.year(col("ts")).as("y"),
+        functions.dayofmonth(col("ts")).as("d"), functions.hour(col("ts")).as("h"),
+        functions.minute(col("ts")).as("mi"), functions.second(col("ts")).as("s")).count());
+    assertThat(wallClock).contains("CAST(year(CAST(\"ts\" AS DATE)) AS INTEGER)", "CAST(hour(\"ts\") AS INTEGER)",
+        "CAST(minute(\"ts\") AS INTEGER)", "CAST(second(\"ts\") AS INTEGER)", "GROUP BY");
     // Year 9999 + 1 and year 1 - 1 leave Spark's usual range in both the same way; NULL dates stay NULL.
     String moved = sameAsSpark(df -> df.groupBy(functions.date_add(col("d"), 1).as("a"),
         functions.date_add(col("d"), -1).as("b"), functions.date_add(col("d"), 3_000_000).as("c"),
