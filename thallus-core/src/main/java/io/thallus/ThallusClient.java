@@ -237,6 +237,7 @@ public final class ThallusClient implements AutoCloseable {
   public StatementDescription describeStatement(QueryRequest request) {
     QueryRequest.Builder bare = QueryRequest.builder(request.sql()).autoCommit(request.autoCommit());
     request.dataset().ifPresent(bare::dataset);
+    request.namedDatasets().forEach(bare::dataset);
     StreamState state = open(bare.build(), Message.Open.DESCRIBE_STATEMENT);
     try (ThallusStream stream = new ThallusStream(state, state.awaitSchema(), allocator, ignored -> {})) {
       StatementDescription description = null;

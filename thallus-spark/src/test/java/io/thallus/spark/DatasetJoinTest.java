@@ -224,6 +224,8 @@ class DatasetJoinTest {
           .dataset("o", "orders.parquet").dataset("l", "lineitem.parquet").build();
       assertThat(two.namedDatasets()).containsKeys("o", "l");
       assertThat(single(client, two)).isEqualTo(60000L);
+      // Described without running, with the same views bound.
+      assertThat(client.describeStatement(two).result().getFields()).hasSize(1);
       // A later request of the same session that binds other names no longer sees the earlier views.
       assertThat(single(client, QueryRequest.builder("SELECT count(*) FROM o2").dataset("o2", "orders.csv")
           .build())).isEqualTo(20000L);
