@@ -108,4 +108,37 @@ class ProducerPoolTest {
     assertThatThrownBy(() -> Overlap.producers(0)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("Overlap.off()");
   }
+
+  @Test
+  void theEngineThreadsCountThoseAtWorkWithoutTheExecutorsLock() throws Exception {
+    EngineThreadPool engineThreads = new EngineThreadPool(4);
+    ProducerPool pool = ProducerPool.of(Overlap.auto(), 5, 1, engineThreads::busy);
+    assertThat(pool.toString()).isEqualTo("auto: up to 2 producers on 5 cores");
+    CountDownLatch working = new CountDownLatch(3);
+    CountDownLatch release = new CountDownLatch(1);
+    try {
+      for (int i = 0; i < 3; i++) {
+        engineThreads.execute(() -> {
+          working.countDown();
+          try {
+            release.await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+      }
+      assertThat(working.await(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(engineThreads.busy()).isEqualTo(3);
+      // Three streams at work on the three cores left beside the event loop and DuckDB's workers: none to lend.
+      assertThat(pool.tryLend(() -> "made")).isNull();
+    } finally {
+      release.countDown();
+    }
+    engineThreads.shutdown();
+    assertThat(engineThreads.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(engineThreads.busy()).isZero();
+    // Idle again: a producer is lent.
+    assertThat(pool.tryLend(() -> "made").get(30, TimeUnit.SECONDS)).isEqualTo("made");
+    pool.close(Deadline.after(Duration.ofSeconds(30)));
+  }
 }
