@@ -113,7 +113,7 @@ public final class ThallusServer implements AutoCloseable {
       EngineThreadPool pool = new EngineThreadPool(settings.engineThreads);
       engineThreads = pool;
       producers = ProducerPool.of(settings.overlap, Runtime.getRuntime().availableProcessors(), settings.ioThreads,
-          pool::busy);
+          engine.queryThreads(), pool::busy);
       ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1,
           Thread.ofPlatform().name("thallus-server-timer").daemon().factory());
       timerPool.setRemoveOnCancelPolicy(true);

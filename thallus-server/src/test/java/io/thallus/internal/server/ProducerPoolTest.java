@@ -141,4 +141,32 @@ class ProducerPoolTest {
     assertThat(pool.tryLend(() -> "made").get(30, TimeUnit.SECONDS)).isEqualTo("made");
     pool.close(Deadline.after(Duration.ofSeconds(30)));
   }
+
+  @Test
+  void autoCountsTheEnginesOwnWorkersByItsThreads() throws Exception {
+    // DuckDB's default (a thread per core): a core is left to its workers, as when the engine does not say.
+    assertThat(ProducerPool.of(Overlap.auto(), 16, 1, java.util.OptionalInt.of(16), () -> 0).toString())
+        .isEqualTo("auto: up to 13 producers on 16 cores, engine threads 16");
+    assertThat(ProducerPool.of(Overlap.auto(), 16, 1, java.util.OptionalInt.of(4), () -> 0).toString())
+        .isEqualTo("auto: up to 13 producers on 16 cores, engine threads 4");
+    // One thread: DuckDB has no workers of its own (the stream's thread does its work), so their core is shared.
+    ProducerPool single = ProducerPool.of(Overlap.auto(), 16, 1, java.util.OptionalInt.of(1), () -> 0);
+    assertThat(single.toString()).isEqualTo("auto: up to 14 producers on 16 cores, engine threads 1");
+    CountDownLatch release = new CountDownLatch(1);
+    List<CompletableFuture<String>> lent = new ArrayList<>();
+    try {
+      assertThat(lendUntilRefused(single, release, lent)).isEqualTo(14);
+    } finally {
+      release.countDown();
+    }
+    for (CompletableFuture<String> made : lent) {
+      made.get(30, TimeUnit.SECONDS);
+    }
+    single.close(Deadline.after(Duration.ofSeconds(30)));
+    // Three cores and one engine thread: a stream at work and a producer beside it.
+    assertThat(ProducerPool.of(Overlap.auto(), 3, 1, java.util.OptionalInt.of(1), () -> 1).lends()).isTrue();
+    // Two cores stay off whatever the engine's threads: one stream at work takes the core left.
+    assertThat(ProducerPool.of(Overlap.auto(), 2, 1, java.util.OptionalInt.of(1), () -> 1).lends()).isFalse();
+    assertThat(ProducerPool.of(Overlap.auto(), 2, 1, java.util.OptionalInt.of(2), () -> 1).lends()).isFalse();
+  }
 }
