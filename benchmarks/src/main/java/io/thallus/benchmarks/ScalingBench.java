@@ -94,7 +94,8 @@ public final class ScalingBench implements AutoCloseable {
         case "--rounds" -> rounds = Integer.valueOf(value);
         case "--ingest-credits" -> ingestCredits = Integer.parseInt(value);
         default -> throw new IllegalArgumentException("usage: ScalingBench [--plan full|small|tiny] [--out folder] "
-            + "[--transports shm,tcp,cma] [--only read|ingest] [--clients 16] [--rounds 1] [--ingest-credits 8]; got " + args[i]);
+            + "[--transports shm,tcp,cma] [--only read|ingest] [--clients 16] [--rounds 1] [--ingest-credits 8]; got "
+            + args[i]);
       }
       i++;
     }
@@ -116,7 +117,7 @@ public final class ScalingBench implements AutoCloseable {
     run(plan, wanted, only, DEFAULT_INGEST_CREDITS, out, log);
   }
 
-  /** As {@link #run(ScalingPlan, List, String, Path, PrintStream)}, each ingesting client with {@code ingestCredits}. */
+  /** As {@link #run(ScalingPlan, List, String, Path, PrintStream)}, each ingesting client with these credits. */
   static void run(ScalingPlan plan, List<String> wanted, String only, int ingestCredits, Path out, PrintStream log)
       throws Exception {
     Files.createDirectories(out);

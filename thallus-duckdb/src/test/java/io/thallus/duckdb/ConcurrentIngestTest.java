@@ -52,12 +52,14 @@ class ConcurrentIngestTest {
         batches.write(heldOpen, 0, 2);
         // While that ingest is open (its transaction holds two batches), another writes into the same table.
         CompletableFuture<IngestResult> other = CompletableFuture.supplyAsync(() -> {
-          try (Batches own = new Batches(allocator); ThallusIngest ingest = quick.ingest(append, own.root.getSchema())) {
+          try (Batches own = new Batches(allocator);
+               ThallusIngest ingest = quick.ingest(append, own.root.getSchema())) {
             own.write(ingest, 10, 3);
             return ingest.finish();
           }
         });
-        assertThat(other.get(60, TimeUnit.SECONDS).rows()).as("written beside the open ingest").isEqualTo(3L * BATCH_ROWS);
+        assertThat(other.get(60, TimeUnit.SECONDS).rows()).as("written beside the open ingest")
+            .isEqualTo(3L * BATCH_ROWS);
         // One abandoned mid-ingest (its client closes it unfinished, as a failing reader does) writes nothing.
         try (ThallusIngest dropped = abandoned.ingest(append, batches.root.getSchema())) {
           batches.write(dropped, 20, 2);
@@ -99,7 +101,8 @@ class ConcurrentIngestTest {
   }
 
   private static List<Long> plainDuckDB(String sql) throws Exception {
-    try (var connection = DriverManager.getConnection("jdbc:duckdb:"); Statement statement = connection.createStatement();
+    try (var connection = DriverManager.getConnection("jdbc:duckdb:");
+         Statement statement = connection.createStatement();
          ResultSet row = statement.executeQuery(sql)) {
       row.next();
       List<Long> values = new ArrayList<>();

@@ -19,8 +19,9 @@ import java.util.function.Supplier;
  * <p>With {@link Overlap#auto()} the rule counts cores: the machine's, less one per event loop and one for the
  * engine's own workers (DuckDB scans ahead of its streams on threads of its own) and what else the JVM runs, leaves
  * the cores that streams and producers share. An engine that runs a query on one thread only (DuckDB with
- * {@code threads = 1}: no workers of its own, the stream's thread does all its work) gets no core of its own. Every busy engine thread (a stream at work, an ingest appending) takes
- * one, every producer lent one more; a stream borrows a producer only while one is left after both. So one stream on
+ * {@code threads = 1}: no workers of its own, the stream's thread does all its work) gets no core of its own. Every
+ * busy engine thread (a stream at work, an ingest appending) takes one, every producer lent one more; a stream
+ * borrows a producer only while one is left after both. So one stream on
  * sixteen cores overlaps, eight streams overlap six of themselves, and on two cores (nothing left once one stream
  * works) no producer exists and streams run exactly as with {@link Overlap#off()}. {@link Overlap#producers(int)}
  * lends up to that many, whatever the machine.
