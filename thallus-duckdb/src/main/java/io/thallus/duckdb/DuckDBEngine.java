@@ -48,6 +48,8 @@ public final class DuckDBEngine implements QueryEngine {
   private final Map<Path, String> attached = new ConcurrentHashMap<>();
   private final AtomicInteger attachCount = new AtomicInteger();
   private final String defaultCatalog;
+  /** DuckDB's threads setting, fixed once the engine is built (its configuration is locked). */
+  private final int threads;
   private final String timeZone;
   private final SpillFolder spill;
   /** The statements that may commit a write, for a split's one-snapshot check. */
@@ -65,6 +67,11 @@ public final class DuckDBEngine implements QueryEngine {
          java.sql.ResultSet name = statement.executeQuery("SELECT current_database()")) {
       name.next();
       this.defaultCatalog = "\"" + name.getString(1).replace("\"", "\"\"") + "\"";
+    }
+    try (Statement statement = database.createStatement();
+         java.sql.ResultSet threadCount = statement.executeQuery("SELECT current_setting('threads')::INTEGER")) {
+      threadCount.next();
+      this.threads = threadCount.getInt(1);
     }
     this.settings = settings;
     this.filesRoot = filesRoot;
@@ -359,6 +366,12 @@ public final class DuckDBEngine implements QueryEngine {
       session.close();
       throw e;
     }
+  }
+
+  /** DuckDB's {@code threads} setting: its worker threads plus the thread that calls it. */
+  @Override
+  public java.util.OptionalInt queryThreads() {
+    return java.util.OptionalInt.of(threads);
   }
 
   /** A session: one DuckDB connection of its own, so its transaction, temp tables, variables and USE persist. */

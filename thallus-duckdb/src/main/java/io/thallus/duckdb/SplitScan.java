@@ -32,8 +32,8 @@ import org.duckdb.DuckDBConnection;
  *
  * <p>One snapshot: every partition's transaction begins (and touches the table, which is when DuckDB takes its
  * snapshot) inside a window in which no statement that may commit ran or began ({@link WriteWindow}); otherwise
- * the query is not split. An {@code INSERT ... RETURNING} whose rows still stream commits when its result closes,
- * outside that count; such a commit in the window is not seen.
+ * the query is not split. An {@code INSERT ... RETURNING} whose rows still stream commits when its result closes:
+ * it stays in that count until then, so no split begins while one is open.
  */
 final class SplitScan {
   /** DuckDB's rows per row group: ranges are made of whole row groups. */
