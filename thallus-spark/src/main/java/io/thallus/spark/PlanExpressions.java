@@ -109,6 +109,7 @@ final class PlanExpressions {
       case Subtract s -> arithmetic(s, "-", s.left(), s.right(), s.evalContext().evalMode().toString());
       case Multiply m -> arithmetic(m, "*", m.left(), m.right(), m.evalContext().evalMode().toString());
       case Divide d -> divide(d);
+      case org.apache.spark.sql.catalyst.expressions.DecimalDivideWithOverflowCheck d -> averageQuotient(d);
       case UnaryMinus u -> {
         checkNumeric(u, u.child().dataType(), u.failOnError() ? "ANSI" : "LEGACY");
         yield cast("(- " + sql(u.child()) + ")", u.dataType());
@@ -248,6 +249,19 @@ final class PlanExpressions {
           + PlanDecimals.quotient(sql(d.left()), left, sql(d.right()), right, result) + " END)";
     }
     throw new PlanRefused("division of " + d.dataType().simpleString() + " is not pushed");
+  }
+
+  /**
+   * The division Spark's AVG of a decimal ends with (sum over count, the scan having pushed both): Spark's Decimal
+   * division gives NULL for a zero divisor; an overflow fails unless {@code nullOnOverflow}, which is refused.
+   */
+  private String averageQuotient(org.apache.spark.sql.catalyst.expressions.DecimalDivideWithOverflowCheck d) {
+    if (d.nullOnOverflow() || !(d.left().dataType() instanceof DecimalType left)
+        || !(d.right().dataType() instanceof DecimalType right)) {
+      throw new PlanRefused("a decimal division that gives NULL on overflow");
+    }
+    return "(CASE WHEN " + sql(d.right()) + " = 0 THEN " + cast("NULL", d.dataType()) + " ELSE "
+        + PlanDecimals.quotient(sql(d.left()), left, sql(d.right()), right, d.dataType()) + " END)";
   }
 
   private String comparison(BinaryComparison c, String op) {
