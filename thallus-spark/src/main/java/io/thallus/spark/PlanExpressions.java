@@ -216,8 +216,8 @@ final class PlanExpressions {
    */
   private static void checkNumeric(Expression e, DataType type, String evalMode) {
     if ((isIntegral(type) || type instanceof DecimalType) && !"ANSI".equals(evalMode)) {
-      throw new PlanRefused(e.prettyName() + " of " + type.simpleString() + " in " + evalMode
-          + " mode: Spark wraps or gives NULL on overflow where DuckDB fails (spark.sql.ansi.enabled=false)");
+      throw new PlanRefused(e.prettyName() + " of " + type.simpleString() + " outside ANSI mode (" + evalMode
+          + "): Spark wraps or gives NULL on overflow where DuckDB fails");
     }
     if (type instanceof FloatType || !(isIntegral(type) || type instanceof DecimalType || isFloating(type))) {
       throw new PlanRefused(e.prettyName() + " of " + type.simpleString() + " is not pushed");
