@@ -31,6 +31,15 @@ class WholePlanShapesTest {
         + " (4, NULL, NULL, NULL, 4, NULL, DATE '0001-01-01'), (5, 'c', -0.05, 'NaN', 2, 'Straße', DATE '2000-02-29')");
     server.execute("CREATE TABLE u AS SELECT * FROM (VALUES (1, 100), (3, 300), (NULL, 400), (6, 600), (3, 301)) v(k, w)");
     server.execute("CREATE TABLE v AS SELECT * FROM (VALUES (1), (2)) v(k)");
+    try (java.sql.Connection duckdb = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+         java.sql.Statement statement = duckdb.createStatement()) {
+      for (String name : List.of("f1", "f2")) {
+        statement.execute("COPY (SELECT i AS k, i * 10 AS w FROM range(4) t(i)) TO '"
+            + server.dataRoot().resolve(name + ".parquet") + "' (FORMAT parquet)");
+      }
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
     spark = TestSpark.session();
     spark.conf().set("spark.sql.catalog.shapes", ThallusCatalog.class.getName());
     spark.conf().set("spark.sql.catalog.shapes.url", server.url());
@@ -173,6 +182,14 @@ class WholePlanShapesTest {
     refusedWithSparksAnswer("SELECT substring(s, 0, 2) FROM {t} JOIN {v} ON t.k >= v.k", "substring");
     refusedWithSparksAnswer("SELECT upper(s) FROM {t} JOIN {v} ON t.k >= v.k", "upper");
     refusedWithSparksAnswer("SELECT CAST(d AS DOUBLE) FROM {t} JOIN {v} ON t.k >= v.k", "cast");
+  }
+
+  /** A dataset joins tables of the server's database in one request; two datasets need two (not yet one). */
+  @Test
+  void aFileDatasetJoinsTablesButNotAnotherDataset() {
+    pushedWithSparksAnswer("SELECT f.k, f.w, t.g FROM shapes.files.`f1.parquet` f JOIN {t} ON f.k = t.k", false);
+    refusedWithSparksAnswer("SELECT a.k, b.w FROM shapes.files.`f1.parquet` a JOIN shapes.files.`f2.parquet` b"
+        + " ON a.k = b.k", "different datasets");
   }
 
   @Test
