@@ -31,6 +31,11 @@ class WholePlanShapesTest {
         + " (4, NULL, NULL, NULL, 4, NULL, DATE '0001-01-01'), (5, 'c', -0.05, 'NaN', 2, 'Straße', DATE '2000-02-29')");
     server.execute("CREATE TABLE u AS SELECT * FROM (VALUES (1, 100), (3, 300), (NULL, 400), (6, 600), (3, 301)) v(k, w)");
     server.execute("CREATE TABLE v AS SELECT * FROM (VALUES (1), (2)) v(k)");
+    // Averages that round: 0.04 / 3, its negative, and 0.01 / 32 = 0.0003125 (a half at Spark's scale of 6).
+    server.execute("CREATE TABLE r (g INTEGER, m DECIMAL(20,2))");
+    server.execute("INSERT INTO r VALUES (1, 0.01), (1, 0.01), (1, 0.02), (2, -0.01), (2, -0.01), (2, -0.02)");
+    server.execute("INSERT INTO r SELECT 3, CASE WHEN i = 0 THEN 0.01 ELSE 0 END FROM range(32) t(i)");
+    server.execute("INSERT INTO r SELECT 4, CASE WHEN i = 0 THEN -0.01 ELSE 0 END FROM range(32) t(i)");
     try (java.sql.Connection duckdb = java.sql.DriverManager.getConnection("jdbc:duckdb:");
          java.sql.Statement statement = duckdb.createStatement()) {
       for (String name : List.of("f1", "f2")) {
@@ -124,6 +129,12 @@ class WholePlanShapesTest {
         + " t.d - u.w FROM {t} JOIN {u} ON t.k = u.k", false);
     pushedWithSparksAnswer("SELECT g, avg(CAST(d AS DECIMAL(20,2))), sum(d), count(n), count(*), min(s), max(s)"
         + " FROM {t} CROSS JOIN {v} GROUP BY g", false);
+    pushedWithSparksAnswer("SELECT a.k, b.k, a.d / b.d, b.d / a.d FROM {t} a CROSS JOIN {t} b WHERE a.d <> 0"
+        + " AND b.d <> 0", false);
+    pushedWithSparksAnswer("SELECT r.g, avg(r.m), sum(r.m) / 3, sum(r.m) / 32, min(r.m) / 7 FROM shapes.main.r"
+        + " JOIN {v} ON v.k = 1 GROUP BY r.g", false);
+    assertThat(rows(sql("SELECT r.g, avg(r.m) FROM shapes.main.r JOIN {v} ON v.k = 1 GROUP BY r.g", true), false))
+        .containsExactly("[1,0.013333]", "[2,-0.013333]", "[3,0.000313]", "[4,-0.000313]");
     pushedWithSparksAnswer("SELECT g, count(DISTINCT n) FROM {t} CROSS JOIN {v} GROUP BY g", false);
     pushedWithSparksAnswer("SELECT g, sum(d) FILTER (WHERE n > 1) FROM {t} CROSS JOIN {v} GROUP BY g", false);
     Dataset<Row> typed = sql("SELECT t.d / 3 AS q, avg(t.d) OVER () AS a FROM {t}", false);
