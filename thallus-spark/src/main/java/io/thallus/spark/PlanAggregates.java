@@ -28,12 +28,16 @@ import org.apache.spark.sql.types.ShortType;
 final class PlanAggregates {
   private PlanAggregates() {}
 
-  static String sql(AggregateExpression aggregate, PlanExpressions expressions) {
+  /**
+   * {@code aggregate} as DuckDB SQL; {@code over} follows every aggregate call in it (a window's OVER clause, or
+   * nothing).
+   */
+  static String sql(AggregateExpression aggregate, PlanExpressions expressions, String over) {
     if (!(aggregate.mode() instanceof Complete$)) {
       throw new PlanRefused("aggregate in mode " + aggregate.mode());
     }
-    String filter = aggregate.filter().isDefined()
-        ? " FILTER (WHERE " + expressions.sql(aggregate.filter().get()) + ")" : "";
+    String filter = (aggregate.filter().isDefined()
+        ? " FILTER (WHERE " + expressions.sql(aggregate.filter().get()) + ")" : "") + over;
     String distinct = aggregate.isDistinct() ? "DISTINCT " : "";
     switch (aggregate.aggregateFunction()) {
       case Count count -> {

@@ -36,6 +36,7 @@ import org.apache.spark.sql.catalyst.expressions.Not;
 import org.apache.spark.sql.catalyst.expressions.Or;
 import org.apache.spark.sql.catalyst.expressions.Quarter;
 import org.apache.spark.sql.catalyst.expressions.ScalarSubquery;
+import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.expressions.StartsWith;
 import org.apache.spark.sql.catalyst.expressions.Substring;
 import org.apache.spark.sql.catalyst.expressions.Subtract;
@@ -142,10 +143,23 @@ final class PlanExpressions {
       case Coalesce c -> "coalesce(" + String.join(", ", all(c.children())) + ")";
       case ScalarSubquery s -> scalarSubquery(s);
       case org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression a when inAggregate ->
-          PlanAggregates.sql(a, this);
+          PlanAggregates.sql(a, this, "");
       default -> throw new PlanRefused("expression " + e.prettyName() + " (" + e.getClass().getSimpleName()
           + ") has no DuckDB translation: " + e.sql());
     };
+  }
+
+  /** Sort keys in Spark's order with its NULL placement spelled out; floating-point keys are refused (NaN, -0.0). */
+  String sortKeys(scala.collection.Seq<SortOrder> orders) {
+    List<String> keys = new ArrayList<>();
+    for (SortOrder order : CollectionConverters.asJava(orders)) {
+      if (isFloating(order.dataType())) {
+        throw new PlanRefused("sort by " + order.dataType().simpleString() + ": Spark orders NaN and -0.0 its own way");
+      }
+      keys.add(sql(order.child()) + (order.isAscending() ? " ASC" : " DESC")
+          + (order.nullOrdering().sql().equals("NULLS FIRST") ? " NULLS FIRST" : " NULLS LAST"));
+    }
+    return String.join(", ", keys);
   }
 
   List<String> all(scala.collection.Seq<Expression> expressions) {

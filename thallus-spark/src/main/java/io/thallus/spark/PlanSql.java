@@ -9,7 +9,6 @@ import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
-import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.plans.Cross$;
 import org.apache.spark.sql.catalyst.plans.ExistenceJoin;
 import org.apache.spark.sql.catalyst.plans.FullOuter$;
@@ -28,9 +27,8 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.plans.logical.Sort;
 import org.apache.spark.sql.catalyst.plans.logical.Union;
+import org.apache.spark.sql.catalyst.plans.logical.Window;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
-import org.apache.spark.sql.types.DoubleType;
-import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.StructField;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -41,7 +39,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * names never clash and the query's columns are the subtree's output attributes, in order. Joins of every kind
  * Spark's optimizer leaves (inner, cross, outer, semi and anti as [NOT] EXISTS, existence joins as an EXISTS
  * column), aggregates, projections, filters, sorts (NULLS FIRST/LAST always spelled out, as Spark ordered them),
- * limits, UNION ALL and uncorrelated scalar subqueries are written; anything else refuses the subtree
+ * limits, UNION ALL, window functions ({@link PlanWindows}) and uncorrelated scalar subqueries are written; anything else refuses the subtree
  * ({@link PlanRefused}).
  */
 final class PlanSql implements PlanExpressions.Subqueries {
@@ -113,6 +111,7 @@ final class PlanSql implements PlanExpressions.Subqueries {
       }
       case GlobalLimit limit -> limit(limit);
       case Union union -> union(union);
+      case Window window -> window(window);
       default -> throw new PlanRefused("operator " + plan.nodeName() + " has no DuckDB translation");
     };
   }
@@ -161,17 +160,8 @@ final class PlanSql implements PlanExpressions.Subqueries {
     return "SELECT " + (items.isEmpty() ? "TRUE AS thallus_no_columns" : String.join(", ", items));
   }
 
-  /** Spark's order, with its NULL placement spelled out; floating-point keys are refused (NaN, -0.0). */
   private String orderBy(Sort sort) {
-    List<String> keys = new ArrayList<>();
-    for (SortOrder order : CollectionConverters.asJava(sort.order())) {
-      if (order.dataType() instanceof DoubleType || order.dataType() instanceof FloatType) {
-        throw new PlanRefused("sort by " + order.dataType().simpleString() + ": Spark orders NaN and -0.0 its own way");
-      }
-      keys.add(expressions.sql(order.child()) + (order.isAscending() ? " ASC" : " DESC")
-          + (order.nullOrdering().sql().equals("NULLS FIRST") ? " NULLS FIRST" : " NULLS LAST"));
-    }
-    return "\nORDER BY " + String.join(", ", keys);
+    return "\nORDER BY " + expressions.sortKeys(sort.order());
   }
 
   private String limit(GlobalLimit limit) {
@@ -239,6 +229,23 @@ final class PlanSql implements PlanExpressions.Subqueries {
     }
     return "SELECT * FROM (\n" + left + "\n) AS " + leftAlias + " " + keyword + " (\n" + right + "\n) AS "
         + rightAlias + (keyword.equals("CROSS JOIN") ? "" : " ON " + (condition == null ? "TRUE" : condition));
+  }
+
+  /** Spark's window functions as DuckDB's, each with Spark's partitioning, order and frame ({@link PlanWindows}). */
+  private String window(Window window) {
+    worthPushing = true;
+    List<String> items = new ArrayList<>();
+    for (NamedExpression item : CollectionConverters.asJava(window.windowExpressions())) {
+      Expression e = (Expression) item;
+      while (e instanceof org.apache.spark.sql.catalyst.expressions.Alias alias) {
+        e = alias.child();
+      }
+      if (!(e instanceof org.apache.spark.sql.catalyst.expressions.WindowExpression function)) {
+        throw new PlanRefused("a window expression that is not one window function: " + e.sql());
+      }
+      items.add(PlanWindows.sql(function, expressions) + " AS " + PlanExpressions.column(item.toAttribute()));
+    }
+    return "SELECT *, " + String.join(", ", items) + " FROM (\n" + query(window.child()) + "\n) AS " + alias();
   }
 
   private String union(Union union) {

@@ -151,6 +151,16 @@ class WholePlanShapesTest {
   }
 
   @Test
+  void windowFunctionsGiveSparksValues() {
+    pushedWithSparksAnswer("SELECT t.k, v.k, row_number() OVER (PARTITION BY g ORDER BY t.k, v.k),"
+        + " rank() OVER (ORDER BY d DESC), dense_rank() OVER (PARTITION BY v.k ORDER BY g),"
+        + " sum(d) OVER (PARTITION BY g ORDER BY t.k), count(*) OVER (),"
+        + " min(s) OVER (ORDER BY t.k, v.k ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING),"
+        + " avg(CAST(d AS DECIMAL(20,2))) OVER (PARTITION BY v.k), sum(n) OVER (PARTITION BY g)"
+        + " FROM {t} JOIN {v} ON t.k >= v.k", false);
+  }
+
+  @Test
   void functionsGiveSparksValues() {
     pushedWithSparksAnswer("SELECT t.k, year(day), month(day), quarter(day), dayofmonth(day), substring(s, 2, 3),"
         + " CASE WHEN n > 1 THEN 'big' WHEN n IS NULL THEN NULL ELSE 'small' END, coalesce(n, -1), s LIKE '%an%',"
@@ -185,8 +195,10 @@ class WholePlanShapesTest {
     refusedWithSparksAnswer("SELECT t.x FROM {t} JOIN {v} ON t.k >= v.k ORDER BY t.x", "NaN");
     refusedWithSparksAnswer("SELECT t.k FROM {t} JOIN {v} ON t.x > v.k", "NaN");
     refusedWithSparksAnswer("SELECT g, max(x) FROM {t} JOIN {v} ON t.k >= v.k GROUP BY g", "NaN");
-    refusedWithSparksAnswer("SELECT t.k, rank() OVER (PARTITION BY g ORDER BY t.k) FROM {t} JOIN {v} ON t.k >= v.k",
-        "Window");
+    refusedWithSparksAnswer("SELECT t.k, lag(t.k) OVER (PARTITION BY g ORDER BY t.k) FROM {t} JOIN {v} ON t.k >= v.k",
+        "lag");
+    refusedWithSparksAnswer("SELECT t.k, sum(t.k) OVER (ORDER BY t.k RANGE BETWEEN 1 PRECEDING AND CURRENT ROW)"
+        + " FROM {t} JOIN {v} ON t.k >= v.k", "RANGE");
     refusedWithSparksAnswer("SELECT t.k FROM {t} JOIN {v} ON t.k >= v.k WHERE s COLLATE UTF8_LCASE = 'apple'",
         "collation");
     refusedWithSparksAnswer("SELECT t.k FROM {t} JOIN {v} ON t.k >= v.k WHERE s LIKE 'a\\\\_%'", "escape");
