@@ -101,6 +101,14 @@ public final class ServerConnection implements AutoCloseable {
     return lane;
   }
 
+  /**
+   * Gives back the memory the transport keeps for this connection without a body in it (shm's empty segments), for a
+   * stream of this connection that waits for room; the bytes given back.
+   */
+  long releaseUnusedTransportMemory() {
+    return session.releaseUnused();
+  }
+
   /** The name of the budget this connection's memory lies in, for errors. */
   String budgetName() {
     return context.budgets().budgetName(allocator);

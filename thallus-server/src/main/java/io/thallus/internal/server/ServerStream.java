@@ -411,6 +411,11 @@ final class ServerStream {
     connection.outbox().beforeWaiting();
     Deadline deadline = Deadline.after(context.ioTimeout());
     while (budgets.headroom(memory) < needed) {
+      // The connection's own transport may keep emptied buffers for reuse (shm's segments, let go only after 2 s
+      // idle): in a budget they fill, the next batch would wait for that sweep after every few batches.
+      if (connection.releaseUnusedTransportMemory() > 0) {
+        continue;
+      }
       throwIfAborted();
       if (deadline.isExpired()) {
         NO_ROOM.warn("no room", "stream {} waited {} s for memory in vain: {}", id, context.ioTimeout().toSeconds(),
