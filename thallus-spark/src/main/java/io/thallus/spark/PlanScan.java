@@ -52,9 +52,15 @@ final class PlanScan implements Scan, Batch, SupportsReportStatistics {
     return scan.columnarSupportMode();
   }
 
+  /**
+   * One partition, whatever the catalog's {@code partitions}: a pushed plan's order and limit hold only over its whole
+   * result, and splitting it by hash would run the whole query once per partition.
+   */
   @Override
   public InputPartition[] planInputPartitions() {
-    return scan.planInputPartitions();
+    ReadConf conf = scan.conf();
+    return new InputPartition[] {new ThallusInputPartition(conf, 0, sql(), null, readSchema().size(),
+        conf.location(0).host())};
   }
 
   @Override

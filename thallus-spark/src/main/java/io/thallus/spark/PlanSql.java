@@ -3,7 +3,6 @@ package io.thallus.spark;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Objects;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -66,11 +65,13 @@ final class PlanSql implements PlanExpressions.Subqueries {
         throw new PlanRefused("the output holds " + attribute + " twice");
       }
     }
-    ReadConf conf = translator.server;
-    return new Pushed(sql, new ReadConf(conf.urls(), sql, translator.dataset, null, conf.transportName(),
-        conf.batchRows(), 1, null, conf.credentials(), conf.tls(), conf.tlsTrustPath(), conf.tlsVerifyHostname(),
-        conf.queryTimeoutOrNull(), conf.pushDownFilters(), conf.pushDownAggregate(), conf.pushDownLimit()),
-        translator.firstLeaf, translator.worthPushing);
+    // The request binds the leaves' dataset, if one has any; otherwise the first leaf's options as they are.
+    return new Pushed(sql, translator.binding().withQuery(sql), translator.firstLeaf, translator.worthPushing);
+  }
+
+  /** The first leaf's connection reading the leaves' common dataset (or none): what every leaf must agree on. */
+  private ReadConf binding() {
+    return dataset == null ? server.withQuery(null) : server.withDataset(dataset);
   }
 
   @Override
@@ -121,17 +122,17 @@ final class PlanSql implements PlanExpressions.Subqueries {
       throw new PlanRefused("a leaf is not a Thallus scan: " + relation.scan().description());
     }
     ReadConf conf = scan.conf();
-    if (server == null) {
-      server = conf;
-      firstLeaf = relation;
-    } else if (!sameServer(server, conf)) {
-      throw new PlanRefused("the leaves read different servers or connections");
-    }
     if (conf.datasetPath() != null) {
       if (dataset != null && !dataset.equals(conf.datasetPath())) {
         throw new PlanRefused("the leaves read different datasets (one request binds one)");
       }
       dataset = conf.datasetPath();
+    }
+    if (server == null) {
+      server = conf;
+      firstLeaf = relation;
+    } else if (!sameConnection(server, conf)) {
+      throw new PlanRefused("the leaves read different servers or with different connection options");
     }
     StructField[] fields = scan.readSchema().fields();
     List<? extends Attribute> output = CollectionConverters.asJava(relation.output());
@@ -146,10 +147,15 @@ final class PlanSql implements PlanExpressions.Subqueries {
         + scan.sql() + "\n) AS " + alias();
   }
 
-  private static boolean sameServer(ReadConf a, ReadConf b) {
-    return a.urls().equals(b.urls()) && a.credentials().equals(b.credentials())
-        && Objects.equals(a.transportName(), b.transportName()) && a.tls() == b.tls()
-        && Objects.equals(a.tlsTrustPath(), b.tlsTrustPath());
+  /**
+   * Whether two leaves' reads can be one request: every option the same (servers, credentials, transport, TLS,
+   * batch size, pushdown switches, datasets bound by name) once their sources, which the query now names, are set
+   * aside. A table's read and a dataset's differ only in the dataset, which one request binds for both.
+   */
+  private static boolean sameConnection(ReadConf a, ReadConf b) {
+    String dataset = a.datasetPath() != null ? a.datasetPath() : b.datasetPath();
+    return dataset == null ? a.withQuery(null).equals(b.withQuery(null))
+        : a.withDataset(dataset).equals(b.withDataset(dataset));
   }
 
   private String select(scala.collection.Seq<NamedExpression> list) {

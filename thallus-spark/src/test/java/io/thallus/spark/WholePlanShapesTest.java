@@ -48,6 +48,9 @@ class WholePlanShapesTest {
     spark = TestSpark.session();
     spark.conf().set("spark.sql.catalog.shapes", ThallusCatalog.class.getName());
     spark.conf().set("spark.sql.catalog.shapes.url", server.url());
+    spark.conf().set("spark.sql.catalog.shapes4", ThallusCatalog.class.getName());
+    spark.conf().set("spark.sql.catalog.shapes4.url", server.url());
+    spark.conf().set("spark.sql.catalog.shapes4.partitions", "4");
   }
 
   @AfterAll
@@ -158,6 +161,19 @@ class WholePlanShapesTest {
         + " min(s) OVER (ORDER BY t.k, v.k ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING),"
         + " avg(CAST(d AS DECIMAL(20,2))) OVER (PARTITION BY v.k), sum(n) OVER (PARTITION BY g)"
         + " FROM {t} JOIN {v} ON t.k >= v.k", false);
+  }
+
+  /**
+   * A catalog's {@code partitions} splits scans; a pushed plan is read whole, so its order and limit hold. (Table t
+   * has a column named g, which the server's row-range description once took for its own GROUP BY alias.)
+   */
+  @Test
+  void aPushedPlanIsReadInOneStreamWhateverTheCatalogsPartitions() {
+    String text = "SELECT t.g, u.w FROM shapes4.main.t LEFT JOIN shapes4.main.u ON t.k = u.k ORDER BY t.g DESC, u.w";
+    Dataset<Row> pushed = sql(text, true);
+    assertThat(WholePlanTest.runsWhole(pushed)).isTrue();
+    assertThat(pushed.rdd().getNumPartitions()).isEqualTo(1);
+    assertThat(rows(pushed, true)).isEqualTo(rows(sql(text, false), true));
   }
 
   @Test
