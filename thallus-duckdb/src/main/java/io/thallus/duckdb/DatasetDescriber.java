@@ -282,7 +282,7 @@ final class DatasetDescriber {
   }
 
   private static ThallusException tooMany(String what, int limit, String parts) {
-    return ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, what + " has more than " + String.format(Locale.ROOT,
+    return ThallusException.of(StatusCode.OUT_OF_RANGE, what + " has more than " + String.format(Locale.ROOT,
         "%,d", limit) + " " + parts + ", more than one description answers; describe a "
         + "narrower glob or read it whole");
   }

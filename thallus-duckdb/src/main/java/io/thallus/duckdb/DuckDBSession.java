@@ -66,9 +66,9 @@ public final class DuckDBSession implements EngineSession {
   private volatile DuckDBResult streaming;
   // Guarded by lock.
   /** Prepared statements kept for their next run, least recently used first. */
-  private final LinkedHashMap<String, PreparedStatement> preparedStatements =
-      new LinkedHashMap<>(16, 0.75f, true);
+  private final LinkedHashMap<String, PreparedStatement> preparedStatements = new LinkedHashMap<>(16, 0.75f, true);
   private Optional<Path> boundDataset = Optional.empty();
+  private final NamedDatasetViews namedViews = new NamedDatasetViews();
   /** Databases this session's ATTACH statements attached. */
   private final SessionAttachments attachments;
   // Guarded by interruptGuard.
@@ -167,10 +167,11 @@ public final class DuckDBSession implements EngineSession {
 
   /**
    * Makes the session's connection ready for another statement (held lock): a result still streaming is read to
-   * its end first (DuckDB would close it), and the request's dataset is bound.
+   * its end first (DuckDB would close it), and the request's datasets, named or not, are bound.
    */
   private void readyFor(QuerySpec spec) throws SQLException {
     readyFor(spec.dataset());
+    namedViews.bind(connection, spec.namedDatasets());
   }
 
   private void readyFor(Optional<Path> dataset) throws SQLException {
@@ -277,6 +278,8 @@ public final class DuckDBSession implements EngineSession {
         return runStatement(spec, offsets.sql(), spec.parameters().isEmpty() ? prepareFresh(offsets.sql(), cancel)
             : prepared(offsets.sql()), allocator, cancel, offsets.columns());
       }
+      // Asked before it runs: the connection cannot answer while the statement's result streams.
+      boolean commitsWhenClosed = mayCommitWhenClosed(sql);
       Set<String> databasesBefore = attachments.before(sql);
       boolean hasRows;
       if (prepared == null) {
@@ -324,11 +327,29 @@ public final class DuckDBSession implements EngineSession {
       DuckDBResult result = new DuckDBResult(this, statement, resultSet, reader, allocator, importing, spec,
           offsetColumns);
       streaming = result;
+      if (commitsWhenClosed) {
+        // Its commit comes when its result closes: a split must not begin its parts' snapshots until then.
+        result.closing(engine.writes().untilClosed());
+      }
       return result;
     } catch (SQLException | RuntimeException e) {
       forget(statement);
       throw e;
     }
+  }
+
+  /**
+   * Whether {@code sql}, run outside a transaction, may stream rows that a write returns (INSERT, UPDATE or DELETE
+   * ... RETURNING), whose autocommit then comes only when its result closes. Only a text that holds the word
+   * RETURNING can; of those, one that DuckDB's parser reads as one SELECT cannot (a column of that name). A text
+   * DuckDB's parser does not read as one SELECT (a write, PRAGMA, CALL, several statements) counts: a false yes
+   * costs only a split refused while its result is open.
+   */
+  private boolean mayCommitWhenClosed(String sql) throws SQLException {
+    if (!sql.toLowerCase(java.util.Locale.ROOT).contains("returning") || DuckDBNatives.inTransaction(connection)) {
+      return false;
+    }
+    return !DuckDBStatements.selectShaped(connection, sql);
   }
 
   /** From now on every statement of the session runs on its connection (it may have state of its own). */

@@ -33,7 +33,9 @@ record ReadConf(
     Duration queryTimeoutOrNull,
     boolean pushDownFilters,
     boolean pushDownAggregate,
-    boolean pushDownLimit) implements Serializable {
+    boolean pushDownLimit,
+    Map<String, String> namedDatasets,
+    DrivingSource drivingOrNull) implements Serializable {
 
   // Optional is not Serializable, so the components hold nulls and these accessors wrap them.
 
@@ -59,6 +61,11 @@ record ReadConf(
 
   Optional<Duration> queryTimeout() {
     return Optional.ofNullable(queryTimeoutOrNull);
+  }
+
+  /** The source whose parts split a pushed join across partitions ({@link DrivingSource}). */
+  Optional<DrivingSource> driving() {
+    return Optional.ofNullable(drivingOrNull);
   }
 
   static final int DEFAULT_BATCH_ROWS = 65_536;
@@ -125,7 +132,8 @@ record ReadConf(
         timeout.map(Duration::ofSeconds).orElse(null),
         bool(lower, ThallusOptions.PUSH_DOWN_FILTERS, true),
         bool(lower, ThallusOptions.PUSH_DOWN_AGGREGATE, true),
-        bool(lower, ThallusOptions.PUSH_DOWN_LIMIT, true));
+        bool(lower, ThallusOptions.PUSH_DOWN_LIMIT, true),
+        Map.of(), null);
   }
 
   /** The location of server {@code index} (round robin), with the transport option applied. */
@@ -160,10 +168,21 @@ record ReadConf(
     return reading(null, path, null);
   }
 
+  /**
+   * This connection reading a pushed join's SQL, with the request binding {@code datasetOrNull} as its
+   * {@code dataset} and {@code named} (view name to path) as named datasets ({@link JoinSources}); split by the
+   * parts of {@code drivingOrNull}, if given.
+   */
+  ReadConf withJoin(String sql, String datasetOrNull, Map<String, String> named, DrivingSource drivingOrNull) {
+    return new ReadConf(urls, sql, datasetOrNull, null, transportName, batchRows, partitions, partitionColumnName,
+        credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
+        pushDownLimit, Map.copyOf(named), drivingOrNull);
+  }
+
   private ReadConf reading(String query, String dataset, String table) {
     return new ReadConf(urls, query, dataset, table, transportName, batchRows, partitions, partitionColumnName,
         credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
-        pushDownLimit);
+        pushDownLimit, namedDatasets, null);
   }
 
   /** What the scan reads before any pushdown: the query, the table, or the whole dataset view. */

@@ -40,6 +40,9 @@ final class ThallusScan implements Scan, Batch, SupportsReportStatistics {
   public String description() {
     StringBuilder text = new StringBuilder("ThallusScan[url=").append(String.join(",", conf.urls()));
     conf.dataset().ifPresent(d -> text.append(", dataset=").append(d));
+    if (!conf.namedDatasets().isEmpty()) {
+      text.append(", datasets=").append(conf.namedDatasets());
+    }
     pushedJoin.ifPresent(j -> text.append(", pushedJoin=[").append(j).append(']'));
     text.append(", pushedFilters=").append(pushedFilters);
     pushedAggregate.ifPresent(a -> text.append(", pushedAggregate=[").append(a).append(']'));
