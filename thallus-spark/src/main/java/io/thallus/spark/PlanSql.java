@@ -2,7 +2,9 @@ package io.thallus.spark;
 
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -33,8 +35,10 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A subtree of Spark's optimized logical plan as one DuckDB query, when every leaf is a Thallus scan of the same
- * server (the same connection options and, if any, the same dataset). Each operator becomes a SELECT over its
- * children's SELECTs; every column is named by its attribute's name and expression id ({@code "l_orderkey#16"}), so
+ * server with the same connection options. Tables and views of the server's database are named in the SQL; each
+ * dataset of files is bound under a view of its own ({@link JoinSources#viewName}) that its leaf reads as
+ * {@code dataset}; a DuckDB database file can only be the request's dataset, so it joins only leaves of that file.
+ * Each operator becomes a SELECT over its children's SELECTs; every column is named by its attribute's name and expression id ({@code "l_orderkey#16"}), so
  * names never clash and the query's columns are the subtree's output attributes, in order. Joins of every kind
  * Spark's optimizer leaves (inner, cross, outer, semi and anti as [NOT] EXISTS, existence joins as an EXISTS
  * column), aggregates, projections, filters, sorts (NULLS FIRST/LAST always spelled out, as Spark ordered them),
@@ -47,7 +51,11 @@ final class PlanSql implements PlanExpressions.Subqueries {
 
   private final PlanExpressions expressions = new PlanExpressions(this);
   private ReadConf server;
-  private String dataset;
+  /** The datasets of files the request binds, by view name ({@link JoinSources#viewName}). */
+  private final Map<String, String> named = new LinkedHashMap<>();
+  /** A DuckDB database file some leaf reads as its dataset: then the request's dataset, for every leaf. */
+  private String databaseFile;
+  private boolean readsBesideDatabaseFile;
   private DataSourceV2ScanRelation firstLeaf;
   private int aliases;
   /** Whether the subtree does more than a single scan's own pushdown can (join, aggregate over a join, sort...). */
@@ -65,13 +73,11 @@ final class PlanSql implements PlanExpressions.Subqueries {
         throw new PlanRefused("the output holds " + attribute + " twice");
       }
     }
-    // The request binds the leaves' dataset, if one has any; otherwise the first leaf's options as they are.
-    return new Pushed(sql, translator.binding().withQuery(sql), translator.firstLeaf, translator.worthPushing);
-  }
-
-  /** The first leaf's connection reading the leaves' common dataset (or none): what every leaf must agree on. */
-  private ReadConf binding() {
-    return dataset == null ? server.withQuery(null) : server.withDataset(dataset);
+    if (translator.databaseFile != null && translator.readsBesideDatabaseFile) {
+      throw new PlanRefused("a DuckDB database file is the request's dataset: other leaves cannot join it");
+    }
+    return new Pushed(sql, translator.server.withJoin(sql, translator.databaseFile, translator.named, null),
+        translator.firstLeaf, translator.worthPushing);
   }
 
   @Override
@@ -122,17 +128,29 @@ final class PlanSql implements PlanExpressions.Subqueries {
       throw new PlanRefused("a leaf is not a Thallus scan: " + relation.scan().description());
     }
     ReadConf conf = scan.conf();
-    if (conf.datasetPath() != null) {
-      if (dataset != null && !dataset.equals(conf.datasetPath())) {
-        throw new PlanRefused("the leaves read different datasets (one request binds one)");
-      }
-      dataset = conf.datasetPath();
-    }
     if (server == null) {
       server = conf;
       firstLeaf = relation;
     } else if (!sameConnection(server, conf)) {
       throw new PlanRefused("the leaves read different servers or with different connection options");
+    }
+    conf.namedDatasets().forEach(this::bind);
+    String sql = scan.sql();
+    String path = conf.datasetPath();
+    if (path != null && JoinSources.isDatabaseFile(path)) {
+      if (databaseFile != null && !databaseFile.equals(path)) {
+        throw new PlanRefused("the leaves read two DuckDB database files");
+      }
+      databaseFile = path;
+    } else {
+      readsBesideDatabaseFile = true;
+      if (path != null) {
+        // Files: bound under a view of their own, which this leaf's SQL reads as 'dataset'.
+        String view = JoinSources.viewName(path);
+        bind(view, path);
+        sql = "WITH dataset AS (SELECT * FROM " + Sql.identifier(view) + ")\nSELECT * FROM (\n" + sql
+            + "\n) AS thallus_query";
+      }
     }
     StructField[] fields = scan.readSchema().fields();
     List<? extends Attribute> output = CollectionConverters.asJava(relation.output());
@@ -144,18 +162,22 @@ final class PlanSql implements PlanExpressions.Subqueries {
       select.add(Sql.identifier(fields[i].name()) + " AS " + PlanExpressions.column(output.get(i)));
     }
     return "SELECT " + (select.isEmpty() ? "TRUE AS thallus_no_columns" : String.join(", ", select)) + " FROM (\n"
-        + scan.sql() + "\n) AS " + alias();
+        + sql + "\n) AS " + alias();
+  }
+
+  private void bind(String view, String path) {
+    String earlier = named.putIfAbsent(view, path);
+    if (earlier != null && !earlier.equals(path)) {
+      throw new PlanRefused("the dataset name " + view + " stands for two paths");
+    }
   }
 
   /**
    * Whether two leaves' reads can be one request: every option the same (servers, credentials, transport, TLS,
-   * batch size, pushdown switches, datasets bound by name) once their sources, which the query now names, are set
-   * aside. A table's read and a dataset's differ only in the dataset, which one request binds for both.
+   * batch size, pushdown switches) once their sources, which the query now names, are set aside.
    */
   private static boolean sameConnection(ReadConf a, ReadConf b) {
-    String dataset = a.datasetPath() != null ? a.datasetPath() : b.datasetPath();
-    return dataset == null ? a.withQuery(null).equals(b.withQuery(null))
-        : a.withDataset(dataset).equals(b.withDataset(dataset));
+    return a.withJoin("", null, Map.of(), null).equals(b.withJoin("", null, Map.of(), null));
   }
 
   private String select(scala.collection.Seq<NamedExpression> list) {

@@ -20,8 +20,9 @@ import org.junit.jupiter.api.Test;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * Whole-plan pushdown over TPC-H (scale factor 0.01) in the server's database through the catalog: all 22 queries'
- * answers equal Spark's own over the same data read from Parquet, and the queries claimed run whole in DuckDB (one
+ * Whole-plan pushdown over TPC-H (scale factor 0.01) through the catalog, over the server's database tables and over
+ * the same rows as Parquet files (the catalog's files namespace): all 22 queries' answers equal Spark's own over the
+ * Parquet files read by Spark, and the queries claimed run whole in DuckDB (one
  * Thallus scan and nothing of Spark's above it but projections that only rename columns).
  */
 class WholePlanTest {
@@ -54,24 +55,25 @@ class WholePlanTest {
 
   @Test
   void everyTpchQueryGivesSparksAnswerAndRunsWholeInDuckDB() {
-    Map<Integer, List<String>> thallus = new LinkedHashMap<>();
-    List<Integer> whole = new ArrayList<>();
-    Map<Integer, String> notWhole = new LinkedHashMap<>();
     String catalog = spark.catalog().currentCatalog();
+    Map<Integer, List<String>> tables;
+    Map<Integer, List<String>> files;
+    List<Integer> wholeOverTables = new ArrayList<>();
+    List<Integer> wholeOverFiles = new ArrayList<>();
+    Map<Integer, String> notWhole = new LinkedHashMap<>();
     spark.conf().set(WholePlanStrategy.ENABLED, "true");
     try {
+      // The server's database tables, through the catalog.
       spark.catalog().setCurrentCatalog("tpch");
       spark.catalog().setCurrentDatabase("main");
-      for (int q = 1; q <= 22; q++) {
-        Dataset<Row> df = spark.sql(TpchData.query(q));
-        if (runsWhole(df)) {
-          whole.add(q);
-        } else {
-          notWhole.put(q, WholePlanStrategy.refusal(df.queryExecution().optimizedPlan()).orElse("?") + "\n"
-              + df.queryExecution().sparkPlan().treeString());
-        }
-        thallus.put(q, rows(df));
+      tables = answers(wholeOverTables, notWhole);
+      // The same rows as Parquet files under the server's data root, through the catalog's files namespace.
+      spark.catalog().setCurrentCatalog(catalog);
+      for (String table : TpchData.TABLES) {
+        spark.sql("CREATE OR REPLACE TEMPORARY VIEW " + table + " AS SELECT * FROM tpch.files.`tpch/" + table
+            + ".parquet`");
       }
+      files = answers(wholeOverFiles, notWhole);
     } finally {
       spark.conf().set(WholePlanStrategy.ENABLED, "false");
       spark.catalog().setCurrentCatalog(catalog);
@@ -84,8 +86,8 @@ class WholePlanTest {
       }
       for (int q = 1; q <= 22; q++) {
         List<String> expected = rows(spark.sql(TpchData.query(q)));
-        if (!expected.equals(thallus.get(q))) {
-          wrong.put(q, "Spark " + expected + "\nThallus " + thallus.get(q));
+        if (!expected.equals(tables.get(q)) || !expected.equals(files.get(q))) {
+          wrong.put(q, "Spark " + expected + "\nover tables " + tables.get(q) + "\nover files " + files.get(q));
         }
         if (expected.isEmpty()) {
           empty.add(q);
@@ -98,7 +100,26 @@ class WholePlanTest {
     }
     assertThat(wrong).as("queries whose answer differs from Spark's").isEmpty();
     assertThat(empty).as("queries with no rows (the data should select some for each)").isEmpty();
-    assertThat(whole).as("queries run whole in DuckDB; the others: %s", notWhole).containsExactlyElementsOf(WHOLE);
+    assertThat(wholeOverTables).as("queries run whole in DuckDB over tables; the others: %s", notWhole)
+        .containsExactlyElementsOf(WHOLE);
+    assertThat(wholeOverFiles).as("queries run whole in DuckDB over files; the others: %s", notWhole)
+        .containsExactlyElementsOf(WHOLE);
+  }
+
+  /** The 22 queries' rows as the session now resolves their tables; adds each query run whole to {@code whole}. */
+  private static Map<Integer, List<String>> answers(List<Integer> whole, Map<Integer, String> notWhole) {
+    Map<Integer, List<String>> answers = new LinkedHashMap<>();
+    for (int q = 1; q <= 22; q++) {
+      Dataset<Row> df = spark.sql(TpchData.query(q));
+      if (runsWhole(df)) {
+        whole.add(q);
+      } else {
+        notWhole.put(q, WholePlanStrategy.refusal(df.queryExecution().optimizedPlan()).orElse("?") + "\n"
+            + df.queryExecution().sparkPlan().treeString());
+      }
+      answers.put(q, rows(df));
+    }
+    return answers;
   }
 
   /** One Thallus scan with nothing of Spark's above it but projections that compute nothing. */
