@@ -36,14 +36,14 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * A subtree of Spark's optimized logical plan as one DuckDB query, when every leaf is a Thallus scan of the same
  * server with the same connection options. Tables and views of the server's database are named in the SQL; each
- * dataset of files is bound under a view of its own ({@link JoinSources#viewName}) that its leaf reads as
- * {@code dataset}; a DuckDB database file can only be the request's dataset, so it joins only leaves of that file.
- * Each operator becomes a SELECT over its children's SELECTs; every column is named by its attribute's name and expression id ({@code "l_orderkey#16"}), so
- * names never clash and the query's columns are the subtree's output attributes, in order. Joins of every kind
- * Spark's optimizer leaves (inner, cross, outer, semi and anti as [NOT] EXISTS, existence joins as an EXISTS
- * column), aggregates, projections, filters, sorts (NULLS FIRST/LAST always spelled out, as Spark ordered them),
- * limits, UNION ALL, window functions ({@link PlanWindows}) and uncorrelated scalar subqueries are written; anything else refuses the subtree
- * ({@link PlanRefused}).
+ * dataset of files is bound under a view of its own ({@link JoinSources#viewName}) that its leaf reads as {@code
+ * dataset}; a DuckDB database file can only be the request's dataset, so it joins only leaves of that file. Each
+ * operator becomes a SELECT over its children's SELECTs; every column is named by its attribute's name and
+ * expression id ({@code "l_orderkey#16"}), so names never clash and the query's columns are the subtree's output
+ * attributes, in order. Joins of every kind Spark's optimizer leaves (inner, cross, outer, semi and anti as [NOT]
+ * EXISTS, existence joins as an EXISTS column), aggregates, projections, filters, sorts (NULLS FIRST/LAST always
+ * spelled out, as Spark ordered them), limits, UNION ALL, window functions ({@link PlanWindows}) and uncorrelated
+ * scalar subqueries are written; anything else refuses the subtree ({@link PlanRefused}).
  */
 final class PlanSql implements PlanExpressions.Subqueries {
   /** One translated subtree: its SQL, the connection every leaf shares, and a leaf to take the table from. */

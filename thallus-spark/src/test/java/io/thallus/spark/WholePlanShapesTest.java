@@ -28,8 +28,10 @@ class WholePlanShapesTest {
     server.execute("CREATE TABLE t (k INTEGER, g VARCHAR, d DECIMAL(10,2), x DOUBLE, n INTEGER, s VARCHAR, day DATE)");
     server.execute("INSERT INTO t VALUES (1, 'a', 10.05, 1.5, 1, 'Apple', DATE '2024-03-01'),"
         + " (2, 'b', -10.05, 2.5, NULL, 'banana', DATE '1999-12-31'), (3, 'a', 7.77, -0.0, 3, 'a_b', NULL),"
-        + " (4, NULL, NULL, NULL, 4, NULL, DATE '0001-01-01'), (5, 'c', -0.05, 'NaN', 2, 'Straße', DATE '2000-02-29')");
-    server.execute("CREATE TABLE u AS SELECT * FROM (VALUES (1, 100), (3, 300), (NULL, 400), (6, 600), (3, 301)) v(k, w)");
+        + " (4, NULL, NULL, NULL, 4, NULL, DATE '0001-01-01'),"
+        + " (5, 'c', -0.05, 'NaN', 2, 'Straße', DATE '2000-02-29')");
+    server.execute("CREATE TABLE u AS SELECT * FROM (VALUES (1, 100), (3, 300), (NULL, 400), (6, 600), (3, 301))"
+        + " v(k, w)");
     server.execute("CREATE TABLE v AS SELECT * FROM (VALUES (1), (2)) v(k)");
     // Averages that round: 0.04 / 3, its negative, and 0.01 / 32 = 0.0003125 (a half at Spark's scale of 6).
     server.execute("CREATE TABLE r (g INTEGER, m DECIMAL(20,2))");
