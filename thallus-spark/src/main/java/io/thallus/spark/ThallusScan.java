@@ -68,6 +68,11 @@ final class ThallusScan implements Scan, Batch, SupportsReportStatistics {
     return text.toString();
   }
 
+  /** The connection and source this scan reads (the whole-plan strategy joins scans of one server). */
+  ReadConf conf() {
+    return conf;
+  }
+
   /** The scan's SQL as a whole (what one partition would run), as EXPLAIN shows it. */
   String sql() {
     return query.sql(new PartitionSpec.Whole());
