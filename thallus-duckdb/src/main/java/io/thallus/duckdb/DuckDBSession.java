@@ -279,7 +279,7 @@ public final class DuckDBSession implements EngineSession {
             : prepared(offsets.sql()), allocator, cancel, offsets.columns());
       }
       // Asked before it runs: the connection cannot answer while the statement's result streams.
-      boolean commitsWhenClosed = mayCommitWhenClosed(sql);
+      boolean commitsWhenClosed = DuckDBStatements.mayCommitWhenClosed(connection, sql);
       Set<String> databasesBefore = attachments.before(sql);
       boolean hasRows;
       if (prepared == null) {
@@ -336,20 +336,6 @@ public final class DuckDBSession implements EngineSession {
       forget(statement);
       throw e;
     }
-  }
-
-  /**
-   * Whether {@code sql}, run outside a transaction, may stream rows that a write returns (INSERT, UPDATE or DELETE
-   * ... RETURNING), whose autocommit then comes only when its result closes. Only a text that holds the word
-   * RETURNING can; of those, one that DuckDB's parser reads as one SELECT cannot (a column of that name). A text
-   * DuckDB's parser does not read as one SELECT (a write, PRAGMA, CALL, several statements) counts: a false yes
-   * costs only a split refused while its result is open.
-   */
-  private boolean mayCommitWhenClosed(String sql) throws SQLException {
-    if (!sql.toLowerCase(java.util.Locale.ROOT).contains("returning") || DuckDBNatives.inTransaction(connection)) {
-      return false;
-    }
-    return !DuckDBStatements.selectShaped(connection, sql);
   }
 
   /** From now on every statement of the session runs on its connection (it may have state of its own). */
