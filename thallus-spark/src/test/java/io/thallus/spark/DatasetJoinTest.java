@@ -8,13 +8,10 @@ import io.thallus.StatusCode;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusException;
 import io.thallus.ThallusStream;
-import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
@@ -289,17 +286,8 @@ class DatasetJoinTest {
     }
   }
 
-  /** Rows as text (decimals without trailing zeros), in order. */
   private static List<String> rows(Dataset<Row> df) {
-    List<String> rows = new ArrayList<>();
-    for (Row row : df.collectAsList()) {
-      List<String> values = new ArrayList<>();
-      for (int c = 0; c < row.length(); c++) {
-        values.add(text(row.get(c)));
-      }
-      rows.add(String.join("|", values));
-    }
-    return rows;
+    return Answers.rows(df);
   }
 
   /**
@@ -307,27 +295,14 @@ class DatasetJoinTest {
    * it; Spark sorts ascending NULLS FIRST, so the SQL says so.
    */
   private static List<String> expected(String sql) throws SQLException {
-    List<String> rows = new ArrayList<>();
     try (Connection connection = DriverManager.getConnection("jdbc:duckdb:");
          Statement statement = connection.createStatement()) {
       statement.execute("CREATE VIEW orders AS SELECT * FROM read_parquet('"
           + server.dataRoot().resolve("orders.parquet") + "')");
       statement.execute("CREATE VIEW lineitem AS SELECT * FROM read_parquet('"
           + server.dataRoot().resolve("lineitem.parquet") + "')");
-      try (ResultSet rs = statement.executeQuery(sql.replace("o_orderdate LIMIT", "o_orderdate NULLS FIRST LIMIT"))) {
-        int columns = rs.getMetaData().getColumnCount();
-        while (rs.next()) {
-          List<String> values = new ArrayList<>();
-          for (int c = 1; c <= columns; c++) {
-            Object value = rs.getMetaData().getColumnTypeName(c).equals("DATE")
-                ? rs.getObject(c, LocalDate.class) : rs.getObject(c);
-            values.add(text(rs.wasNull() ? null : value));
-          }
-          rows.add(String.join("|", values));
-        }
-      }
+      return Answers.duckdb(statement, sql.replace("o_orderdate LIMIT", "o_orderdate NULLS FIRST LIMIT"));
     }
-    return rows;
   }
 
   private static void duckdb(String sql) throws SQLException {
@@ -337,14 +312,5 @@ class DatasetJoinTest {
         statement.execute(part);
       }
     }
-  }
-
-  private static String text(Object value) {
-    return switch (value) {
-      case null -> "NULL";
-      case BigDecimal d -> d.signum() == 0 ? "0" : d.stripTrailingZeros().toPlainString();
-      case Number n -> Long.toString(n.longValue());
-      default -> value.toString();
-    };
   }
 }

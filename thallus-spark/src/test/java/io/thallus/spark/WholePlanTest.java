@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -169,10 +168,5 @@ class WholePlanTest {
       rows.add(row.toString());
     }
     return rows;
-  }
-
-  @SuppressWarnings("unused")
-  private static List<String> sorted(List<String> rows) {
-    return new ArrayList<>(new TreeSet<>(rows));
   }
 }
