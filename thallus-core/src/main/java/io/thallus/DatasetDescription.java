@@ -64,30 +64,13 @@ public record DatasetDescription(Kind kind, Schema schema, List<Part> parts) {
    * A file of a {@link Kind#FILES} dataset: {@code path} as the server's SQL reads it (a file under its data root),
    * its size in bytes on the server's file system, its rows, and for a Parquet file the rows of each row group in
    * file order (empty for CSV and JSON, which have none).
-   *
-   * <p>{@code id} is the file's path relative to the server's data root ({@code /}-separated), the same on every
-   * server that holds the same file under the same dataset path, and usable as a request's dataset to read just
-   * this file; {@code checksum} is the server's SHA-256 of the file's identity, 64 lowercase hex digits (see
-   * docs/sharding.md for what it covers). Two parts of one id and checksum on two servers are replicas of one file.
-   * Both are empty from a server that does not send them.
    */
-  public record FilePart(String path, long bytes, long rows, List<Long> rowGroupRows, String id, String checksum)
-      implements Part {
+  public record FilePart(String path, long bytes, long rows, List<Long> rowGroupRows) implements Part {
     public FilePart {
       Objects.requireNonNull(path, "path");
-      Objects.requireNonNull(id, "id");
-      Objects.requireNonNull(checksum, "checksum");
       rowGroupRows = List.copyOf(rowGroupRows);
       if (bytes < 0 || rows < 0) {
         throw new IllegalArgumentException("file " + path + " has negative bytes or rows");
-      }
-      if (!checksum.isEmpty() && (checksum.length() != CHECKSUM_HEX_DIGITS || !checksum.chars().allMatch(
-          c -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))) {
-        throw new IllegalArgumentException("file " + path + " has a checksum that is not " + CHECKSUM_HEX_DIGITS
-            + " lowercase hex digits: " + checksum);
-      }
-      if (id.startsWith("/") || id.contains("\\")) {
-        throw new IllegalArgumentException("file " + path + " has an id that is not a relative path: " + id);
       }
       long sum = 0;
       for (long groupRows : rowGroupRows) {
@@ -100,15 +83,7 @@ public record DatasetDescription(Kind kind, Schema schema, List<Part> parts) {
         throw new IllegalArgumentException("file " + path + " has " + rows + " rows, its row groups " + sum);
       }
     }
-
-    /** A file part without an id or checksum (as a server before them describes it). */
-    public FilePart(String path, long bytes, long rows, List<Long> rowGroupRows) {
-      this(path, bytes, rows, rowGroupRows, "", "");
-    }
   }
-
-  /** The length of {@link FilePart#checksum()}: a SHA-256 in hex. */
-  public static final int CHECKSUM_HEX_DIGITS = 64;
 
   /**
    * Rows of a {@link Kind#TABLE} whose {@code rowid} lies in [{@code firstRowId}, {@code endRowId}): {@code rows}

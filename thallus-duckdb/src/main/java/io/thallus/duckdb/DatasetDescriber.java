@@ -224,11 +224,9 @@ final class DatasetDescriber {
       countRows(files, rows);
     }
     List<DatasetDescription.Part> parts = new ArrayList<>(names.size());
-    boolean parquet = files.format() == DatasetFiles.Format.PARQUET;
     for (String file : names) {
-      Path real = underRoot(file);
-      parts.add(new DatasetDescription.FilePart(file, size(file, real), rows.getOrDefault(file, 0L),
-          groups.getOrDefault(file, List.of()), id(file), FileChecksum.of(real, parquet, cancel)));
+      parts.add(new DatasetDescription.FilePart(file, size(file), rows.getOrDefault(file, 0L),
+          groups.getOrDefault(file, List.of())));
     }
     return parts;
   }
@@ -266,37 +264,16 @@ final class DatasetDescriber {
   }
 
   /**
-   * The file's real path, once it is known to lie under the data root: a symbolic link inside the root that points
-   * out of it is refused, as DuckDB refuses to read it.
+   * The file's size, once it is known to lie under the data root: a symbolic link inside the root that points out
+   * of it is refused, as DuckDB refuses to read it.
    */
-  private Path underRoot(String file) {
+  private long size(String file) {
     try {
       Path real = Path.of(file).toRealPath();
       if (filesRoot == null || !real.startsWith(filesRoot)) {
         throw ThallusException.of(StatusCode.PERMISSION_DENIED, "file " + file + " of the dataset leads outside "
             + "the data root");
       }
-      return real;
-    } catch (IOException e) {
-      throw ThallusException.of(StatusCode.NOT_FOUND, "file " + file + " of the dataset cannot be read: "
-          + e.getMessage(), e);
-    }
-  }
-
-  /**
-   * The file's path relative to the data root, as a request names it: the name the glob found it by (not the
-   * real path a link leads to), so it is the same on every server that holds the file under the same dataset.
-   */
-  private String id(String file) {
-    Path path = Path.of(file).normalize();
-    if (filesRoot == null || !path.startsWith(filesRoot)) {
-      return "";
-    }
-    return filesRoot.relativize(path).toString().replace(java.io.File.separatorChar, '/');
-  }
-
-  private static long size(String file, Path real) {
-    try {
       return Files.size(real);
     } catch (IOException e) {
       throw ThallusException.of(StatusCode.NOT_FOUND, "file " + file + " of the dataset cannot be read: "

@@ -27,11 +27,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  *              part = tag u8, then by tag: 0 file: path string, bytes i64, rows i64, rowGroupCount u32,
  *                                                  rows i64 * rowGroupCount
  *                                          1 row range: firstRowId i64, endRowId i64, rows i64, bytes i64
- *                                          2 file with identity: as 0, then id string, checksum string
  * </pre>
- *
- * A file part with an id or checksum goes as tag 2, one without as tag 0, so an answer without them is the bytes it
- * was before tag 2 existed.
  *
  * A DESCRIBED is refused as a corrupt frame unless it is one the server could have meant: a known kind, parts of
  * that kind only, row ranges in order and a file's row groups adding up to its rows, at most
@@ -40,7 +36,6 @@ import org.apache.arrow.vector.types.pojo.Schema;
 final class DescriptionCodec {
   private static final int FILE = 0;
   private static final int ROW_RANGE = 1;
-  private static final int FILE_WITH_IDENTITY = 2;
   /** The fewest bytes a part takes on the wire (a row range; a file with an empty path and no group takes 25). */
   private static final int MIN_PART_BYTES = 25;
 
@@ -89,7 +84,7 @@ final class DescriptionCodec {
     int tag = readU8(in);
     try {
       return switch (tag) {
-        case FILE, FILE_WITH_IDENTITY -> {
+        case FILE -> {
           String path = readString(in);
           long bytes = readLong(in);
           long rows = readLong(in);
@@ -98,11 +93,7 @@ final class DescriptionCodec {
           for (int g = 0; g < groups; g++) {
             groupRows.add(in.readLong());
           }
-          if (tag == FILE) {
-            yield new DatasetDescription.FilePart(path, bytes, rows, groupRows);
-          }
-          String id = readString(in);
-          yield new DatasetDescription.FilePart(path, bytes, rows, groupRows, id, readString(in));
+          yield new DatasetDescription.FilePart(path, bytes, rows, groupRows);
         }
         case ROW_RANGE -> new DatasetDescription.RowRange(readLong(in), readLong(in), readLong(in), readLong(in));
         default -> throw new CorruptedFrameException("unknown dataset part tag " + tag);
@@ -123,18 +114,13 @@ final class DescriptionCodec {
     for (DatasetDescription.Part part : description.parts()) {
       switch (part) {
         case DatasetDescription.FilePart file -> {
-          boolean identity = !file.id().isEmpty() || !file.checksum().isEmpty();
-          out.writeByte(identity ? FILE_WITH_IDENTITY : FILE);
+          out.writeByte(FILE);
           writeString(out, file.path());
           out.writeLong(file.bytes());
           out.writeLong(file.rows());
           out.writeInt(file.rowGroupRows().size());
           for (long rows : file.rowGroupRows()) {
             out.writeLong(rows);
-          }
-          if (identity) {
-            writeString(out, file.id());
-            writeString(out, file.checksum());
           }
         }
         case DatasetDescription.RowRange range -> {
