@@ -33,7 +33,8 @@ record ReadConf(
     Duration queryTimeoutOrNull,
     boolean pushDownFilters,
     boolean pushDownAggregate,
-    boolean pushDownLimit) implements Serializable {
+    boolean pushDownLimit,
+    ShardedSource shardedOrNull) implements Serializable {
 
   // Optional is not Serializable, so the components hold nulls and these accessors wrap them.
 
@@ -55,6 +56,11 @@ record ReadConf(
 
   Optional<String> partitionColumn() {
     return Optional.ofNullable(partitionColumnName);
+  }
+
+  /** The sharded dataset this read covers, with every server listed (docs/sharding.md); empty for other reads. */
+  Optional<ShardedSource> sharded() {
+    return Optional.ofNullable(shardedOrNull);
   }
 
   Optional<Duration> queryTimeout() {
@@ -103,7 +109,13 @@ record ReadConf(
     Optional<String> query = text(lower, ThallusOptions.QUERY);
     Optional<String> dataset = text(lower, ThallusOptions.DATASET);
     Optional<String> table = text(lower, ThallusOptions.TABLE);
-    if (needsSource && query.isEmpty() && dataset.isEmpty() && table.isEmpty()) {
+    Optional<String> sharded = text(lower, ThallusOptions.SHARDED);
+    if (sharded.isPresent() && (query.isPresent() || dataset.isPresent() || table.isPresent()
+        || text(lower, ThallusOptions.PARTITION_COLUMN).isPresent())) {
+      throw new IllegalArgumentException("option 'sharded' reads a whole sharded dataset: it takes no 'query', "
+          + "'dataset', 'table' or 'partitionColumn'");
+    }
+    if (needsSource && query.isEmpty() && dataset.isEmpty() && table.isEmpty() && sharded.isEmpty()) {
       throw new IllegalArgumentException("give option 'query', 'dataset' or 'table' (or 'dataset' with 'table')");
     }
     if (text(lower, ThallusOptions.TLS_TRUST).isPresent() && !bool(lower, ThallusOptions.TLS, false)) {
@@ -125,7 +137,9 @@ record ReadConf(
         timeout.map(Duration::ofSeconds).orElse(null),
         bool(lower, ThallusOptions.PUSH_DOWN_FILTERS, true),
         bool(lower, ThallusOptions.PUSH_DOWN_AGGREGATE, true),
-        bool(lower, ThallusOptions.PUSH_DOWN_LIMIT, true));
+        bool(lower, ThallusOptions.PUSH_DOWN_LIMIT, true),
+        sharded.map(name -> ShardedSource.of(name, urls, integer(lower, ThallusOptions.PARTITIONS, 1).orElse(1)))
+            .orElse(null));
   }
 
   /** The location of server {@code index} (round robin), with the transport option applied. */
@@ -163,7 +177,17 @@ record ReadConf(
   private ReadConf reading(String query, String dataset, String table) {
     return new ReadConf(urls, query, dataset, table, transportName, batchRows, partitions, partitionColumnName,
         credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
-        pushDownLimit);
+        pushDownLimit, shardedOrNull);
+  }
+
+  /**
+   * This connection reading {@code dataset} on {@code servers} (the first preferred), as {@code partitions} streams,
+   * as part of {@code sharded} (null: a plain dataset read, one shard's).
+   */
+  ReadConf forShards(List<String> servers, String dataset, int partitions, ShardedSource sharded) {
+    return new ReadConf(List.copyOf(servers), null, dataset, null, transportName, batchRows, partitions, null,
+        credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
+        pushDownLimit, sharded);
   }
 
   /** What the scan reads before any pushdown: the query, the table, or the whole dataset view. */
