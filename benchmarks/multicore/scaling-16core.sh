@@ -9,11 +9,14 @@
 #   benchmarks/multicore/scaling-16core.sh scaling [plan]    # there: ScalingBench --plan full (or the plan given)
 #   benchmarks/multicore/scaling-16core.sh profile [plan]    # there: the same plan at K = 16 over shm, read, under JFR
 #   benchmarks/multicore/scaling-16core.sh split             # there: one 10M x 8 query as 1..16 parallel streams
+#   benchmarks/multicore/scaling-16core.sh ingest [plan]     # there: ingest only, K = 1 and 16 over shm and cma, with
+#                                                            #   8 and then 32 credits per client (how far receiving
+#                                                            #   must run ahead of DuckDB's workers)
 #   benchmarks/multicore/scaling-16core.sh all [plan]        # there: scaling, then profile
 # Results go under $OUT (the device machine's folder that comes back), else benchmarks/target/multicore-out.
 # Environment: SCALING_LIMIT_S and PROFILE_LIMIT_S (seconds, default 480 and 150) bound each run; PROFILE_CLIENTS
 # (default 16) and PROFILE_ONLY (read or ingest, default read) narrow the profiling run; SPLIT_LIMIT_S (default
-# 240) bounds the split run.
+# 240) bounds the split run; INGEST_LIMIT_S (default 130) bounds each of the ingest step's two runs.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -138,11 +141,27 @@ split() {
     || echo "split run stopped (time limit or failure)" | tee -a "$out/split/split-streams.md"
 }
 
+# Ingest on many cores: DuckDB converts and inserts one ingest's batches on all its workers, taking them one at a time
+# from the server's queue (docs/decisions/ingest-on-many-cores.md); whether 8 credits keep that queue ahead of 16
+# workers is what the two runs tell (same plan, ingest sections only, K = 1 and 16, shm and cma).
+ingest() {
+  facts
+  for credits in 8 32; do
+    local folder="$out/ingest-credits$credits"
+    mkdir -p "$folder"
+    echo "ingest, plan $plan, K = 1 and 16 over shm and cma, $credits credits, at most ${INGEST_LIMIT_S:-130} s ..."
+    java_in_bundle "${INGEST_LIMIT_S:-130}" io.thallus.benchmarks.ScalingBench --plan "$plan" --only ingest \
+      --clients 1,16 --transports shm,cma --ingest-credits "$credits" --out "$folder" 2>&1 | tee "$folder.log" \
+      || echo "ingest run stopped (time limit or failure): what it measured is in $folder" | tee -a "$folder.log"
+  done
+}
+
 case "$step" in
   bundle) make_bundle ;;
   scaling) scaling ;;
   profile) profile ;;
   split) split ;;
+  ingest) ingest ;;
   all) scaling; profile ;;
-  *) sed -n '2,16p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,19p' "$0" >&2; exit 2 ;;
 esac

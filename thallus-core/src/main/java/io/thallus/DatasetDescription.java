@@ -18,7 +18,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  *       of it the server holds, with its id, checksum, size and rows.
  * </ul>
  *
- * An answer holds at most {@link #MAX_PARTS} parts: the server refuses to describe more (RESOURCE_EXHAUSTED).
+ * An answer holds at most {@link #MAX_PARTS} parts: the server refuses to describe more (OUT_OF_RANGE).
  */
 public record DatasetDescription(Kind kind, Schema schema, List<Part> parts) {
   /** The most parts one answer holds; a dataset of more files, or a table of more row ranges, is refused. */

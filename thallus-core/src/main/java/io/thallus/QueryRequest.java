@@ -15,7 +15,10 @@ import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.arrow.vector.ipc.message.IpcOption;
 import org.apache.arrow.vector.ipc.message.MessageSerializer;
 
-/** One query: SQL, optionally over a dataset (a path under the server's data root, visible as {@code dataset}). */
+/**
+ * One query: SQL, optionally over a dataset (a path under the server's data root, visible as {@code dataset}), and
+ * over datasets of files bound to view names of the request's choosing ({@link Builder#dataset(String, String)}).
+ */
 public final class QueryRequest {
   /**
    * The key of the Arrow field metadata in which the engine names a result column's own type ({@code UHUGEINT},
@@ -26,6 +29,13 @@ public final class QueryRequest {
   public static final String ENGINE_TYPE_KEY = "thallus:engine_type";
   /** The option {@link Builder#engineTypeNames} sets (an engine that does not know it ignores it). */
   public static final String ENGINE_TYPE_NAMES_OPTION = "thallus.engine_type_names";
+  /**
+   * The prefix of the wire options that carry {@link Builder#dataset(String, String)}: {@code thallus.dataset.NAME}
+   * = path. The server takes them out of the options before the engine sees the request.
+   */
+  public static final String NAMED_DATASET_OPTION_PREFIX = "thallus.dataset.";
+  /** The most named datasets one request may bind. */
+  public static final int MAX_NAMED_DATASETS = 32;
   /** The most parallel streams one request may ask for ({@link Builder#streams}). */
   public static final int MAX_STREAMS = io.thallus.internal.protocol.Message.Open.MAX_PARTS;
 
@@ -82,6 +92,17 @@ public final class QueryRequest {
     return options;
   }
 
+  /** The datasets bound to view names ({@link Builder#dataset(String, String)}): view name to path, in order. */
+  public Map<String, String> namedDatasets() {
+    Map<String, String> named = new LinkedHashMap<>();
+    options.forEach((key, value) -> {
+      if (key.startsWith(NAMED_DATASET_OPTION_PREFIX)) {
+        named.put(key.substring(NAMED_DATASET_OPTION_PREFIX.length()), value);
+      }
+    });
+    return named;
+  }
+
   /** False when the statement runs in the session's transaction (see {@link Builder#autoCommit}). */
   public boolean autoCommit() {
     return autoCommit;
@@ -131,6 +152,40 @@ public final class QueryRequest {
     public Builder dataset(String path) {
       this.dataset = path;
       return this;
+    }
+
+    /**
+     * Binds the files at {@code path} (a Parquet/CSV/JSON file, glob or directory under the server's data root, as
+     * for {@link #dataset(String)}) to the view {@code name} for this query, beside the request's {@code dataset}:
+     * several such views let one query join several datasets ({@code SELECT ... FROM orders JOIN lineitem ...}). A
+     * name is a plain SQL identifier ({@code [A-Za-z_][A-Za-z0-9_]*}, at most 63 characters) other than
+     * {@code dataset}, unique ignoring case (SQL names ignore case); at most {@link #MAX_NAMED_DATASETS} per request.
+     * The server checks each path as it checks {@code dataset} (inside the data root, existing), and refuses a DuckDB
+     * database file here (bind it as the request's {@code dataset}).
+     */
+    public Builder dataset(String name, String path) {
+      io.thallus.internal.protocol.NamedDatasets.checkName(name);
+      Objects.requireNonNull(path, "path");
+      if (path.isBlank()) {
+        throw new IllegalArgumentException("dataset '" + name + "' has an empty path");
+      }
+      for (String key : options.keySet()) {
+        if (key.startsWith(NAMED_DATASET_OPTION_PREFIX) && !key.equals(NAMED_DATASET_OPTION_PREFIX + name)
+            && key.substring(NAMED_DATASET_OPTION_PREFIX.length()).equalsIgnoreCase(name)) {
+          throw new IllegalArgumentException("dataset names '" + key.substring(NAMED_DATASET_OPTION_PREFIX.length())
+              + "' and '" + name + "' differ only in case: SQL would not tell them apart");
+        }
+      }
+      options.put(NAMED_DATASET_OPTION_PREFIX + name, path);
+      if (namedCount() > MAX_NAMED_DATASETS) {
+        options.remove(NAMED_DATASET_OPTION_PREFIX + name);
+        throw new IllegalArgumentException("a request binds at most " + MAX_NAMED_DATASETS + " named datasets");
+      }
+      return this;
+    }
+
+    private long namedCount() {
+      return options.keySet().stream().filter(key -> key.startsWith(NAMED_DATASET_OPTION_PREFIX)).count();
     }
 
     public Builder batchRows(int rows) {
@@ -246,6 +301,9 @@ public final class QueryRequest {
     }
 
     public Builder option(String key, String value) {
+      if (key != null && key.startsWith(NAMED_DATASET_OPTION_PREFIX)) {
+        throw new IllegalArgumentException("option '" + key + "': bind a named dataset with dataset(name, path)");
+      }
       options.put(Objects.requireNonNull(key), Objects.requireNonNull(value));
       return this;
     }

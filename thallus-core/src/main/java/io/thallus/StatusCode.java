@@ -24,6 +24,11 @@ public enum StatusCode {
   /** The request came in the wrong state, e.g. OPEN before HELLO. */
   FAILED_PRECONDITION(9),
   /**
+   * The answer would be larger than the protocol lets one answer be: a description of more parts than
+   * {@link DatasetDescription#MAX_PARTS}. Not a shortage: asking again gives the same answer.
+   */
+  OUT_OF_RANGE(11),
+  /**
    * The transaction was aborted: it conflicted with another one (write-write conflict) or failed earlier and must
    * be rolled back. Retrying the whole transaction may succeed.
    */

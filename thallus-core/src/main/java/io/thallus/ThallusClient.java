@@ -237,6 +237,7 @@ public final class ThallusClient implements AutoCloseable {
   public StatementDescription describeStatement(QueryRequest request) {
     QueryRequest.Builder bare = QueryRequest.builder(request.sql()).autoCommit(request.autoCommit());
     request.dataset().ifPresent(bare::dataset);
+    request.namedDatasets().forEach(bare::dataset);
     StreamState state = open(bare.build(), Message.Open.DESCRIBE_STATEMENT);
     try (ThallusStream stream = new ThallusStream(state, state.awaitSchema(), allocator, ignored -> {})) {
       StatementDescription description = null;
@@ -261,7 +262,7 @@ public final class ThallusClient implements AutoCloseable {
    * What {@code name} is on the server: a table, a view (in the server's database, or any the session can see), with
    * its schema and its parts (a table's row ranges). {@code name} is written as SQL writes it: {@code t},
    * {@code schema.t} or {@code catalog.schema.t}, each part a plain identifier or double-quoted. Errors: NOT_FOUND
-   * naming a name the server does not have, INVALID_ARGUMENT for one that is not a name, RESOURCE_EXHAUSTED for a
+   * naming a name the server does not have, INVALID_ARGUMENT for one that is not a name, OUT_OF_RANGE for a
    * table or dataset of more than {@link DatasetDescription#MAX_PARTS} parts.
    */
   public DatasetDescription describe(String name) {

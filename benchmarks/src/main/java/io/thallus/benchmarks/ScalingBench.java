@@ -43,14 +43,18 @@ import org.duckdb.DuckDBConnection;
  * driver class other than DuckDB's, so it runs from a small class path ({@code benchmarks/multicore/}).
  *
  * <pre>java ... io.thallus.benchmarks.ScalingBench [--plan full|small|tiny] [--out folder]
- *     [--transports shm,tcp,cma] [--only read|ingest] [--clients 1,2,4] [--rounds 1]</pre>
+ *     [--transports shm,tcp,cma] [--only read|ingest] [--clients 1,2,4] [--rounds 1] [--ingest-credits 8]</pre>
  *
- * ({@code --clients} and {@code --rounds} narrow a plan, for a profiling run.)
+ * ({@code --clients} and {@code --rounds} narrow a plan, for a profiling run; {@code --ingest-credits} sets the
+ * batches each ingesting client may have in flight, default 8, for a sweep of how far receiving must run ahead of
+ * DuckDB's workers.)
  */
 public final class ScalingBench implements AutoCloseable {
   private static final String READ_SQL = "SELECT * FROM big";
   private static final String PREPARED_SQL = "/* transport only */ SELECT * FROM big";
   private static final long DEADLINE_SECONDS = 600;
+  /** Batches an ingesting client may have in flight unless told: as {@link IngestBench}'s clients. */
+  private static final int DEFAULT_INGEST_CREDITS = 8;
 
   private final ScalingPlan plan;
   private final List<String> transports;
@@ -59,9 +63,12 @@ public final class ScalingBench implements AutoCloseable {
   private final StringBuilder report = new StringBuilder();
   private final StringBuilder csv = new StringBuilder("section,peer,clients,round,seconds,bytes_per_client\n");
   private final Path out;
+  /** Batches each ingesting client may have in flight. */
+  private final int ingestCredits;
 
-  private ScalingBench(ScalingPlan plan, List<String> transports, Path out, PrintStream log) {
+  private ScalingBench(ScalingPlan plan, List<String> transports, int ingestCredits, Path out, PrintStream log) {
     this.plan = plan;
+    this.ingestCredits = ingestCredits;
     this.out = out;
     this.transports = transports;
     this.log = log;
@@ -75,6 +82,7 @@ public final class ScalingBench implements AutoCloseable {
     String only = "all";
     List<Integer> clients = null;
     Integer rounds = null;
+    int ingestCredits = DEFAULT_INGEST_CREDITS;
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
       switch (args[i]) {
@@ -84,8 +92,10 @@ public final class ScalingBench implements AutoCloseable {
         case "--only" -> only = value;
         case "--clients" -> clients = Arrays.stream(value.split(",")).map(Integer::valueOf).toList();
         case "--rounds" -> rounds = Integer.valueOf(value);
+        case "--ingest-credits" -> ingestCredits = Integer.parseInt(value);
         default -> throw new IllegalArgumentException("usage: ScalingBench [--plan full|small|tiny] [--out folder] "
-            + "[--transports shm,tcp,cma] [--only read|ingest] [--clients 16] [--rounds 1]; got " + args[i]);
+            + "[--transports shm,tcp,cma] [--only read|ingest] [--clients 16] [--rounds 1] [--ingest-credits 8]; got "
+            + args[i]);
       }
       i++;
     }
@@ -96,11 +106,20 @@ public final class ScalingBench implements AutoCloseable {
     // A profiling run takes one K and fewer rounds of a plan: the same sizes, one setting under the profiler.
     plan = new ScalingPlan(plan.name() + (clients != null || rounds != null ? " (narrowed)" : ""), plan.rows(),
         plan.batchRows(), clients != null ? clients : plan.clients(), rounds != null ? rounds : plan.rounds());
-    run(plan, wanted, only, out, System.out);
+    if (ingestCredits < 1) {
+      throw new IllegalArgumentException("--ingest-credits takes a positive number, got " + ingestCredits);
+    }
+    run(plan, wanted, only, ingestCredits, out, System.out);
   }
 
   /** Runs the plan's sections and writes the outputs; throws when any result or table differs from its source. */
   static void run(ScalingPlan plan, List<String> wanted, String only, Path out, PrintStream log) throws Exception {
+    run(plan, wanted, only, DEFAULT_INGEST_CREDITS, out, log);
+  }
+
+  /** As {@link #run(ScalingPlan, List, String, Path, PrintStream)}, each ingesting client with these credits. */
+  static void run(ScalingPlan plan, List<String> wanted, String only, int ingestCredits, Path out, PrintStream log)
+      throws Exception {
     Files.createDirectories(out);
     long start = System.nanoTime();
     List<String> usable = new ArrayList<>();
@@ -114,7 +133,7 @@ public final class ScalingBench implements AutoCloseable {
         + "round(s); transports %s (asked %s, usable here %s); %d cores%n", plan.name(), plan.rows(),
         plan.batchRows(), plan.clients(), plan.rounds(), transports, wanted, usable,
         Runtime.getRuntime().availableProcessors());
-    try (ScalingBench bench = new ScalingBench(plan, transports, out, log)) {
+    try (ScalingBench bench = new ScalingBench(plan, transports, ingestCredits, out, log)) {
       bench.measure(only);
     }
     log.printf(Locale.ROOT, "scaling benchmark done in %.1f s; results in %s%n", (System.nanoTime() - start) / 1e9,
@@ -136,7 +155,7 @@ public final class ScalingBench implements AutoCloseable {
          ThallusServer drainServer = ThallusServer.builder(root, Location.of("127.0.0.1", 0), drain)
              .memoryPerClient(4L << 30).build().start();
          DuckDBConnection plain = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:");
-         Clients clients = new Clients(clientMemory, most)) {
+         Clients clients = new Clients(clientMemory, most, ingestCredits)) {
       String duckdbVersion;
       try (Statement statement = plain.createStatement()) {
         statement.execute(table);
@@ -180,8 +199,8 @@ public final class ScalingBench implements AutoCloseable {
         + "of %d round(s). Every ratio names its ceiling: *plain DuckDB* is K threads reading DuckDB's JDBC "
         + "`arrowExportStream` (default settings, a connection each); *engine* is K threads running the same query "
         + "through the server's engine in process (the suite's ceiling); *memcpy* is K single-thread copies of the "
-        + "prepared buffers. Transports: %s.%n%n", plan.rows(), plan.batchRows(), plan.clients(), plan.rounds(),
-        transports));
+        + "prepared buffers. Transports: %s; each ingesting client has %d credits.%n%n", plan.rows(), plan.batchRows(),
+        plan.clients(), plan.rounds(), transports, ingestCredits));
   }
 
   private void reads(PreparedQueryEngine engine, ThallusServer server, Clients clients,
@@ -377,16 +396,19 @@ public final class ScalingBench implements AutoCloseable {
 
   /**
    * The clients, connected before anything is timed (as an application keeps them): per server and transport, K of
-   * them for reading (the requested batch size) and K for ingest (8 credits, as {@link IngestBench}'s).
+   * them for reading (the requested batch size) and K for ingest (8 credits unless {@code --ingest-credits} says
+   * otherwise).
    */
   private static final class Clients implements AutoCloseable {
     private final BufferAllocator memory;
     private final int count;
+    private final int ingestCredits;
     private final Map<String, List<ThallusClient>> connected = new HashMap<>();
 
-    Clients(BufferAllocator memory, int count) {
+    Clients(BufferAllocator memory, int count, int ingestCredits) {
       this.memory = memory;
       this.count = count;
+      this.ingestCredits = ingestCredits;
     }
 
     java.util.function.IntFunction<ThallusClient> reading(ThallusServer server, String transport, int batchRows) {
@@ -396,7 +418,7 @@ public final class ScalingBench implements AutoCloseable {
 
     java.util.function.IntFunction<ThallusClient> ingesting(ThallusServer server, String transport) {
       return connect("ingest " + server.getLocation().port() + " " + transport, server, transport,
-          ClientOptions.builder().credits(8).build());
+          ClientOptions.builder().credits(ingestCredits).build());
     }
 
     private java.util.function.IntFunction<ThallusClient> connect(String key, ThallusServer server, String transport,

@@ -21,6 +21,15 @@ public interface ServerSession extends BodyPlacer, AutoCloseable {
         "this transport takes ingested batches only inside their frames");
   }
 
+  /**
+   * Gives back at once the memory this session keeps for no body now (empty buffers it would reuse), because one of
+   * its connection's streams waits for room in its budget: memory kept for reuse must not stall the stream it is kept
+   * for. Returns the bytes given back; a transport that keeps nothing idle keeps the default.
+   */
+  default long releaseUnused() {
+    return 0;
+  }
+
   /** The connection is over; core has closed every placement before. Idempotent. */
   @Override
   void close();

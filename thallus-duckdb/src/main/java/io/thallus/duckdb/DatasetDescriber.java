@@ -156,8 +156,9 @@ final class DatasetDescriber {
   private List<DatasetDescription.Part> rowRanges(String table, Schema schema) throws SQLException {
     long rowBytes = rowBytes(schema);
     List<DatasetDescription.Part> ranges = new ArrayList<>();
-    String sql = "SELECT rowid // " + ROWS_PER_RANGE + " AS g, min(rowid), max(rowid), count(*) FROM " + table
-        + " GROUP BY g ORDER BY g LIMIT " + (maxParts + 1);
+    // GROUP BY 1, not an alias: DuckDB binds a GROUP BY name to the table's column of that name first.
+    String sql = "SELECT rowid // " + ROWS_PER_RANGE + ", min(rowid), max(rowid), count(*) FROM " + table
+        + " GROUP BY 1 ORDER BY 1 LIMIT " + (maxParts + 1);
     try (Statement statement = connection.createStatement()) {
       DuckDBEngine.cancellable(statement, cancel, () -> statement.execute(sql));
       try (ResultSet rows = statement.getResultSet()) {
@@ -281,7 +282,7 @@ final class DatasetDescriber {
   }
 
   private static ThallusException tooMany(String what, int limit, String parts) {
-    return ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, what + " has more than " + String.format(Locale.ROOT,
+    return ThallusException.of(StatusCode.OUT_OF_RANGE, what + " has more than " + String.format(Locale.ROOT,
         "%,d", limit) + " " + parts + ", more than one description answers; describe a "
         + "narrower glob or read it whole");
   }

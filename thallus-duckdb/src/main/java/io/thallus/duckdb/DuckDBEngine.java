@@ -48,6 +48,8 @@ public final class DuckDBEngine implements QueryEngine {
   private final Map<Path, String> attached = new ConcurrentHashMap<>();
   private final AtomicInteger attachCount = new AtomicInteger();
   private final String defaultCatalog;
+  /** DuckDB's threads setting, fixed once the engine is built (its configuration is locked). */
+  private final int threads;
   private final String timeZone;
   private final SpillFolder spill;
   /** The statements that may commit a write, for a split's one-snapshot check. */
@@ -65,6 +67,11 @@ public final class DuckDBEngine implements QueryEngine {
          java.sql.ResultSet name = statement.executeQuery("SELECT current_database()")) {
       name.next();
       this.defaultCatalog = "\"" + name.getString(1).replace("\"", "\"\"") + "\"";
+    }
+    try (Statement statement = database.createStatement();
+         java.sql.ResultSet threadCount = statement.executeQuery("SELECT current_setting('threads')::INTEGER")) {
+      threadCount.next();
+      this.threads = threadCount.getInt(1);
     }
     this.settings = settings;
     this.filesRoot = filesRoot;
@@ -361,6 +368,12 @@ public final class DuckDBEngine implements QueryEngine {
     }
   }
 
+  /** DuckDB's {@code threads} setting: its worker threads plus the thread that calls it. */
+  @Override
+  public java.util.OptionalInt queryThreads() {
+    return java.util.OptionalInt.of(threads);
+  }
+
   /** A session: one DuckDB connection of its own, so its transaction, temp tables, variables and USE persist. */
   @Override
   public DuckDBSession openSession() {
@@ -476,6 +489,7 @@ public final class DuckDBEngine implements QueryEngine {
       if (spec.dataset().isPresent()) {
         bindDataset(connection, spec.dataset().get());
       }
+      NamedDatasetViews.bindAll(connection, spec.namedDatasets());
       try (PreparedStatement statement = connection.prepareStatement(spec.sql())) {
         bind(statement, spec.parameters());
         cancellable(statement, cancel, () -> {

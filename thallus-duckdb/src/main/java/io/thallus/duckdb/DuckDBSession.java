@@ -66,9 +66,9 @@ public final class DuckDBSession implements EngineSession {
   private volatile DuckDBResult streaming;
   // Guarded by lock.
   /** Prepared statements kept for their next run, least recently used first. */
-  private final LinkedHashMap<String, PreparedStatement> preparedStatements =
-      new LinkedHashMap<>(16, 0.75f, true);
+  private final LinkedHashMap<String, PreparedStatement> preparedStatements = new LinkedHashMap<>(16, 0.75f, true);
   private Optional<Path> boundDataset = Optional.empty();
+  private final NamedDatasetViews namedViews = new NamedDatasetViews();
   /** Databases this session's ATTACH statements attached. */
   private final SessionAttachments attachments;
   // Guarded by interruptGuard.
@@ -167,10 +167,11 @@ public final class DuckDBSession implements EngineSession {
 
   /**
    * Makes the session's connection ready for another statement (held lock): a result still streaming is read to
-   * its end first (DuckDB would close it), and the request's dataset is bound.
+   * its end first (DuckDB would close it), and the request's datasets, named or not, are bound.
    */
   private void readyFor(QuerySpec spec) throws SQLException {
     readyFor(spec.dataset());
+    namedViews.bind(connection, spec.namedDatasets());
   }
 
   private void readyFor(Optional<Path> dataset) throws SQLException {
@@ -277,6 +278,8 @@ public final class DuckDBSession implements EngineSession {
         return runStatement(spec, offsets.sql(), spec.parameters().isEmpty() ? prepareFresh(offsets.sql(), cancel)
             : prepared(offsets.sql()), allocator, cancel, offsets.columns());
       }
+      // Asked before it runs: the connection cannot answer while the statement's result streams.
+      boolean commitsWhenClosed = DuckDBStatements.mayCommitWhenClosed(connection, sql);
       Set<String> databasesBefore = attachments.before(sql);
       boolean hasRows;
       if (prepared == null) {
@@ -324,6 +327,10 @@ public final class DuckDBSession implements EngineSession {
       DuckDBResult result = new DuckDBResult(this, statement, resultSet, reader, allocator, importing, spec,
           offsetColumns);
       streaming = result;
+      if (commitsWhenClosed) {
+        // Its commit comes when its result closes: a split must not begin its parts' snapshots until then.
+        result.closing(engine.writes().untilClosed());
+      }
       return result;
     } catch (SQLException | RuntimeException e) {
       forget(statement);

@@ -61,6 +61,20 @@ final class DuckDBStatements {
     return fields;
   }
 
+  /**
+   * Whether {@code sql}, run outside a transaction, may stream rows that a write returns (INSERT, UPDATE or DELETE
+   * ... RETURNING), whose autocommit then comes only when its result closes. Only a text that holds the word
+   * RETURNING can; of those, one that DuckDB's parser reads as one SELECT cannot (a column of that name). A text
+   * DuckDB's parser does not read as one SELECT (a write, PRAGMA, CALL, several statements) counts: a false yes
+   * costs only a split refused while its result is open.
+   */
+  static boolean mayCommitWhenClosed(DuckDBConnection connection, String sql) throws SQLException {
+    if (!sql.toLowerCase(java.util.Locale.ROOT).contains("returning") || DuckDBNatives.inTransaction(connection)) {
+      return false;
+    }
+    return !DuckDBStatements.selectShaped(connection, sql);
+  }
+
   /** Whether DuckDB's parser reads {@code sql} as one SELECT-shaped statement, which can be wrapped as a subquery. */
   static boolean selectShaped(DuckDBConnection connection, String sql) throws SQLException {
     try (PreparedStatement parse = connection.prepareStatement(

@@ -24,7 +24,7 @@ import org.duckdb.DuckDBConnection;
  * at once (one DuckDB result is one consumer: its Arrow export converts on the thread that reads it).
  *
  * <p>What splits: a single {@code SELECT} of projections and filters over one base table ({@code FROM t [AS a]
- * [WHERE ...]}), no parameters and no dataset, which DuckDB plans as only a table scan, filters and projections.
+ * [WHERE ...]}), no parameters and no dataset (named or not), which DuckDB plans as only a table scan, filters and projections.
  * Partition i reads the table through {@code (SELECT * FROM t WHERE rowid >= a AND rowid < b) AS t}: DuckDB pushes
  * the rowid range into the scan, which then reads only that range's row groups. Ranges follow DuckDB's row groups
  * (122,880 rows), so a table of fewer row groups than parts gives fewer parts. Anything else (aggregates, joins,
@@ -32,8 +32,8 @@ import org.duckdb.DuckDBConnection;
  *
  * <p>One snapshot: every partition's transaction begins (and touches the table, which is when DuckDB takes its
  * snapshot) inside a window in which no statement that may commit ran or began ({@link WriteWindow}); otherwise
- * the query is not split. An {@code INSERT ... RETURNING} whose rows still stream commits when its result closes,
- * outside that count; such a commit in the window is not seen.
+ * the query is not split. An {@code INSERT ... RETURNING} whose rows still stream commits when its result closes:
+ * it stays in that count until then, so no split begins while one is open.
  */
 final class SplitScan {
   /** DuckDB's rows per row group: ranges are made of whole row groups. */
@@ -53,7 +53,7 @@ final class SplitScan {
   /** The query's parts (at least two), or empty when it does not split: then nothing has run. */
   Optional<List<QueryResult>> run(QuerySpec spec, int parts, BufferAllocator allocator) {
     if (parts < 2 || spec.schemaOnly() || spec.hasParameterRows() || spec.inSessionTransaction()
-        || !spec.parameters().isEmpty() || spec.dataset().isPresent()) {
+        || !spec.parameters().isEmpty() || spec.dataset().isPresent() || !spec.namedDatasets().isEmpty()) {
       return Optional.empty();
     }
     List<DuckDBConnection> connections = new ArrayList<>();

@@ -1,5 +1,6 @@
 package io.thallus.duckdb;
 
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -8,6 +9,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * each transaction the snapshot of its start, and two starts see the same data exactly when no commit fell between
  * them. A window that was quiet when the starts began (no such statement running) and still is after them, with no
  * statement begun meanwhile, had no commit inside it.
+ *
+ * <p>A statement that streams rows and commits only when its result closes (an {@code INSERT ... RETURNING} outside a
+ * transaction) stays counted until then ({@link #untilClosed}): while its result is open no window is quiet.
  */
 final class WriteWindow {
   private final AtomicLong started = new AtomicLong();
@@ -21,6 +25,20 @@ final class WriteWindow {
     } finally {
       finished.incrementAndGet();
     }
+  }
+
+  /**
+   * Counts a statement whose commit comes later, when its result closes: it counts as running until the returned
+   * hold closes (closing it again does nothing).
+   */
+  AutoCloseable untilClosed() {
+    started.incrementAndGet();
+    AtomicBoolean open = new AtomicBoolean(true);
+    return () -> {
+      if (open.compareAndSet(true, false)) {
+        finished.incrementAndGet();
+      }
+    };
   }
 
   /** A stamp of this quiet moment, or -1 when a statement that may write runs now. */

@@ -41,7 +41,7 @@ class DatasetDescriberTest {
       assertThatThrownBy(() -> new DatasetDescriber(connection, files, new CancelSignal(), 2)
           .describe("dataset", Optional.of(files), allocator))
           .isInstanceOfSatisfying(ThallusException.class, e -> assertThat(e.code())
-              .isEqualTo(StatusCode.RESOURCE_EXHAUSTED))
+              .isEqualTo(StatusCode.OUT_OF_RANGE))
           .hasMessageContaining("has more than 2 files");
 
       assertThat(new DatasetDescriber(connection, files, new CancelSignal(), 3)
@@ -49,7 +49,7 @@ class DatasetDescriberTest {
       assertThatThrownBy(() -> new DatasetDescriber(connection, files, new CancelSignal(), 2)
           .describe("big", Optional.empty(), allocator))
           .isInstanceOfSatisfying(ThallusException.class, e -> assertThat(e.code())
-              .isEqualTo(StatusCode.RESOURCE_EXHAUSTED))
+              .isEqualTo(StatusCode.OUT_OF_RANGE))
           .hasMessageContaining("has more than 2 row ranges");
       assertThat(allocator.getAllocatedMemory()).isZero();
     }

@@ -153,4 +153,38 @@ class SplitScanTest {
     assertThat(window.stillQuiet(quiet)).isFalse();
     assertThat(window.quietStamp()).isNotNegative();
   }
+
+  @Test
+  void noSplitWhileAWriteWhoseCommitComesAtItsResultsCloseStreams() {
+    try (DuckDBSession setup = engine.openSession()) {
+      setup.execute(new QuerySpec("CREATE TABLE written (id BIGINT)", Optional.empty(), 1024, Map.of()), allocator,
+          new CancelSignal()).close();
+    }
+    String scan = "SELECT id FROM \"Odd Schema\".\"Big \"\"T\"\"\"";
+    DuckDBSession writer = engine.openSession();
+    sessions.add(writer);
+    // Streams its rows in batches of 1024: its autocommit comes when its result closes.
+    QueryResult returning = writer.execute(new QuerySpec("INSERT INTO written SELECT i FROM range(100000) t(i) "
+        + "RETURNING id", Optional.empty(), 1024, Map.of()), allocator, new CancelSignal());
+    try (BatchContents first = returning.next()) {
+      assertThat(first.rowCount()).isPositive();
+    }
+    assertThat(engine.writes().quietStamp()).as("the write is still open").isNegative();
+    List<QueryResult> whole = split(scan, 4);
+    assertThat(whole).hasSize(1);
+    assertThat(readParts(whole)[0]).isEqualTo(ROWS);
+    returning.close();
+    assertThat(engine.writes().quietStamp()).as("closed: committed").isNotNegative();
+    List<QueryResult> parts = split(scan, 4);
+    assertThat(parts).hasSize(4);
+    assertThat(readParts(parts)[0]).isEqualTo(ROWS);
+    // A SELECT whose text holds the word (a column so named) is not a write: it leaves the window quiet.
+    QueryResult select = writer.execute(new QuerySpec("SELECT id AS returning FROM written", Optional.empty(), 1024,
+        Map.of()), allocator, new CancelSignal());
+    try {
+      assertThat(engine.writes().quietStamp()).isNotNegative();
+    } finally {
+      select.close();
+    }
+  }
 }

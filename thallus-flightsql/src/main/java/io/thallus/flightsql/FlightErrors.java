@@ -23,7 +23,8 @@ final class FlightErrors {
     return switch (code) {
       case OK, UNKNOWN, PROTOCOL_ERROR -> CallStatus.UNKNOWN;
       case CANCELLED -> CallStatus.CANCELLED;
-      case INVALID_ARGUMENT, FAILED_PRECONDITION -> CallStatus.INVALID_ARGUMENT;
+      // Flight's codes have no OUT_OF_RANGE: the request asked for more than one answer holds.
+      case INVALID_ARGUMENT, FAILED_PRECONDITION, OUT_OF_RANGE -> CallStatus.INVALID_ARGUMENT;
       // What Arrow's Java Flight client reads gRPC's ABORTED as (Flight's codes have no ABORTED).
       case ABORTED -> CallStatus.INTERNAL;
       case DEADLINE_EXCEEDED -> CallStatus.TIMED_OUT;

@@ -27,6 +27,7 @@ final class Errors {
       case PERMISSION_DENIED -> "42501";
       case RESOURCE_EXHAUSTED -> "53000";
       case FAILED_PRECONDITION -> "55000";
+      case OUT_OF_RANGE -> "54000";
       case ABORTED -> "40001";
       case UNIMPLEMENTED -> "0A000";
       case UNAVAILABLE -> "08006";

@@ -57,7 +57,7 @@ public interface EngineSession extends AutoCloseable {
    * parts ({@link DatasetDescription}). The name is already checked to be a table name as SQL writes it ({@code t},
    * {@code s.t}, {@code c.s.t}); {@code dataset} is already resolved inside the server's data root. The answer
    * lists only what the session's SQL could read itself: the files of the dataset under the data root. Errors:
-   * NOT_FOUND naming the name, RESOURCE_EXHAUSTED past {@link DatasetDescription#MAX_PARTS} parts or
+   * NOT_FOUND naming the name, OUT_OF_RANGE past {@link DatasetDescription#MAX_PARTS} parts or
    * {@link DatasetDescription#MAX_ROW_GROUPS} row groups. {@code allocator} holds the schema's import while it is
    * read; nothing stays allocated after the call.
    */

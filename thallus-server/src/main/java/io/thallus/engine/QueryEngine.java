@@ -23,6 +23,15 @@ public interface QueryEngine extends AutoCloseable {
   }
 
   /**
+   * The threads the engine runs one query on, counting the thread that calls it (DuckDB's {@code threads} setting),
+   * if the engine says; empty otherwise. The server's {@link io.thallus.server.Overlap#auto()} policy leaves a core
+   * to the engine's own workers only when it has some (more than one thread).
+   */
+  default java.util.OptionalInt queryThreads() {
+    return java.util.OptionalInt.empty();
+  }
+
+  /**
    * A session for one client connection. An engine without session state answers with a session that runs every
    * query on its own, as {@link #execute(QuerySpec, BufferAllocator, CancelSignal)} does.
    */

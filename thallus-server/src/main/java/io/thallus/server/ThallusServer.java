@@ -21,6 +21,7 @@ import io.thallus.internal.protocol.MessageCodec;
 import io.thallus.internal.protocol.Protocol;
 import io.thallus.internal.server.CredentialBudgets;
 import io.thallus.internal.server.DataRoot;
+import io.thallus.internal.server.EngineThreadPool;
 import io.thallus.internal.server.FirstByte;
 import io.thallus.internal.server.HandshakeHandler;
 import io.thallus.internal.server.ProducerPool;
@@ -42,8 +43,6 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.thallus.internal.server.BatchSizeEstimator;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -113,13 +112,10 @@ public final class ThallusServer implements AutoCloseable {
           NioIoHandler.newFactory());
       ioLoop = new MultiThreadIoEventLoopGroup(settings.ioThreads, new DefaultThreadFactory("thallus-server-io", true),
           NioIoHandler.newFactory());
-      ThreadPoolExecutor pool = new ThreadPoolExecutor(settings.engineThreads, settings.engineThreads,
-          30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-          Thread.ofPlatform().name("thallus-server-stream-", 0).daemon().factory());
-      pool.allowCoreThreadTimeOut(true);
+      EngineThreadPool pool = new EngineThreadPool(settings.engineThreads);
       engineThreads = pool;
       producers = ProducerPool.of(settings.overlap, Runtime.getRuntime().availableProcessors(), settings.ioThreads,
-          pool::getActiveCount);
+          engine.queryThreads(), pool::busy);
       ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1,
           Thread.ofPlatform().name("thallus-server-timer").daemon().factory());
       timerPool.setRemoveOnCancelPolicy(true);

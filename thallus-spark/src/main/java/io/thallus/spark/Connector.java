@@ -54,10 +54,11 @@ final class Connector {
     return ALLOCATOR;
   }
 
-  /** A request for {@code sql} with the read's dataset, batch size and timeout. */
+  /** A request for {@code sql} with the read's datasets (named or not), batch size and timeout. */
   static QueryRequest request(ReadConf conf, String sql) {
     QueryRequest.Builder builder = QueryRequest.builder(sql).batchRows(conf.batchRows());
     conf.dataset().ifPresent(builder::dataset);
+    conf.namedDatasets().forEach(builder::dataset);
     conf.queryTimeout().ifPresent(builder::timeout);
     return builder.build();
   }

@@ -201,7 +201,8 @@ final class ExpressionSql {
    *       not: Spark and DuckDB print them differently);</li>
    *   <li>the date and string functions of {@link DateStringSql}.</li>
    * </ul>
-   * Division, remainder and floating point arithmetic stay in Spark: Spark's decimal division has its own scale
+   * Remainder by a positive integer literal is pushed; division, other remainders and floating point arithmetic stay
+   * in Spark: Spark's decimal division has its own scale
    * rules, DuckDB divides decimals as doubles, and a division by zero is an error in one and NULL in the other.
    */
   private static Typed value(Expression expression, Map<String, DataType> columns) {
@@ -218,7 +219,7 @@ final class ExpressionSql {
       if (input.type().equals(target)) {
         return input;
       }
-      if (!widensExactly(input.type(), target)) {
+      if (!widensExactly(input.type(), target) && !wallClockDate(input.type(), target)) {
         throw new Unsupported();
       }
       // Widening a decimal changes no value: the narrow form leaves it to DuckDB's own types.
@@ -260,6 +261,18 @@ final class ExpressionSql {
         // here (the operands widened, scale kept), and the result is cast to Spark's type.
         String sql = "(" + widest(left) + " " + scalar.name() + " " + widest(right) + ")";
         return new Typed("CAST(" + sql + " AS " + duckType(type) + ")", narrow, type);
+      }
+      case "%" -> {
+        // Only an integer by a positive literal (dayofweek arrives as DAY_OF_WEEK % 7 + 1): both truncate toward
+        // zero, the sign following the dividend, and neither can overflow or divide by zero.
+        Typed dividend = value(children[0], columns);
+        if (children.length != 2 || !isInteger(dividend.type()) || !(children[1] instanceof Literal<?> divisor)
+            || !divisor.dataType().equals(dividend.type()) || !(divisor.value() instanceof Number number)
+            || number.longValue() <= 0) {
+          throw new Unsupported();
+        }
+        return new Typed("(" + dividend.sql() + " % " + number.longValue() + ")",
+            "(" + dividend.narrow() + " % " + number.longValue() + ")", dividend.type());
       }
       case "ABS" -> {
         Typed operand = value(children[0], columns);
@@ -372,6 +385,15 @@ final class ExpressionSql {
       return DataTypes.createDecimalType(precision, scale);
     }
     throw new Unsupported();
+  }
+
+  /**
+   * A timestamp without time zone to its date: the date part of the wall-clock time in both (Spark floors the
+   * microseconds to days, DuckDB drops the time), so {@code year(ts)} of such a column is pushed. A timestamp with
+   * time zone is cast in the session's time zone by Spark: not pushed.
+   */
+  private static boolean wallClockDate(DataType from, DataType to) {
+    return from instanceof org.apache.spark.sql.types.TimestampNTZType && to.equals(DataTypes.DateType);
   }
 
   private static boolean widensExactly(DataType from, DataType to) {

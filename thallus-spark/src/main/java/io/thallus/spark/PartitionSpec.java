@@ -18,6 +18,11 @@ sealed interface PartitionSpec extends Serializable {
     return base;
   }
 
+  /** The rows of {@code table} this partition reads, as SQL: the whole table unless a rowid range narrows it. */
+  default String rowsOf(String table) {
+    return "SELECT * FROM " + TableName.parse(table).sql();
+  }
+
   /** A predicate over the scan's cast columns, added to WHERE. */
   default Optional<String> predicate(List<TypeMapping.Column> columns) {
     return Optional.empty();
@@ -83,6 +88,11 @@ sealed interface PartitionSpec extends Serializable {
             : lower != null ? lower : upper);
       }
       return sql.toString();
+    }
+
+    @Override
+    public String rowsOf(String ignored) {
+      return base(null);
     }
 
     @Override

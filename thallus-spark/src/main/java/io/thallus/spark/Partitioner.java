@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>a Parquet dataset read whole ({@code dataset} without {@code query} or {@code table}): by row groups, as
  *       row ranges of its files, balanced by row count;
- *   <li>a table: by ranges of DuckDB's {@code rowid}, split evenly between its smallest and largest;
+ *   <li>a table, or a pushed join of a driving table: by ranges of DuckDB's {@code rowid}, split evenly between its
+ *       smallest and largest;
  *   <li>anything else (a view, CSV or JSON files, a query), or with {@code partitionColumn}: by {@code hash(key) % n},
  *       over the query's result, so any query (joins, aggregates) splits correctly.
  * </ul>
@@ -36,20 +37,30 @@ final class Partitioner {
       return List.of(new PartitionSpec.Whole());
     }
     if (conf.partitionColumn().isEmpty()) {
+      Optional<String> drivingFiles = conf.driving().map(DrivingSource::filesOrNull);
+      if (drivingFiles.isPresent()) {
+        // A pushed join of a Parquet dataset: its row groups (its other side is read whole by each part).
+        return byRowGroups(conf, drivingFiles.get(), n).orElseGet(() -> byHash(n, List.of()));
+      }
       if (conf.dataset().isPresent() && conf.query().isEmpty() && conf.table().isEmpty()) {
-        Optional<List<PartitionSpec>> files = byRowGroups(conf, n);
+        Optional<List<PartitionSpec>> files = byRowGroups(conf, conf.dataset().get(), n);
         if (files.isPresent()) {
           return files.get();
         }
       }
-      if (conf.table().isPresent()) {
-        Optional<List<PartitionSpec>> ranges = byRowId(conf, n);
+      // A table, or a pushed join of one (its driving table: the join's other sides are read whole by each part).
+      Optional<String> table = conf.driving().map(DrivingSource::tableOrNull).or(conf::table);
+      if (table.isPresent()) {
+        Optional<List<PartitionSpec>> ranges = byRowId(conf, table.get(), n);
         if (ranges.isPresent()) {
           return ranges.get();
         }
       }
     }
-    List<String> keys = conf.partitionColumn().map(List::of).orElse(List.of());
+    return byHash(n, conf.partitionColumn().map(List::of).orElse(List.of()));
+  }
+
+  private static List<PartitionSpec> byHash(int n, List<String> keys) {
     List<PartitionSpec> buckets = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       buckets.add(new PartitionSpec.Hash(i, n, keys));
@@ -57,13 +68,13 @@ final class Partitioner {
     return buckets;
   }
 
-  private static Optional<List<PartitionSpec>> byRowId(ReadConf conf, int n) {
-    Optional<DatasetDescription> table = describe(conf, TableName.parse(conf.table().get()).sql());
+  private static Optional<List<PartitionSpec>> byRowId(ReadConf conf, String name, int n) {
+    Optional<DatasetDescription> table = describe(conf, TableName.parse(name).sql(), conf.dataset().orElse(""));
     if (table.isEmpty() || table.get().kind() == DatasetDescription.Kind.VIEW) {
       return Optional.empty(); // a view has no rowid: hash instead
     }
     if (table.get().kind() != DatasetDescription.Kind.TABLE) {
-      throw new IllegalStateException("the server describes table '" + conf.table().get() + "' as "
+      throw new IllegalStateException("the server describes table '" + name + "' as "
           + table.get().kind() + ", neither a table nor a view");
     }
     List<DatasetDescription.Part> parts = table.get().parts();
@@ -79,13 +90,13 @@ final class Partitioner {
       // The first range is open below and the last open above, so rows added later still land somewhere.
       OptionalLong from = i == 0 ? OptionalLong.empty() : OptionalLong.of(min + span * i / count);
       OptionalLong to = i == count - 1 ? OptionalLong.empty() : OptionalLong.of(min + span * (i + 1) / count);
-      ranges.add(new PartitionSpec.RowIdRange(conf.table().get(), from, to));
+      ranges.add(new PartitionSpec.RowIdRange(name, from, to));
     }
     return Optional.of(ranges);
   }
 
-  private static Optional<List<PartitionSpec>> byRowGroups(ReadConf conf, int n) {
-    Optional<DatasetDescription> files = describe(conf, "dataset");
+  private static Optional<List<PartitionSpec>> byRowGroups(ReadConf conf, String dataset, int n) {
+    Optional<DatasetDescription> files = describe(conf, "dataset", dataset);
     if (files.isEmpty() || files.get().kind() != DatasetDescription.Kind.FILES) {
       return Optional.empty();
     }
@@ -108,15 +119,16 @@ final class Partitioner {
   /**
    * What the server says {@code name} is, with the read's dataset bound. Empty only where the server cannot say
    * although the name is fine: an engine that does not describe names (UNIMPLEMENTED), or a source of more parts
-   * than one answer holds (RESOURCE_EXHAUSTED); the scan then splits by hash, which is right but reads every row in
+   * than one answer holds (OUT_OF_RANGE); the scan then splits by hash, which is right but reads every row in
    * every partition, so it is logged as a warning. Any other error (no such table, a name that is not one, a
-   * server that cannot be reached) fails the plan here with the server's message, never a silent hash split.
+   * server that cannot be reached, or is short of connections or memory now: RESOURCE_EXHAUSTED) fails the plan
+   * here with the server's message, never a silent hash split.
    */
-  private static Optional<DatasetDescription> describe(ReadConf conf, String name) {
+  private static Optional<DatasetDescription> describe(ReadConf conf, String name, String dataset) {
     try (ThallusClient client = Connector.connect(conf, 0)) {
-      return Optional.of(client.describe(name, conf.dataset().orElse("")));
+      return Optional.of(client.describe(name, dataset));
     } catch (ThallusException e) {
-      if (e.code() == StatusCode.UNIMPLEMENTED || e.code() == StatusCode.RESOURCE_EXHAUSTED) {
+      if (e.code() == StatusCode.UNIMPLEMENTED || e.code() == StatusCode.OUT_OF_RANGE) {
         LOG.warn("splitting {} by hash of its rows (every partition reads all of them): the server cannot describe"
             + " it: {}", name, e.getMessage());
         return Optional.empty();

@@ -34,6 +34,8 @@ record ReadConf(
     boolean pushDownFilters,
     boolean pushDownAggregate,
     boolean pushDownLimit,
+    Map<String, String> namedDatasets,
+    DrivingSource drivingOrNull,
     ShardedSource shardedOrNull) implements Serializable {
 
   // Optional is not Serializable, so the components hold nulls and these accessors wrap them.
@@ -65,6 +67,11 @@ record ReadConf(
 
   Optional<Duration> queryTimeout() {
     return Optional.ofNullable(queryTimeoutOrNull);
+  }
+
+  /** The source whose parts split a pushed join across partitions ({@link DrivingSource}). */
+  Optional<DrivingSource> driving() {
+    return Optional.ofNullable(drivingOrNull);
   }
 
   static final int DEFAULT_BATCH_ROWS = 65_536;
@@ -138,6 +145,7 @@ record ReadConf(
         bool(lower, ThallusOptions.PUSH_DOWN_FILTERS, true),
         bool(lower, ThallusOptions.PUSH_DOWN_AGGREGATE, true),
         bool(lower, ThallusOptions.PUSH_DOWN_LIMIT, true),
+        Map.of(), null,
         sharded.map(name -> ShardedSource.of(name, urls, integer(lower, ThallusOptions.PARTITIONS, 1).orElse(1)))
             .orElse(null));
   }
@@ -174,10 +182,21 @@ record ReadConf(
     return reading(null, path, null);
   }
 
+  /**
+   * This connection reading a pushed join's SQL, with the request binding {@code datasetOrNull} as its
+   * {@code dataset} and {@code named} (view name to path) as named datasets ({@link JoinSources}); split by the
+   * parts of {@code drivingOrNull}, if given.
+   */
+  ReadConf withJoin(String sql, String datasetOrNull, Map<String, String> named, DrivingSource drivingOrNull) {
+    return new ReadConf(urls, sql, datasetOrNull, null, transportName, batchRows, partitions, partitionColumnName,
+        credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
+        pushDownLimit, Map.copyOf(named), drivingOrNull, shardedOrNull);
+  }
+
   private ReadConf reading(String query, String dataset, String table) {
     return new ReadConf(urls, query, dataset, table, transportName, batchRows, partitions, partitionColumnName,
         credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
-        pushDownLimit, shardedOrNull);
+        pushDownLimit, namedDatasets, null, shardedOrNull);
   }
 
   /**
@@ -187,7 +206,7 @@ record ReadConf(
   ReadConf forShards(List<String> servers, String dataset, int partitions, ShardedSource sharded) {
     return new ReadConf(List.copyOf(servers), null, dataset, null, transportName, batchRows, partitions, null,
         credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
-        pushDownLimit, sharded);
+        pushDownLimit, Map.of(), null, sharded);
   }
 
   /** What the scan reads before any pushdown: the query, the table, or the whole dataset view. */

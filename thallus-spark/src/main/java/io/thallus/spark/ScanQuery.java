@@ -31,12 +31,27 @@ record ScanQuery(
     OptionalInt limit,
     StructType readSchema,
     List<String> narrowSelectOrNull,
-    List<String> narrowGroupByOrNull) implements Serializable {
+    List<String> narrowGroupByOrNull,
+    DrivingSource drivingOrNull) implements Serializable {
+
+  /**
+   * The name a split join's {@code base} reads its driving source by: a CTE that each partition defines as its share
+   * of it ({@link DrivingSource#rows}), the whole source for the scan as a whole.
+   */
+  static final String DRIVING = "thallus_driving";
+
+  /** A scan of no driving table. */
+  ScanQuery(String base, List<TypeMapping.Column> columns, List<String> select, List<String> filters,
+      List<String> groupBy, List<String> orderBy, OptionalInt limit, StructType readSchema,
+      List<String> narrowSelectOrNull, List<String> narrowGroupByOrNull) {
+    this(base, columns, select, filters, groupBy, orderBy, limit, readSchema, narrowSelectOrNull, narrowGroupByOrNull,
+        null);
+  }
 
   /** A scan without a narrow form (see {@link ExpressionSql.Typed}). */
   ScanQuery(String base, List<TypeMapping.Column> columns, List<String> select, List<String> filters,
       List<String> groupBy, List<String> orderBy, OptionalInt limit, StructType readSchema) {
-    this(base, columns, select, filters, groupBy, orderBy, limit, readSchema, null, null);
+    this(base, columns, select, filters, groupBy, orderBy, limit, readSchema, null, null, null);
   }
 
   /** Stands in for an empty select list (Spark's {@code count()} needs rows, no columns); never read. */
@@ -59,11 +74,22 @@ record ScanQuery(
 
   private String render(List<String> select, List<String> groupBy, PartitionSpec partition) {
     StringBuilder sql = new StringBuilder();
-    partition.datasetCte().ifPresent(cte -> sql.append("WITH dataset AS (").append(cte).append(")\n"));
+    List<String> ctes = new ArrayList<>();
+    if (drivingOrNull != null) {
+      // A split join: the partition narrows its driving source only; the join's SQL (and any 'dataset' it reads,
+      // the other side's included) stays as it is.
+      ctes.add(DRIVING + " AS (" + drivingOrNull.rows(partition) + ")");
+    } else {
+      partition.datasetCte().ifPresent(cte -> ctes.add("dataset AS (" + cte + ")"));
+    }
+    if (!ctes.isEmpty()) {
+      sql.append("WITH ").append(String.join(", ", ctes)).append("\n");
+    }
     sql.append("SELECT ").append(select.isEmpty() ? NO_COLUMNS : String.join(", ", select));
     String casts = columns.stream().map(TypeMapping.Column::selectSql).collect(Collectors.joining(", "));
     sql.append("\nFROM (SELECT ").append(casts).append(" FROM (\n")
-        .append(partition.base(base)).append("\n) AS thallus_source) AS thallus_scan");
+        .append(drivingOrNull != null ? base : partition.base(base))
+        .append("\n) AS thallus_source) AS thallus_scan");
     List<String> where = new ArrayList<>(filters);
     partition.predicate(columns).ifPresent(where::add);
     if (!where.isEmpty()) {

@@ -196,7 +196,12 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
         return new ThallusTable(read, TypeMapping.columns(client.schema(Connector.request(read, read.baseSql()))
             .getFields()), null, name + "." + FILES + ".`" + ident.name() + "`");
       } catch (ThallusException e) {
-        throw new NoSuchTableException(ident); // the server's NOT_FOUND: no such file under the data root
+        if (e.code() == io.thallus.StatusCode.NOT_FOUND) {
+          throw new NoSuchTableException(ident); // no such file under the data root
+        }
+        // A path outside the data root, a file DuckDB cannot read, a server short of resources: said as it is.
+        throw ThallusException.of(e.code(), "cannot read " + name + "." + FILES + ".`" + ident.name() + "`: "
+            + e.getMessage(), e);
       }
     }
     ServerSql.Relation relation = find(tableName(ident));

@@ -43,6 +43,9 @@ final class ThallusScan implements Scan, Batch, SupportsReportStatistics {
     conf.sharded().ifPresentOrElse(s -> text.append(", sharded=").append(s.name()).append(" (").append(s.shards())
         .append(" shards, ").append(s.partitionsPerShard()).append(" partition(s) each)"),
         () -> conf.dataset().ifPresent(d -> text.append(", dataset=").append(d)));
+    if (!conf.namedDatasets().isEmpty()) {
+      text.append(", datasets=").append(conf.namedDatasets());
+    }
     pushedJoin.ifPresent(j -> text.append(", pushedJoin=[").append(j).append(']'));
     text.append(", pushedFilters=").append(pushedFilters);
     pushedAggregate.ifPresent(a -> text.append(", pushedAggregate=[").append(a).append(']'));
@@ -66,6 +69,11 @@ final class ThallusScan implements Scan, Batch, SupportsReportStatistics {
         .append(narrow.replace('\n', ' ')).append(']'));
     text.append(']');
     return text.toString();
+  }
+
+  /** The connection and source this scan reads (the whole-plan strategy joins scans of one server). */
+  ReadConf conf() {
+    return conf;
   }
 
   /** The scan's SQL as a whole (what one partition would run), as EXPLAIN shows it. */

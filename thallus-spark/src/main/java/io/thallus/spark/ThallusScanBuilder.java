@@ -80,16 +80,21 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
   }
 
   /**
-   * Two reads join on the server when they reach the same servers the same way and read the server's database (or
-   * the same dataset) with one stream each: the join then runs in one DuckDB query.
+   * Two reads join on the server when they reach the same servers the same way and one request can bind what both
+   * read ({@link JoinSources}: the server's database, the same dataset, or files of each under a view of their own):
+   * the join then runs in one DuckDB query. With several partitions the left side must be a table or Parquet files
+   * read whole (or a join split by one, {@link #splitSource}) and the right side no split join: each partition joins its share of that source
+   * with the whole right side, so the partitions together hold every row of the join once.
    */
   @Override
   public boolean isOtherSideCompatibleForJoin(SupportsPushDownJoin other) {
-    return other instanceof ThallusScanBuilder that && conf.partitions() == 1 && that.conf.partitions() == 1
+    return other instanceof ThallusScanBuilder that && conf.sharded().isEmpty() && that.conf.sharded().isEmpty()
+        && conf.partitions() == that.conf.partitions()
+        && (conf.partitions() == 1 || splitSource(conf.baseSql()).isPresent() && that.conf.driving().isEmpty())
         && aggregateSelect == null && that.aggregateSelect == null && limit.isEmpty() && that.limit.isEmpty()
         && conf.urls().equals(that.conf.urls()) && conf.credentials().equals(that.conf.credentials())
         && java.util.Objects.equals(conf.transportName(), that.conf.transportName()) && conf.tls() == that.conf.tls()
-        && java.util.Objects.equals(conf.datasetPath(), that.conf.datasetPath());
+        && JoinSources.of(conf, that.conf).isPresent();
   }
 
   /**
@@ -109,10 +114,28 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     if (join == null) {
       return false;
     }
+    Optional<JoinSources.Bound> sources = JoinSources.of(conf, right.conf);
+    if (sources.isEmpty()) {
+      return false;
+    }
+    String leftBase = sources.get().leftBase();
+    DrivingSource driving = null;
+    if (conf.partitions() > 1) {
+      // Split by the left side's rows: a right outer join would need the right side's rows split instead.
+      Optional<DrivingSource> split = splitSource(leftBase);
+      if (split.isEmpty() || joinType == org.apache.spark.sql.connector.join.JoinType.RIGHT_OUTER_JOIN
+          || right.conf.driving().isPresent()) {
+        return false;
+      }
+      driving = split.get();
+      if (conf.driving().isEmpty()) {
+        leftBase = "SELECT * FROM " + ScanQuery.DRIVING;
+      }
+    }
     List<TypeMapping.Column> joined = new ArrayList<>();
     Map<String, DataType> joinedTypes = new LinkedHashMap<>();
-    String leftSql = side(leftColumns, joined, joinedTypes);
-    String rightSql = right.side(rightColumns, joined, joinedTypes);
+    String leftSql = side(leftBase, leftColumns, joined, joinedTypes);
+    String rightSql = right.side(sources.get().rightBase(), rightColumns, joined, joinedTypes);
     if (leftSql == null || rightSql == null) {
       return false;
     }
@@ -122,7 +145,7 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     }
     String sql = "SELECT * FROM (\n" + leftSql + "\n) AS thallus_left " + join + " (\n" + rightSql
         + "\n) AS thallus_right ON " + on.get();
-    conf = conf.withQuery(sql);
+    conf = conf.withJoin(sql, sources.get().datasetOrNull(), sources.get().named(), driving);
     columns = joined;
     types.clear();
     joinedTypes.forEach(types::put);
@@ -133,8 +156,31 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     return true;
   }
 
-  /** This side's SQL with its pushed filters, selecting {@code wanted} under their join names; null if it cannot. */
-  private String side(ColumnWithAlias[] wanted, List<TypeMapping.Column> joined, Map<String, DataType> joinedTypes) {
+  /**
+   * What can split this read when it is a join's left side, read in the join as {@code base}: the table it reads
+   * (of the server's database, or of its DuckDB dataset), the Parquet dataset it reads whole (by row groups), or
+   * the driving source of the join it already is.
+   */
+  private Optional<DrivingSource> splitSource(String base) {
+    if (conf.driving().isPresent()) {
+      return conf.driving();
+    }
+    if (conf.query().isPresent()) {
+      return Optional.empty();
+    }
+    boolean filesDataset = conf.dataset().isPresent() && !JoinSources.isDatabaseFile(conf.dataset().get());
+    if (!filesDataset) {
+      return conf.table().map(table -> DrivingSource.table(table, base));
+    }
+    return conf.table().isEmpty() ? Optional.of(DrivingSource.files(conf.dataset().get(), base)) : Optional.empty();
+  }
+
+  /**
+   * This side's SQL over {@code base} (what it reads in the join's request) with its pushed filters, selecting
+   * {@code wanted} under their join names; null if it cannot.
+   */
+  private String side(String base, ColumnWithAlias[] wanted, List<TypeMapping.Column> joined,
+      Map<String, DataType> joinedTypes) {
     List<String> select = new ArrayList<>();
     for (ColumnWithAlias column : wanted) {
       DataType type = types.get(column.colName());
@@ -146,7 +192,7 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
       joined.add(new TypeMapping.Column(name, Sql.identifier(name), type));
       joinedTypes.put(name, type);
     }
-    ScanQuery side = new ScanQuery(conf.baseSql(), columns, select, List.copyOf(filters), List.of(), List.of(),
+    ScanQuery side = new ScanQuery(base, columns, select, List.copyOf(filters), List.of(), List.of(),
         OptionalInt.empty(), null);
     return side.sql(new PartitionSpec.Whole());
   }
@@ -422,7 +468,7 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     }
     ScanQuery query = new ScanQuery(conf.baseSql(), columns, List.copyOf(select), List.copyOf(filters), groupBy,
         orderBy, limit, schema, aggregateSelect == null ? null : aggregateNarrowSelect,
-        aggregateSelect == null ? null : narrowGroupBy);
+        aggregateSelect == null ? null : narrowGroupBy, conf.driving().orElse(null));
     // EXPLAIN shows the filters as the SQL they became (a date as DATE '1998-09-02', not Spark's day number).
     return new ThallusScan(conf, query, List.copyOf(filters), Optional.ofNullable(aggregateDescription),
         Optional.ofNullable(joinDescription));

@@ -34,7 +34,9 @@ class FunctionPushdownTest {
       + " WHEN i = 3 THEN DATE '9999-12-31' WHEN i = 4 THEN DATE '1582-10-04' ELSE DATE '1992-01-01' + (i * 37 % 2900)::INTEGER END AS d,"
       + " CASE WHEN i % 41 = 0 THEN NULL WHEN i % 5 = 0 THEN 'straße ' || i WHEN i % 5 = 1 THEN 'ñandú日本' || i"
       + " WHEN i % 5 = 2 THEN '😀x' || i WHEN i % 97 = 3 THEN '' ELSE lpad((10 + i % 25)::VARCHAR, 2, '0') || '-' || i END AS s,"
-      + " TIMESTAMP '1995-06-01 23:30:00' + to_hours(i) AS ts,"
+      + " CASE WHEN i % 61 = 0 THEN NULL WHEN i = 5 THEN TIMESTAMP '1969-12-31 23:59:59.5'"
+      + " ELSE TIMESTAMP '1995-06-01 23:30:00' + to_seconds(i * 3671) END AS ts,"
+      + " (TIMESTAMP '1995-06-01 23:30:00' + to_hours(i))::TIMESTAMPTZ AS tz,"
       + " CASE i % 7 WHEN 0 THEN NULL WHEN 1 THEN '  a b  ' WHEN 2 THEN chr(9) || 'a ' || chr(9) WHEN 3 THEN"
       + " chr(160) || 'x' || chr(160) WHEN 4 THEN chr(12288) || 'y ' WHEN 5 THEN 'xxzyx' ELSE ' ' || i END AS p"
       + " FROM range(5000) t(i)";
@@ -137,13 +139,22 @@ class FunctionPushdownTest {
       String sql = sameAsSpark(df -> df.groupBy(cased.as("c")).count());
       assertThat(sql).as(cased.toString()).doesNotContain("upper").doesNotContain("lower").doesNotContain("GROUP BY");
     }
-    // A timestamp's year is of its date in the session's time zone; week-based fields number weeks differently.
-    String ofTimestamp = sameAsSpark(df -> df.groupBy(functions.year(col("ts")), functions.dayofmonth(col("ts")))
-        .count());
-    assertThat(ofTimestamp).doesNotContain("year(").doesNotContain("GROUP BY");
-    String weekly = sameAsSpark(df -> df.groupBy(functions.dayofweek(col("d")), functions.weekofyear(col("d")))
-        .count());
-    assertThat(weekly).doesNotContain("GROUP BY");
+    // A timestamp with time zone: its year and hour are of its time in the session's time zone.
+    String ofTimestamp = sameAsSpark(df -> df.groupBy(functions.year(col("tz")), functions.dayofmonth(col("tz")),
+        functions.hour(col("tz"))).count());
+    assertThat(ofTimestamp).doesNotContain("year(").doesNotContain("hour(").doesNotContain("GROUP BY");
+    // date_add by a column of days (Spark's int overflow is not DuckDB's range error), by more than 3,000,000 days,
+    // and date_sub, which Spark does not offer a connector.
+    for (Column moved : List.of(functions.date_add(col("d"), col("id").cast("int")),
+        functions.date_add(col("d"), 3_000_001), functions.date_sub(col("d"), 3))) {
+      String sql = sameAsSpark(df -> df.groupBy(moved.as("m")).count());
+      assertThat(sql).as(moved.toString()).doesNotContain("GROUP BY");
+    }
+    // A remainder by a column (which may be 0) or by a negative number.
+    for (Column remainder : List.of(col("id").mod(col("id").plus(1)), col("id").mod(lit(-7L)))) {
+      String sql = sameAsSpark(df -> df.groupBy(remainder.as("r")).count());
+      assertThat(sql).as(remainder.toString()).doesNotContain("GROUP BY");
+    }
     // A general LIKE pattern is not offered to a connector by Spark: it filters the rows itself.
     String like = sameAsSpark(df -> df.filter(col("s").like("%a%e%").and(functions.not(col("s").like("%1%2%"))))
         .select("id"));
@@ -174,6 +185,36 @@ class FunctionPushdownTest {
         "CAST((DATE '2000-01-01' - \"d\") AS INTEGER)", "GROUP BY");
     String unknown = sameAsSpark(df -> df.groupBy(functions.trunc(col("d"), "fortnight").as("f")).count());
     assertThat(unknown).doesNotContain("date_trunc").doesNotContain("GROUP BY");
+  }
+
+  @Test
+  void isoWeekFieldsDateAddLengthAndConcatArePushed() {
+    String weekly = sameAsSpark(df -> df.groupBy(functions.dayofweek(col("d")).as("dow"),
+        functions.weekofyear(col("d")).as("w"), functions.expr("weekday(d)").as("wd"),
+        functions.expr("extract(YEAROFWEEK FROM d)").as("yw")).count());
+    assertThat(weekly).contains("((CAST(isodow(\"d\") AS INTEGER) % 7) + CAST(1 AS INTEGER))",
+        "CAST(week(\"d\") AS INTEGER)", "(CAST(isodow(\"d\") AS INTEGER) - CAST(1 AS INTEGER))",
+        "CAST(isoyear(\"d\") AS INTEGER)", "GROUP BY");
+    // A timestamp without time zone: its wall clock's date and time fields, before 1970 too.
+    String wallClock = sameAsSpark(df -> df.groupBy(functions.year(col("ts")).as("y"),
+        functions.dayofmonth(col("ts")).as("d"), functions.hour(col("ts")).as("h"),
+        functions.minute(col("ts")).as("mi"), functions.second(col("ts")).as("s")).count());
+    assertThat(wallClock).contains("CAST(year(CAST(\"ts\" AS DATE)) AS INTEGER)", "CAST(hour(\"ts\") AS INTEGER)",
+        "CAST(minute(\"ts\") AS INTEGER)", "CAST(second(\"ts\") AS INTEGER)", "GROUP BY");
+    // Year 9999 + 1 and year 1 - 1 leave Spark's usual range in both the same way; NULL dates stay NULL.
+    String moved = sameAsSpark(df -> df.groupBy(functions.date_add(col("d"), 1).as("a"),
+        functions.date_add(col("d"), -1).as("b"), functions.date_add(col("d"), 3_000_000).as("c"),
+        functions.date_add(col("d"), -3_000_000).as("e")).count());
+    assertThat(moved).contains("(\"d\" + 1)", "(\"d\" + -1)", "(\"d\" + 3000000)", "GROUP BY");
+    String filtered = sameAsSpark(df -> df.filter(functions.date_add(col("d"), 30).gt(lit(
+        java.time.LocalDate.parse("1996-01-01")))).select("id"));
+    assertThat(filtered).contains("(\"d\" + 30)");
+    // Code points in both: multi-byte letters, an emoji, the empty string, NULL.
+    String lengths = sameAsSpark(df -> df.groupBy(functions.length(col("s")).as("n"),
+        functions.char_length(col("p")).as("m")).count());
+    assertThat(lengths).contains("CAST(length(\"s\") AS INTEGER)", "GROUP BY");
+    String joined = sameAsSpark(df -> df.groupBy(functions.concat(col("s"), lit("|"), col("p")).as("c")).count());
+    assertThat(joined).contains("(\"s\" || '|' || \"p\")", "GROUP BY");
   }
 
   /** The example: a year's count through the catalog is computed by DuckDB, not from every date. */

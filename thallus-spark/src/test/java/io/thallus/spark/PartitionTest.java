@@ -255,6 +255,25 @@ class PartitionTest {
         .hasMessageContaining("nope");
   }
 
+  /**
+   * A server short of something now (here: of connections) answers RESOURCE_EXHAUSTED, which says nothing about
+   * the table: the plan fails with the server's message instead of splitting by hash as if the table had no rowid.
+   */
+  @Test
+  void aServerShortOfResourcesFailsThePlanInsteadOfSplittingByHash() throws Exception {
+    try (TestServer full = new TestServer(builder -> builder.maxConnections(1));
+         org.apache.arrow.memory.BufferAllocator allocator = new org.apache.arrow.memory.RootAllocator();
+         io.thallus.ThallusClient only = io.thallus.ThallusClient.connect(allocator,
+             io.thallus.Location.parse(full.url()))) {
+      ServerSql.execute(only, "CREATE TABLE t AS SELECT range AS id FROM range(1000)", false);
+      ReadConf conf = ReadConf.from(Map.of("url", full.url(), "table", "t", "partitions", "2"));
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> Partitioner.plan(conf))
+          .isInstanceOfSatisfying(io.thallus.ThallusException.class,
+              e -> assertThat(e.code()).isEqualTo(io.thallus.StatusCode.RESOURCE_EXHAUSTED))
+          .hasMessageContaining("cannot split \"t\" into partitions");
+    }
+  }
+
   /** The one table scan in DuckDB's profile of {@code sql} run on the server: what it read and returned. */
   private record TableScan(long groups, long groupsRead, long rows) {}
 

@@ -16,11 +16,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.LocalDate;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
@@ -76,54 +74,19 @@ class PushdownTest {
     return reader.load();
   }
 
-  /** Rows as text (decimals without trailing zeros, doubles to 6 places), in order. */
   private static List<String> rows(Dataset<Row> df) {
-    List<String> rows = new ArrayList<>();
-    for (Row row : df.collectAsList()) {
-      List<String> values = new ArrayList<>();
-      for (int c = 0; c < row.length(); c++) {
-        values.add(text(row.get(c)));
-      }
-      rows.add(String.join("|", values));
-    }
-    return rows;
+    return Answers.rows(df);
   }
 
   /** DuckDB's answer to {@code sql} over the same file (the table {@code lineitem}), as {@link #rows} prints it. */
   private static List<String> duckdb(String sql) throws SQLException {
-    List<String> rows = new ArrayList<>();
     try (Connection connection = DriverManager.getConnection("jdbc:duckdb:");
          Statement statement = connection.createStatement()) {
       if (file != null) {
         statement.execute("CREATE VIEW lineitem AS SELECT * FROM read_parquet('" + file + "')");
       }
-      if (!statement.execute(sql)) {
-        return rows;
-      }
-      try (ResultSet rs = statement.getResultSet()) {
-        int columns = rs.getMetaData().getColumnCount();
-        while (rs.next()) {
-          List<String> values = new ArrayList<>();
-          for (int c = 1; c <= columns; c++) {
-            Object value = rs.getMetaData().getColumnTypeName(c).equals("DATE")
-                ? rs.getObject(c, LocalDate.class) : rs.getObject(c);
-            values.add(text(rs.wasNull() ? null : value));
-          }
-          rows.add(String.join("|", values));
-        }
-      }
+      return Answers.duckdb(statement, sql);
     }
-    return rows;
-  }
-
-  private static String text(Object value) {
-    return switch (value) {
-      case null -> "NULL";
-      case BigDecimal d -> d.signum() == 0 ? "0" : d.stripTrailingZeros().toPlainString();
-      case java.math.BigInteger i -> i.toString();
-      case Double d -> String.format("%.6f", d);
-      default -> value.toString();
-    };
   }
 
   private static ThallusScan scan(Dataset<Row> df) {

@@ -166,6 +166,28 @@ class ShardedReadSparkTest {
   }
 
   @Test
+  void aJoinOrAWholePlanOverShardsIsNeverPushedToOneServer() throws Exception {
+    spark.conf().set(WholePlanStrategy.ENABLED, "true");
+    spark.conf().set("spark.sql.optimizer.datasourceV2JoinPushdown", "true");
+    try {
+      lineitem().createOrReplaceTempView("sharded_a");
+      lineitem().createOrReplaceTempView("sharded_b");
+      Dataset<Row> joined = spark.sql("SELECT count(*), sum(a.l_quantity) FROM sharded_a a JOIN sharded_b b "
+          + "ON a.l_orderkey = b.l_orderkey + 1 WHERE b.l_returnflag = 'N'");
+      String plan = joined.queryExecution().executedPlan().toString();
+      assertThat(plan).doesNotContain("ThallusWholePlan").doesNotContain("pushedJoin");
+      Row row = joined.collectAsList().get(0);
+      List<Object> want = duckdb("SELECT count(*), sum(a.l_quantity) FROM lineitem a JOIN lineitem b "
+          + "ON a.l_orderkey = b.l_orderkey + 1 WHERE b.l_returnflag = 'N'").get(0);
+      assertThat(row.getLong(0)).isEqualTo(((Number) want.get(0)).longValue()).isPositive();
+      assertThat(decimal(row.get(1))).isEqualTo(decimal(want.get(1)));
+    } finally {
+      spark.conf().set(WholePlanStrategy.ENABLED, "false");
+      spark.conf().unset("spark.sql.optimizer.datasourceV2JoinPushdown");
+    }
+  }
+
+  @Test
   void aFilterAndProjectionRunOnEachShard() throws Exception {
     Dataset<Row> q6 = lineitem().filter("l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' "
         + "AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24").selectExpr("l_orderkey",

@@ -20,13 +20,18 @@ final class TestServer implements AutoCloseable {
   private final ThallusServer server;
 
   TestServer() {
+    this(builder -> builder);
+  }
+
+  /** A server with settings of its own ({@code settings} adds them to the builder: limits, say). */
+  TestServer(java.util.function.UnaryOperator<ThallusServer.Builder> settings) {
     try {
       dataRoot = Files.createTempDirectory("thallus-spark-test");
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
-    server = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
-            DuckDBEngine.builder().filesUnder(dataRoot).build()).dataRoot(dataRoot).build().start();
+    server = settings.apply(ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+            DuckDBEngine.builder().filesUnder(dataRoot).build()).dataRoot(dataRoot)).build().start();
   }
 
   Path dataRoot() {

@@ -16,36 +16,52 @@ import java.util.concurrent.locks.ReentrantLock;
  * credits, so the server keeps every stream going) into one queue of at most a batch per stream, which the consumer
  * takes in arrival order. A stream the server sent the whole answer on (a query it did not split: ORDER BY, say)
  * keeps its order. The first failure of any stream stops the others and is thrown; closing stops them all.
+ *
+ * <p>The bound holds under concurrency: a stream's thread reserves its place in the queue before it waits for its
+ * next batch, so batches queued and places reserved together never exceed one per stream.
  */
 public final class MergedBatches implements BatchSource {
-  private final List<StreamState> parts;
+  private final List<BatchSource> parts;
   private final Duration timeout;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
   // Guarded by lock.
   private final ArrayDeque<BatchContents> arrived = new ArrayDeque<>();
   private int partsEnded;
+  /** Places in the queue that streams' threads hold while they wait for their next batch. */
+  private int reserved;
   private ThallusException failure;
   private boolean closed;
 
-  public MergedBatches(List<StreamState> parts, Duration timeout) {
+  public MergedBatches(List<? extends BatchSource> parts, Duration timeout) {
     this.parts = List.copyOf(parts);
     this.timeout = timeout;
-    for (StreamState part : this.parts) {
-      Thread.ofVirtual().name("thallus-merge-" + part.id()).start(() -> drain(part));
+    for (BatchSource part : this.parts) {
+      Thread.ofVirtual().name("thallus-merge-" + name(part)).start(() -> drain(part));
     }
   }
 
-  /** Moves one stream's batches into the queue, each once there is room for it, until the stream ends or fails. */
-  private void drain(StreamState part) {
+  private static String name(BatchSource part) {
+    return part instanceof StreamState stream ? Integer.toString(stream.id()) : part.toString();
+  }
+
+  /** Moves one stream's batches into the queue, each into a place reserved first, until the stream ends or fails. */
+  private void drain(BatchSource part) {
     try {
       while (true) {
-        if (!awaitRoom()) {
+        if (!reserveRoom()) {
           return;
         }
-        BatchContents batch = part.take();
+        BatchContents batch;
+        try {
+          batch = part.take();
+        } catch (RuntimeException e) {
+          giveBackRoom();
+          throw e;
+        }
         lock.lock();
         try {
+          reserved--;
           if (batch == null) {
             partsEnded++;
             changed.signalAll();
@@ -64,22 +80,49 @@ public final class MergedBatches implements BatchSource {
     } catch (ThallusException e) {
       fail(e);
     } catch (RuntimeException e) {
-      fail(ThallusException.of(StatusCode.INTERNAL, "reading stream " + part.id() + " failed: " + e, e));
+      fail(ThallusException.of(StatusCode.INTERNAL, "reading stream " + name(part) + " failed: " + e, e));
     }
   }
 
-  /** Waits while the queue holds a batch per stream; false once the merge is over (closed or failed). */
-  private boolean awaitRoom() {
+  /**
+   * Waits while the batches queued and the places reserved fill the queue (a batch per stream), then reserves one;
+   * false, reserving nothing, once the merge is over (closed or failed).
+   */
+  private boolean reserveRoom() {
     lock.lock();
     try {
-      while (arrived.size() >= parts.size() && !closed && failure == null) {
+      while (arrived.size() + reserved >= parts.size() && !closed && failure == null) {
         // The consumer takes at its own pace, with no deadline of its own here: look again now and then.
         changed.await(100, TimeUnit.MILLISECONDS);
       }
-      return !closed && failure == null;
+      if (closed || failure != null) {
+        return false;
+      }
+      reserved++;
+      return true;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return false;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void giveBackRoom() {
+    lock.lock();
+    try {
+      reserved--;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Batches queued and not yet taken. */
+  int queued() {
+    lock.lock();
+    try {
+      return arrived.size();
     } finally {
       lock.unlock();
     }
@@ -99,7 +142,7 @@ public final class MergedBatches implements BatchSource {
     }
     if (first) {
       // The result is incomplete: its other streams stop.
-      parts.forEach(StreamState::cancel);
+      parts.forEach(BatchSource::cancel);
     }
   }
 
@@ -144,7 +187,7 @@ public final class MergedBatches implements BatchSource {
     long bytes = 0;
     long nanos = 0;
     long cpuNanos = 0;
-    for (StreamState part : parts) {
+    for (BatchSource part : parts) {
       StreamState.End end = part.end();
       if (end == null) {
         return null;
@@ -160,7 +203,7 @@ public final class MergedBatches implements BatchSource {
 
   @Override
   public void cancel() {
-    parts.forEach(StreamState::cancel);
+    parts.forEach(BatchSource::cancel);
   }
 
   @Override
@@ -178,6 +221,6 @@ public final class MergedBatches implements BatchSource {
       lock.unlock();
     }
     // A stream's take() that waits now ends with "closed", and its thread with it.
-    parts.forEach(StreamState::close);
+    parts.forEach(BatchSource::close);
   }
 }

@@ -3,10 +3,13 @@ package io.thallus.rdma.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.thallus.testing.JvmFlags;
+import java.io.BufferedReader;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -22,6 +25,8 @@ import org.junit.jupiter.api.Assumptions;
 public final class SoftRoceGuest {
   /** rxe-vm.sh's exit status when the guest itself could not be set up or started. */
   private static final int HARNESS_FAILED = 125;
+  /** Each guest test's limit (JUnit's duration syntax). */
+  private static final String GUEST_TEST_TIMEOUT = "5m";
 
   private SoftRoceGuest() {}
 
@@ -39,7 +44,12 @@ public final class SoftRoceGuest {
     for (String selectPackage : selectPackages) {
       command.add("--select-package=" + selectPackage);
     }
-    command.addAll(List.of("--disable-banner", "--disable-ansi-colors", "--details=tree", "--fail-if-no-tests"));
+    command.addAll(List.of("--disable-banner", "--disable-ansi-colors", "--details=flat", "--fail-if-no-tests",
+        // A guest test that hangs fails alone, named, with every thread's stack, instead of holding the whole guest
+        // run (and the build) until its 40-minute limit: the slowest took 22 s on a quiet box and ten times that
+        // under load.
+        "--config=junit.jupiter.execution.timeout.default=" + GUEST_TEST_TIMEOUT,
+        "--config=junit.jupiter.execution.timeout.threaddump.enabled=true"));
     ProcessBuilder builder = new ProcessBuilder(command);
     builder.environment().put("RXE_VM_TIMEOUT", "2400");
     Finished guest = run(builder);
@@ -75,22 +85,39 @@ public final class SoftRoceGuest {
   private record Finished(int exitValue, String output) {}
 
   /**
-   * Runs a harness script to its end (45 minutes at most), prints what it printed, and skips the calling test when
-   * the guests could not be set up here and no test ran.
+   * Runs a harness script to its end (45 minutes at most) and skips the calling test when the guests could not be
+   * set up here and no test ran. What the guest prints is echoed as it comes, each line with the seconds since the
+   * start, so that the build's log shows which guest test runs and how long each step took, even if the run never
+   * ends.
    */
   private static Finished run(ProcessBuilder builder) throws Exception {
-    Path log = Files.createTempFile("rxe-guest", ".log");
-    Process guest = builder.redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    Process guest = builder.redirectErrorStream(true).start();
+    long start = System.nanoTime();
+    StringBuilder output = new StringBuilder();
+    Thread echo = Thread.ofPlatform().daemon().name("soft-roce-guest-output").start(() -> {
+      try (BufferedReader lines = guest.inputReader(StandardCharsets.UTF_8)) {
+        for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+          synchronized (output) {
+            output.append(line).append('\n');
+          }
+          System.out.printf("[guest %5ds] %s%n", TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start), line);
+        }
+      } catch (IOException e) {
+        System.out.println("[guest] output stopped: " + e);
+      }
+    });
     if (!guest.waitFor(45, TimeUnit.MINUTES)) {
       guest.destroyForcibly();
       throw new AssertionError("the Soft-RoCE guest did not finish in 45 minutes");
     }
-    String output = Files.readString(log, StandardCharsets.UTF_8);
-    Files.deleteIfExists(log);
-    System.out.println(output);
-    Assumptions.assumeTrue(guest.exitValue() != HARNESS_FAILED || output.contains("Test run finished"),
-        () -> "the Soft-RoCE guest could not start here: " + lastLines(output));
-    return new Finished(guest.exitValue(), output);
+    echo.join(Duration.ofSeconds(30));
+    String all;
+    synchronized (output) {
+      all = output.toString();
+    }
+    Assumptions.assumeTrue(guest.exitValue() != HARNESS_FAILED || all.contains("Test run finished"),
+        () -> "the Soft-RoCE guest could not start here: " + lastLines(all));
+    return new Finished(guest.exitValue(), all);
   }
 
   private static String lastLines(String output) {

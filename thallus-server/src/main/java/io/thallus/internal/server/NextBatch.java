@@ -80,10 +80,10 @@ final class NextBatch {
   /**
    * The stream is over: a batch still being made is stopped (the engine is asked to cancel) and waited for, up to
    * {@code wait}, before {@code result} may close under it; a batch made and not taken is freed. True when nothing
-   * runs in the engine any more; false when the producer did not return in time, in which case its batch and
-   * {@code result} are closed when it does, not by the caller.
+   * runs in the engine any more (the caller runs {@code closeResult}); false when the producer did not return in
+   * time, in which case its batch is freed and {@code closeResult} runs when it does, on the producer's thread.
    */
-  boolean stop(QueryResult result, Duration wait, int streamId) {
+  boolean stop(QueryResult result, Duration wait, int streamId, Runnable closeResult) {
     CompletableFuture<Made> pending = making;
     making = null;
     if (pending == null) {
@@ -105,10 +105,13 @@ final class NextBatch {
       LOG.warn("stream {}: the engine did not stop making a batch within {} s of being asked; its result closes when "
           + "it does", streamId, wait.toSeconds());
       pending.whenComplete((made, error) -> {
-        if (made != null) {
-          free(made);
+        try {
+          if (made != null) {
+            free(made);
+          }
+        } finally {
+          closeResult.run();
         }
-        result.close();
       });
       return false;
     }

@@ -2,6 +2,7 @@ package io.thallus.internal.server;
 
 import io.thallus.server.Overlap;
 import io.thallus.spi.Deadline;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -17,8 +18,10 @@ import java.util.function.Supplier;
  *
  * <p>With {@link Overlap#auto()} the rule counts cores: the machine's, less one per event loop and one for the
  * engine's own workers (DuckDB scans ahead of its streams on threads of its own) and what else the JVM runs, leaves
- * the cores that streams and producers share. Every busy engine thread (a stream at work, an ingest appending) takes
- * one, every producer lent one more; a stream borrows a producer only while one is left after both. So one stream on
+ * the cores that streams and producers share. An engine that runs a query on one thread only (DuckDB with
+ * {@code threads = 1}: no workers of its own, the stream's thread does all its work) gets no core of its own. Every
+ * busy engine thread (a stream at work, an ingest appending) takes one, every producer lent one more; a stream
+ * borrows a producer only while one is left after both. So one stream on
  * sixteen cores overlaps, eight streams overlap six of themselves, and on two cores (nothing left once one stream
  * works) no producer exists and streams run exactly as with {@link Overlap#off()}. {@link Overlap#producers(int)}
  * lends up to that many, whatever the machine.
@@ -62,12 +65,23 @@ public final class ProducerPool {
    * runs {@code ioThreads} event loops; {@code busyEngineThreads} says how many engine threads are at work now.
    */
   public static ProducerPool of(Overlap overlap, int cores, int ioThreads, IntSupplier busyEngineThreads) {
+    return of(overlap, cores, ioThreads, OptionalInt.empty(), busyEngineThreads);
+  }
+
+  /**
+   * As {@link #of(Overlap, int, int, IntSupplier)}, for an engine that runs a query on {@code queryThreads} threads
+   * ({@link io.thallus.engine.QueryEngine#queryThreads}; empty: unknown, counted as having workers of its own).
+   */
+  public static ProducerPool of(Overlap overlap, int cores, int ioThreads, OptionalInt queryThreads,
+      IntSupplier busyEngineThreads) {
     if (overlap.isAuto()) {
-      int shared = cores - ioThreads - 1;
+      boolean engineWorkers = queryThreads.orElse(Integer.MAX_VALUE) > 1;
+      int shared = cores - ioThreads - (engineWorkers ? 1 : 0);
       // A producer only helps beside a stream that works: at least two shared cores, or none is lent.
       int most = Math.max(0, shared - 1);
       return new ProducerPool("auto: " + (most == 0 ? "off" : "up to " + most + " producers") + " on " + cores
-          + " cores", shared, most, busyEngineThreads);
+          + " cores" + (queryThreads.isPresent() ? ", engine threads " + queryThreads.getAsInt() : ""), shared, most,
+          busyEngineThreads);
     }
     return new ProducerPool(overlap.toString(), Integer.MAX_VALUE, overlap.producers(), busyEngineThreads);
   }

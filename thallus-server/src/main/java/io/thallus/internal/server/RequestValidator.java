@@ -66,10 +66,19 @@ final class RequestValidator {
     }
     checkRoom();
     Optional<Path> dataset = dataset(open.dataset());
+    Map<String, String> options = new HashMap<>();
+    Map<String, Path> named = new java.util.LinkedHashMap<>();
+    io.thallus.internal.protocol.NamedDatasets.take(open.options(), options).forEach((name, path) -> {
+      try {
+        named.put(name, dataset(path).orElseThrow());
+      } catch (ThallusException e) {
+        throw ThallusException.of(e.code(), "dataset '" + name + "': " + e.getMessage(), e);
+      }
+    });
     checkRunning();
     return new QuerySpec(open.sql(), dataset, open.batchRows(), QueryParameters.forEngine(open.parameters()),
         open.schemaOnly(), open.inTransaction() ? TransactionMode.SESSION : TransactionMode.AUTOCOMMIT,
-        open.options(), open.parameterRows());
+        options, open.parameterRows(), named);
   }
 
   /**

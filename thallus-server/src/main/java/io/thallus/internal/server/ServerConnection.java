@@ -35,6 +35,13 @@ public final class ServerConnection implements AutoCloseable {
   private final EngineLane lane;
   // Guarded by this.
   private boolean closed;
+  /** close() was called while holds were out: the connection closes when the last one is released. */
+  private boolean closeWanted;
+  /**
+   * Work that still runs in this connection's engine session and memory after its stream has finished (a producer
+   * thread the engine did not stop within the I/O timeout): while any is out, close() waits for its release.
+   */
+  private int holds;
   /** This client's session in the engine, opened at its first query. */
   private EngineSession engineSession;
   /** The write direction's fetcher, made at the first ingested body that travels outside its frame. */
@@ -101,6 +108,14 @@ public final class ServerConnection implements AutoCloseable {
     return lane;
   }
 
+  /**
+   * Gives back the memory the transport keeps for this connection without a body in it (shm's empty segments), for a
+   * stream of this connection that waits for room; the bytes given back.
+   */
+  long releaseUnusedTransportMemory() {
+    return session.releaseUnused();
+  }
+
   /** The name of the budget this connection's memory lies in, for errors. */
   String budgetName() {
     return context.budgets().budgetName(allocator);
@@ -136,11 +151,47 @@ public final class ServerConnection implements AutoCloseable {
   }
 
   /**
+   * Keeps the engine session and memory open past {@link #close} until {@link #releaseHold}: taken by a stream for
+   * work that may outlive it (a batch still being made on a producer thread), so nothing is closed under it.
+   */
+  synchronized void hold() {
+    holds++;
+  }
+
+  /** Gives a {@link #hold} back; the last one out closes the connection if close() was called meanwhile. */
+  void releaseHold() {
+    synchronized (this) {
+      if (holds <= 0) {
+        throw new IllegalStateException("connection " + id + ": a hold released that was never taken");
+      }
+      holds--;
+      if (holds > 0 || !closeWanted) {
+        return;
+      }
+    }
+    closeNow();
+  }
+
+  /**
    * The client has gone and nothing runs for it any more: a transaction it left open rolls back, the transport lets
-   * go of what it held, and the memory closes after the frames still queued for the event loop. Idempotent.
+   * go of what it held, and the memory closes after the frames still queued for the event loop. While a
+   * {@link #hold} is out that waits for its release. Idempotent.
    */
   @Override
   public void close() {
+    synchronized (this) {
+      if (closeWanted) {
+        return;
+      }
+      closeWanted = true;
+      if (holds > 0) {
+        return;
+      }
+    }
+    closeNow();
+  }
+
+  private void closeNow() {
     EngineSession ended;
     IngestFetcher fetcher;
     synchronized (this) {

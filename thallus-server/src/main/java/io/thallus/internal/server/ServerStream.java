@@ -411,6 +411,11 @@ final class ServerStream {
     connection.outbox().beforeWaiting();
     Deadline deadline = Deadline.after(context.ioTimeout());
     while (budgets.headroom(memory) < needed) {
+      // The connection's own transport may keep emptied buffers for reuse (shm's segments, let go only after 2 s
+      // idle): in a budget they fill, the next batch would wait for that sweep after every few batches.
+      if (connection.releaseUnusedTransportMemory() > 0) {
+        continue;
+      }
       throwIfAborted();
       if (deadline.isExpired()) {
         NO_ROOM.warn("no room", "stream {} waited {} s for memory in vain: {}", id, context.ioTimeout().toSeconds(),
@@ -501,9 +506,21 @@ final class ServerStream {
       ahead = null;
     }
     QueryResult running = result;
-    // A batch still being made stops first: the result closes once nothing runs in it (or when the producer returns).
-    if (running != null && nextBatch.stop(running, context.ioTimeout(), id)) {
-      running.close();
+    if (running != null) {
+      // A batch still being made stops first: the result closes once nothing runs in it, which may be after this
+      // stream is done if the producer does not return in time. The connection's engine session and memory, which
+      // that producer still uses, stay open until then (a hold, released once the result has closed).
+      connection.hold();
+      Runnable closeResult = () -> {
+        try {
+          running.close();
+        } finally {
+          connection.releaseHold();
+        }
+      };
+      if (nextBatch.stop(running, context.ioTimeout(), id, closeResult)) {
+        closeResult.run();
+      }
     }
     done.accept(this);
   }

@@ -108,4 +108,65 @@ class ProducerPoolTest {
     assertThatThrownBy(() -> Overlap.producers(0)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("Overlap.off()");
   }
+
+  @Test
+  void theEngineThreadsCountThoseAtWorkWithoutTheExecutorsLock() throws Exception {
+    EngineThreadPool engineThreads = new EngineThreadPool(4);
+    ProducerPool pool = ProducerPool.of(Overlap.auto(), 5, 1, engineThreads::busy);
+    assertThat(pool.toString()).isEqualTo("auto: up to 2 producers on 5 cores");
+    CountDownLatch working = new CountDownLatch(3);
+    CountDownLatch release = new CountDownLatch(1);
+    try {
+      for (int i = 0; i < 3; i++) {
+        engineThreads.execute(() -> {
+          working.countDown();
+          try {
+            release.await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+      }
+      assertThat(working.await(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(engineThreads.busy()).isEqualTo(3);
+      // Three streams at work on the three cores left beside the event loop and DuckDB's workers: none to lend.
+      assertThat(pool.tryLend(() -> "made")).isNull();
+    } finally {
+      release.countDown();
+    }
+    engineThreads.shutdown();
+    assertThat(engineThreads.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(engineThreads.busy()).isZero();
+    // Idle again: a producer is lent.
+    assertThat(pool.tryLend(() -> "made").get(30, TimeUnit.SECONDS)).isEqualTo("made");
+    pool.close(Deadline.after(Duration.ofSeconds(30)));
+  }
+
+  @Test
+  void autoCountsTheEnginesOwnWorkersByItsThreads() throws Exception {
+    // DuckDB's default (a thread per core): a core is left to its workers, as when the engine does not say.
+    assertThat(ProducerPool.of(Overlap.auto(), 16, 1, java.util.OptionalInt.of(16), () -> 0).toString())
+        .isEqualTo("auto: up to 13 producers on 16 cores, engine threads 16");
+    assertThat(ProducerPool.of(Overlap.auto(), 16, 1, java.util.OptionalInt.of(4), () -> 0).toString())
+        .isEqualTo("auto: up to 13 producers on 16 cores, engine threads 4");
+    // One thread: DuckDB has no workers of its own (the stream's thread does its work), so their core is shared.
+    ProducerPool single = ProducerPool.of(Overlap.auto(), 16, 1, java.util.OptionalInt.of(1), () -> 0);
+    assertThat(single.toString()).isEqualTo("auto: up to 14 producers on 16 cores, engine threads 1");
+    CountDownLatch release = new CountDownLatch(1);
+    List<CompletableFuture<String>> lent = new ArrayList<>();
+    try {
+      assertThat(lendUntilRefused(single, release, lent)).isEqualTo(14);
+    } finally {
+      release.countDown();
+    }
+    for (CompletableFuture<String> made : lent) {
+      made.get(30, TimeUnit.SECONDS);
+    }
+    single.close(Deadline.after(Duration.ofSeconds(30)));
+    // Three cores and one engine thread: a stream at work and a producer beside it.
+    assertThat(ProducerPool.of(Overlap.auto(), 3, 1, java.util.OptionalInt.of(1), () -> 1).lends()).isTrue();
+    // Two cores stay off whatever the engine's threads: one stream at work takes the core left.
+    assertThat(ProducerPool.of(Overlap.auto(), 2, 1, java.util.OptionalInt.of(1), () -> 1).lends()).isFalse();
+    assertThat(ProducerPool.of(Overlap.auto(), 2, 1, java.util.OptionalInt.of(2), () -> 1).lends()).isFalse();
+  }
 }

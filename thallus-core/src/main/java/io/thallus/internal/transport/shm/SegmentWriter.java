@@ -223,20 +223,22 @@ final class SegmentWriter implements AutoCloseable {
 
   /**
    * Lets go of every segment that has held no body for at least {@code idle}: unmapped, its file deleted and its
-   * bytes given back to the allocator. The next body goes into a new segment, sized afresh.
+   * bytes given back to the allocator. The next body goes into a new segment, sized afresh. Returns the bytes let go.
    */
-  void releaseIdle(java.time.Duration idle) {
+  long releaseIdle(java.time.Duration idle) {
     long now = System.nanoTime();
+    long released = 0;
     lock.lock();
     try {
       if (closed) {
-        return;
+        return 0;
       }
       for (java.util.Iterator<Segment> it = segments.iterator(); it.hasNext(); ) {
         Segment segment = it.next();
         if (segment.live == 0 && now - segment.emptySinceNanos >= idle.toNanos()) {
           it.remove();
           totalBytes -= segment.size;
+          released += segment.size;
           if (current == segment) {
             current = null;
           }
@@ -250,6 +252,7 @@ final class SegmentWriter implements AutoCloseable {
     } finally {
       lock.unlock();
     }
+    return released;
   }
 
   /** The bytes of segments this writer holds now (for tests). */

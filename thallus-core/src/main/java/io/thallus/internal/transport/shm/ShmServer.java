@@ -146,6 +146,11 @@ final class ShmServer implements ServerTransport {
       return segments.place(body, deadline);
     }
 
+    @Override
+    public long releaseUnused() {
+      return segments.releaseIdle(java.time.Duration.ZERO);
+    }
+
     /**
      * Maps the segments the client writes ingested batches into: files of its own in this session's folder, so they
      * go with the folder when the connection ends, whatever became of the client.

@@ -75,7 +75,8 @@ class SegmentWriterTest {
       first.close();
       writer.releaseIdle(Duration.ofHours(1));
       assertThat(writer.segmentBytes()).as("empty for less than the idle time: kept for reuse").isEqualTo(segments);
-      writer.releaseIdle(Duration.ZERO);
+      assertThat(writer.releaseIdle(Duration.ZERO)).as("the bytes let go, as a waiting stream is told")
+          .isEqualTo(segments);
       assertThat(writer.segmentBytes()).isZero();
       assertThat(connection.getAllocatedMemory()).isZero();
       assertThat(file).doesNotExist();
