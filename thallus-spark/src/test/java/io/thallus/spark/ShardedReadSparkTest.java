@@ -188,6 +188,38 @@ class ShardedReadSparkTest {
   }
 
   @Test
+  void tpchQ3JoinsTheShardedLineitemWithOrdersAndCustomerInSpark() throws Exception {
+    Path root = work.resolve("node0");
+    try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
+         Statement statement = duckdb.createStatement()) {
+      statement.execute("COPY (SELECT i AS o_orderkey, i % 1500 AS o_custkey, DATE '1992-01-01' + (i * 7 % 2400)::INTEGER"
+          + " AS o_orderdate, 0 AS o_shippriority FROM range(0, " + (3 * ROWS_PER_PART) + ") t(i)) TO '"
+          + root.resolve("orders.parquet") + "' (FORMAT parquet)");
+      statement.execute("COPY (SELECT c AS c_custkey, ['BUILDING','AUTOMOBILE','MACHINERY'][1 + c % 3] AS c_mktsegment"
+          + " FROM range(0, 1500) t(c)) TO '" + root.resolve("customer.parquet") + "' (FORMAT parquet)");
+    }
+    String server0 = servers.get(0).getLocation().withTransport("tcp").toString();
+    lineitem().createOrReplaceTempView("q3_lineitem");
+    spark.read().format("thallus").option("url", server0).option("dataset", "orders.parquet").load()
+        .createOrReplaceTempView("q3_orders");
+    spark.read().format("thallus").option("url", server0).option("dataset", "customer.parquet").load()
+        .createOrReplaceTempView("q3_customer");
+    String q3 = "SELECT l_orderkey, sum(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate, o_shippriority "
+        + "FROM %s, %s, %s WHERE c_mktsegment = 'BUILDING' AND c_custkey = o_custkey AND l_orderkey = o_orderkey "
+        + "AND o_orderdate < DATE '1995-03-15' AND l_shipdate > DATE '1995-03-15' "
+        + "GROUP BY l_orderkey, o_orderdate, o_shippriority ORDER BY revenue DESC, o_orderdate, l_orderkey LIMIT 10";
+    List<Row> got = spark.sql(String.format(q3, "q3_customer", "q3_orders", "q3_lineitem")).collectAsList();
+    List<List<Object>> want = duckdb(String.format(q3, "read_parquet('" + root.resolve("customer.parquet") + "')",
+        "read_parquet('" + root.resolve("orders.parquet") + "')", "lineitem"));
+    assertThat(got).hasSize(10).hasSize(want.size());
+    for (int i = 0; i < got.size(); i++) {
+      assertThat(got.get(i).getLong(0)).isEqualTo(((Number) want.get(i).get(0)).longValue());
+      assertThat(decimal(got.get(i).get(1))).isEqualTo(decimal(want.get(i).get(1)));
+      assertThat(got.get(i).get(2).toString()).isEqualTo(want.get(i).get(2).toString());
+    }
+  }
+
+  @Test
   void aFilterAndProjectionRunOnEachShard() throws Exception {
     Dataset<Row> q6 = lineitem().filter("l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' "
         + "AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24").selectExpr("l_orderkey",
