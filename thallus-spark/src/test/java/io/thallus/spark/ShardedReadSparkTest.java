@@ -181,6 +181,19 @@ class ShardedReadSparkTest {
           + "ON a.l_orderkey = b.l_orderkey + 1 WHERE b.l_returnflag = 'N'").get(0);
       assertThat(row.getLong(0)).isEqualTo(((Number) want.get(0)).longValue()).isPositive();
       assertThat(decimal(row.get(1))).isEqualTo(decimal(want.get(1)));
+
+      // One sharded leaf under an aggregate and a sort: the whole plan would run on one server; it is refused.
+      Dataset<Row> grouped = spark.sql("SELECT l_returnflag, count(*), sum(l_quantity) FROM sharded_a "
+          + "GROUP BY l_returnflag ORDER BY l_returnflag");
+      assertThat(grouped.queryExecution().executedPlan().toString()).doesNotContain("ThallusWholePlan");
+      List<Row> groups = grouped.collectAsList();
+      List<List<Object>> groupsWant = duckdb("SELECT l_returnflag, count(*), sum(l_quantity) FROM lineitem "
+          + "GROUP BY l_returnflag ORDER BY l_returnflag");
+      assertThat(groups).hasSize(3);
+      for (int i = 0; i < groups.size(); i++) {
+        assertThat(groups.get(i).getLong(1)).isEqualTo(((Number) groupsWant.get(i).get(1)).longValue());
+        assertThat(decimal(groups.get(i).get(2))).isEqualTo(decimal(groupsWant.get(i).get(2)));
+      }
     } finally {
       spark.conf().set(WholePlanStrategy.ENABLED, "false");
       spark.conf().unset("spark.sql.optimizer.datasourceV2JoinPushdown");
