@@ -13,7 +13,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  *       file, with its size and rows (and, for Parquet, the rows of each row group);
  *   <li>{@link Kind#TABLE}: {@link RowRange}s of DuckDB's {@code rowid}, ascending and disjoint, each with its rows
  *       and an estimate of its bytes; an empty table has none;
- *   <li>{@link Kind#VIEW}: no parts (a view is read whole, or split by the reader's own rule).
+ *   <li>{@link Kind#VIEW}: no parts (a view is read whole, or split by the reader's own rule);
+ *   <li>{@link Kind#SHARD} (a sharded dataset the server declares, docs/sharding.md): one {@link ShardPart} per part
+ *       of it the server holds, with its id, checksum, size and rows.
  * </ul>
  *
  * An answer holds at most {@link #MAX_PARTS} parts: the server refuses to describe more (OUT_OF_RANGE).
@@ -28,7 +30,8 @@ public record DatasetDescription(Kind kind, Schema schema, List<Part> parts) {
   public enum Kind {
     TABLE(0),
     VIEW(1),
-    FILES(2);
+    FILES(2),
+    SHARD(3);
 
     private final int wireValue;
 
@@ -52,7 +55,7 @@ public record DatasetDescription(Kind kind, Schema schema, List<Part> parts) {
   }
 
   /** One independently readable piece of a dataset or table. */
-  public sealed interface Part permits FilePart, RowRange {
+  public sealed interface Part permits FilePart, RowRange, ShardPart {
     /** Rows in this part. */
     long rows();
 
@@ -98,6 +101,33 @@ public record DatasetDescription(Kind kind, Schema schema, List<Part> parts) {
     }
   }
 
+  /**
+   * A part of a sharded dataset that the answering server holds ({@link Kind#SHARD}): {@code id} names the part
+   * across servers, {@code checksum} (64 hex digits of SHA-256, docs/sharding.md) tells copies of it apart, and
+   * {@code dataset} is the path under the server's data root that a query names as its dataset to read it. Two
+   * servers holding the same id and checksum hold replicas of one part.
+   */
+  public record ShardPart(String id, String checksum, String dataset, long bytes, long rows) implements Part {
+    /** What a part id may be: letters, digits, '.', '_' and '-', 1 to 128 of them. */
+    public static final java.util.regex.Pattern ID = java.util.regex.Pattern.compile("[A-Za-z0-9._-]{1,128}");
+    private static final java.util.regex.Pattern CHECKSUM = java.util.regex.Pattern.compile("[0-9a-f]{64}");
+
+    public ShardPart {
+      Objects.requireNonNull(id, "id");
+      Objects.requireNonNull(checksum, "checksum");
+      Objects.requireNonNull(dataset, "dataset");
+      if (!ID.matcher(id).matches()) {
+        throw new IllegalArgumentException("not a part id: '" + id + "' (1 to 128 letters, digits, '.', '_', '-')");
+      }
+      if (!CHECKSUM.matcher(checksum).matches()) {
+        throw new IllegalArgumentException("part " + id + " has a checksum that is not 64 lowercase hex digits");
+      }
+      if (dataset.isEmpty() || bytes < 0 || rows < 0) {
+        throw new IllegalArgumentException("part " + id + " has no dataset path, or negative bytes or rows");
+      }
+    }
+  }
+
   public DatasetDescription {
     Objects.requireNonNull(kind, "kind");
     Objects.requireNonNull(schema, "schema");
@@ -108,6 +138,7 @@ public record DatasetDescription(Kind kind, Schema schema, List<Part> parts) {
     Class<? extends Part> expected = switch (kind) {
       case TABLE -> RowRange.class;
       case FILES -> FilePart.class;
+      case SHARD -> ShardPart.class;
       case VIEW -> null;
     };
     long rowGroups = 0;
@@ -125,6 +156,9 @@ public record DatasetDescription(Kind kind, Schema schema, List<Part> parts) {
         }
         lastEnd = range.endRowId();
       }
+    }
+    if (kind == Kind.SHARD && parts.stream().map(p -> ((ShardPart) p).id()).distinct().count() != parts.size()) {
+      throw new IllegalArgumentException("a server holds each part of a sharded dataset once; ids repeat");
     }
     if (rowGroups > MAX_ROW_GROUPS) {
       throw new IllegalArgumentException(rowGroups + " row groups are over the maximum of " + MAX_ROW_GROUPS);

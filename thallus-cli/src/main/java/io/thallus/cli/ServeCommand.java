@@ -61,6 +61,10 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--transports", split = ",", description = "Transports to offer (default: all available).")
   List<String> transports = List.of();
 
+  @Option(names = "--shard", paramLabel = "NAME=PART:PATH", description = "This server holds part PART of sharded "
+      + "dataset NAME at PATH under the data root (repeatable; docs/sharding.md), e.g. lineitem=p0:lineitem/part0.")
+  List<String> shards = List.of();
+
   @Option(names = "--token-file", description = "Require clients to send the secret in this file (its first line).")
   Path tokenFile;
 
@@ -178,6 +182,14 @@ final class ServeCommand implements Callable<Integer> {
       + "once (default 16); one more closes the oldest silent or half-sent one.")
   Integer metricsMaxConnections;
 
+  private ThallusServer.Builder shards(ThallusServer.Builder builder) {
+    for (String shard : shards) {
+      io.thallus.server.ShardDeclaration declaration = ShardOption.parse(shard);
+      builder.shard(declaration.name(), declaration.partId(), declaration.path());
+    }
+    return builder;
+  }
+
   @Override
   public Integer call() throws InterruptedException, java.io.IOException {
     if (dataRoot == null) {
@@ -209,7 +221,7 @@ final class ServeCommand implements Callable<Integer> {
     try {
       try (DuckDBEngine duckdb = engine.build();
            BufferAllocator allocator = new RootAllocator();
-           ThallusServer server = security(ThallusServer.builder(allocator, Location.of(host, port), duckdb))
+           ThallusServer server = shards(security(ThallusServer.builder(allocator, Location.of(host, port), duckdb)))
                .dataRoot(dataRoot).transports(transports).meterRegistry(metrics).build().start();
            MetricsEndpoint endpoint = metricsPort == null ? null
                : MetricsEndpoint.start(host, metricsPort, metrics, server::isAccepting, metricsSettings());

@@ -106,6 +106,8 @@ public final class ThallusServer implements AutoCloseable {
     }
     try {
       Optional<DataRoot> dataRoot = Optional.ofNullable(settings.dataRoot).map(DataRoot::new);
+      io.thallus.internal.server.ServerShards shards = io.thallus.internal.server.ServerShards.of(settings.shards,
+          dataRoot);
       acceptLoop = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("thallus-server-accept", true),
           NioIoHandler.newFactory());
       ioLoop = new MultiThreadIoEventLoopGroup(settings.ioThreads, new DefaultThreadFactory("thallus-server-io", true),
@@ -130,7 +132,7 @@ public final class ThallusServer implements AutoCloseable {
               Protocol.HELLO_MAX_FRAME, settings.maxFrameBytes,
               settings.connectionIdleTimeout, settings.maxStreams, settings.maxStreamsPerConnection,
               settings.maxCreditsPerStream, settings.maxCreditsPerConnection, settings.engineThreadsPerConnection,
-              settings.maxSqlBytes, settings.memoryPerClient), settings.tls != null, metrics, producers);
+              settings.maxSqlBytes, settings.memoryPerClient), settings.tls != null, metrics, producers, shards);
       ServerBootstrap bootstrap = new ServerBootstrap()
           .group(acceptLoop, ioLoop)
           .channel(NioServerSocketChannel.class)
@@ -293,6 +295,7 @@ public final class ThallusServer implements AutoCloseable {
     private final BufferAllocator allocator;
     private final Location location;
     private Path dataRoot;
+    private final List<ShardDeclaration> shards = new ArrayList<>();
     private final QueryEngine engine;
     private List<String> transports = List.of();
     private int maxFrameBytes = Protocol.DEFAULT_SERVER_MAX_FRAME;
@@ -329,6 +332,17 @@ public final class ThallusServer implements AutoCloseable {
     /** The folder datasets are served from; without one, queries may not name a dataset. */
     public Builder dataRoot(Path root) {
       this.dataRoot = root;
+      return this;
+    }
+
+    /**
+     * Declares that this server holds part {@code partId} of the sharded dataset {@code name}, at {@code path} under
+     * its {@link #dataRoot} (docs/sharding.md): a DESCRIBE of {@code name} answers every part declared for it, with
+     * checksums, so that a client reading the dataset from several servers learns which holds what. Checked when the
+     * server starts (the path must exist inside the data root).
+     */
+    public Builder shard(String name, String partId, String path) {
+      this.shards.add(new ShardDeclaration(name, partId, path));
       return this;
     }
 

@@ -33,7 +33,7 @@ final class ColumnarReader implements PartitionReader<ColumnarBatch> {
   }
 
   static ColumnarReader open(ThallusInputPartition partition) {
-    ThallusClient client = Connector.connect(partition.conf(), partition.server());
+    ThallusClient client = Connector.connectForRead(partition.conf(), partition.server());
     ColumnarReader reader;
     try {
       ThallusStream stream = partition.exactSqlOrNull() == null

@@ -128,6 +128,9 @@ final class PlanSql implements PlanExpressions.Subqueries {
       throw new PlanRefused("a leaf is not a Thallus scan: " + relation.scan().description());
     }
     ReadConf conf = scan.conf();
+    if (conf.sharded().isPresent()) {
+      throw new PlanRefused("a leaf reads a sharded dataset: its parts are on several servers");
+    }
     if (server == null) {
       server = conf;
       firstLeaf = relation;

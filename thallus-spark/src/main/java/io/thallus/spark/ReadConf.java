@@ -35,7 +35,8 @@ record ReadConf(
     boolean pushDownAggregate,
     boolean pushDownLimit,
     Map<String, String> namedDatasets,
-    DrivingSource drivingOrNull) implements Serializable {
+    DrivingSource drivingOrNull,
+    ShardedSource shardedOrNull) implements Serializable {
 
   // Optional is not Serializable, so the components hold nulls and these accessors wrap them.
 
@@ -57,6 +58,11 @@ record ReadConf(
 
   Optional<String> partitionColumn() {
     return Optional.ofNullable(partitionColumnName);
+  }
+
+  /** The sharded dataset this read covers, with every server listed (docs/sharding.md); empty for other reads. */
+  Optional<ShardedSource> sharded() {
+    return Optional.ofNullable(shardedOrNull);
   }
 
   Optional<Duration> queryTimeout() {
@@ -110,7 +116,13 @@ record ReadConf(
     Optional<String> query = text(lower, ThallusOptions.QUERY);
     Optional<String> dataset = text(lower, ThallusOptions.DATASET);
     Optional<String> table = text(lower, ThallusOptions.TABLE);
-    if (needsSource && query.isEmpty() && dataset.isEmpty() && table.isEmpty()) {
+    Optional<String> sharded = text(lower, ThallusOptions.SHARDED);
+    if (sharded.isPresent() && (query.isPresent() || dataset.isPresent() || table.isPresent()
+        || text(lower, ThallusOptions.PARTITION_COLUMN).isPresent())) {
+      throw new IllegalArgumentException("option 'sharded' reads a whole sharded dataset: it takes no 'query', "
+          + "'dataset', 'table' or 'partitionColumn'");
+    }
+    if (needsSource && query.isEmpty() && dataset.isEmpty() && table.isEmpty() && sharded.isEmpty()) {
       throw new IllegalArgumentException("give option 'query', 'dataset' or 'table' (or 'dataset' with 'table')");
     }
     if (text(lower, ThallusOptions.TLS_TRUST).isPresent() && !bool(lower, ThallusOptions.TLS, false)) {
@@ -133,7 +145,9 @@ record ReadConf(
         bool(lower, ThallusOptions.PUSH_DOWN_FILTERS, true),
         bool(lower, ThallusOptions.PUSH_DOWN_AGGREGATE, true),
         bool(lower, ThallusOptions.PUSH_DOWN_LIMIT, true),
-        Map.of(), null);
+        Map.of(), null,
+        sharded.map(name -> ShardedSource.of(name, urls, integer(lower, ThallusOptions.PARTITIONS, 1).orElse(1)))
+            .orElse(null));
   }
 
   /** The location of server {@code index} (round robin), with the transport option applied. */
@@ -176,13 +190,23 @@ record ReadConf(
   ReadConf withJoin(String sql, String datasetOrNull, Map<String, String> named, DrivingSource drivingOrNull) {
     return new ReadConf(urls, sql, datasetOrNull, null, transportName, batchRows, partitions, partitionColumnName,
         credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
-        pushDownLimit, Map.copyOf(named), drivingOrNull);
+        pushDownLimit, Map.copyOf(named), drivingOrNull, shardedOrNull);
   }
 
   private ReadConf reading(String query, String dataset, String table) {
     return new ReadConf(urls, query, dataset, table, transportName, batchRows, partitions, partitionColumnName,
         credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
-        pushDownLimit, namedDatasets, null);
+        pushDownLimit, namedDatasets, null, shardedOrNull);
+  }
+
+  /**
+   * This connection reading {@code dataset} on {@code servers} (the first preferred), as {@code partitions} streams,
+   * as part of {@code sharded} (null: a plain dataset read, one shard's).
+   */
+  ReadConf forShards(List<String> servers, String dataset, int partitions, ShardedSource sharded) {
+    return new ReadConf(List.copyOf(servers), null, dataset, null, transportName, batchRows, partitions, null,
+        credentials, tls, tlsTrustPath, tlsVerifyHostname, queryTimeoutOrNull, pushDownFilters, pushDownAggregate,
+        pushDownLimit, Map.of(), null, sharded);
   }
 
   /** What the scan reads before any pushdown: the query, the table, or the whole dataset view. */

@@ -183,6 +183,13 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
 
   @Override
   public Table loadTable(Identifier ident) throws NoSuchTableException {
+    if (ShardedReads.isShardNamespace(ident.namespace())) {
+      try {
+        return ShardedReads.table(conf, ident.name(), name + "." + ShardedReads.NAMESPACE + "." + ident.name());
+      } catch (ThallusException | IllegalArgumentException e) {
+        throw new NoSuchTableException(ident); // no server declares it, or not a name one could
+      }
+    }
     if (isFiles(ident.namespace())) {
       ReadConf read = conf.withDataset(ident.name());
       try (ThallusClient client = connect()) {

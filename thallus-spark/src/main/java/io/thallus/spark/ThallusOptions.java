@@ -15,6 +15,8 @@ final class ThallusOptions {
   static final String DATASET = "dataset";
   /** A table: of the DuckDB dataset file, or of the server's own database when no dataset is named. */
   static final String TABLE = "table";
+  /** A sharded dataset's name: the servers in {@code url} are asked which parts each holds (docs/sharding.md). */
+  static final String SHARDED = "sharded";
   /** Overrides the transport the URL asks for: {@code tcp}, {@code shm}, {@code cma}, {@code ipc}, {@code rdma}. */
   static final String TRANSPORT = "transport";
   /** Rows per Arrow batch the server produces (one Spark ColumnarBatch each). */
@@ -45,7 +47,7 @@ final class ThallusOptions {
   /** Every key above (the credential prefix aside), as written. */
   static final java.util.List<String> KEYS = java.util.List.of(URL, QUERY, DATASET, TABLE, TRANSPORT, BATCH_ROWS,
       PARTITIONS, PARTITION_COLUMN, TOKEN, USER, PASSWORD, TLS, TLS_TRUST, TLS_VERIFY_HOSTNAME, QUERY_TIMEOUT,
-      PUSH_DOWN_FILTERS, PUSH_DOWN_AGGREGATE, PUSH_DOWN_LIMIT);
+      PUSH_DOWN_FILTERS, PUSH_DOWN_AGGREGATE, PUSH_DOWN_LIMIT, SHARDED);
 
   /**
    * Fails on a key that is none of the above, naming it and the closest known key: a misspelt option silently

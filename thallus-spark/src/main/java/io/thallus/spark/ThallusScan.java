@@ -38,8 +38,11 @@ final class ThallusScan implements Scan, Batch, SupportsReportStatistics {
   /** What EXPLAIN shows: the servers, what was pushed, and the SQL the server runs (partition predicate aside). */
   @Override
   public String description() {
-    StringBuilder text = new StringBuilder("ThallusScan[url=").append(String.join(",", conf.urls()));
-    conf.dataset().ifPresent(d -> text.append(", dataset=").append(d));
+    StringBuilder text = new StringBuilder("ThallusScan[url=").append(String.join(",",
+        conf.sharded().map(ShardedSource::servers).orElse(conf.urls())));
+    conf.sharded().ifPresentOrElse(s -> text.append(", sharded=").append(s.name()).append(" (").append(s.shards())
+        .append(" shards, ").append(s.partitionsPerShard()).append(" partition(s) each)"),
+        () -> conf.dataset().ifPresent(d -> text.append(", dataset=").append(d)));
     if (!conf.namedDatasets().isEmpty()) {
       text.append(", datasets=").append(conf.namedDatasets());
     }
@@ -53,7 +56,7 @@ final class ThallusScan implements Scan, Batch, SupportsReportStatistics {
       query.limit().ifPresent(n -> text.append(", pushedLimit=").append(n));
     }
     text.append(", partitions=").append(conf.partitions());
-    if (conf.partitions() > 1) {
+    if (conf.partitions() > 1 && conf.sharded().isEmpty()) {
       try {
         List<PartitionSpec> specs = partitionSpecs();
         text.append(" (").append(specs.size()).append(" by ").append(specs.get(0).split()).append(')');
@@ -86,7 +89,7 @@ final class ThallusScan implements Scan, Batch, SupportsReportStatistics {
   @Override
   public synchronized Statistics estimateStatistics() {
     if (statistics == null) {
-      java.util.OptionalLong rows = ServerSql.estimatedRows(conf, sql());
+      java.util.OptionalLong rows = ShardedReads.scale(conf, ServerSql.estimatedRows(conf, sql()));
       long width = 0;
       for (org.apache.spark.sql.types.StructField field : query.readSchema().fields()) {
         width += field.dataType().defaultSize();
@@ -134,6 +137,9 @@ final class ThallusScan implements Scan, Batch, SupportsReportStatistics {
 
   @Override
   public InputPartition[] planInputPartitions() {
+    if (conf.sharded().isPresent()) {
+      return ShardedReads.plan(conf, query);
+    }
     List<PartitionSpec> specs = partitionSpecs();
     List<InputPartition> planned = new ArrayList<>(specs.size());
     for (int i = 0; i < specs.size(); i++) {

@@ -88,7 +88,8 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
    */
   @Override
   public boolean isOtherSideCompatibleForJoin(SupportsPushDownJoin other) {
-    return other instanceof ThallusScanBuilder that && conf.partitions() == that.conf.partitions()
+    return other instanceof ThallusScanBuilder that && conf.sharded().isEmpty() && that.conf.sharded().isEmpty()
+        && conf.partitions() == that.conf.partitions()
         && (conf.partitions() == 1 || splitSource(conf.baseSql()).isPresent() && that.conf.driving().isEmpty())
         && aggregateSelect == null && that.aggregateSelect == null && limit.isEmpty() && that.limit.isEmpty()
         && conf.urls().equals(that.conf.urls()) && conf.credentials().equals(that.conf.credentials())

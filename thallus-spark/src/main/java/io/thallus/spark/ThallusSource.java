@@ -46,7 +46,7 @@ public final class ThallusSource implements TableProvider, DataSourceRegister, C
 
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
-    ReadConf conf = ReadConf.from(options.asCaseSensitiveMap());
+    ReadConf conf = ShardedReads.resolve(ReadConf.from(options.asCaseSensitiveMap()));
     return TypeMapping.schema(columns(conf));
   }
 
@@ -62,7 +62,7 @@ public final class ThallusSource implements TableProvider, DataSourceRegister, C
    */
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
-    ReadConf conf = ReadConf.from(properties);
+    ReadConf conf = ShardedReads.resolve(ReadConf.from(properties));
     try {
       // A read asked inferSchema first, so the columns are known and this costs no round trip.
       return new ThallusTable(conf, columns(conf));

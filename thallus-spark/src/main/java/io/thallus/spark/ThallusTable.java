@@ -25,7 +25,8 @@ final class ThallusTable implements SupportsRead, SupportsWrite {
 
   /** Read only (the {@code thallus} format: its writes go through {@link ThallusSource#createRelation}). */
   ThallusTable(ReadConf conf, List<TypeMapping.Column> columns) {
-    this(conf, columns, null, "thallus[" + String.join(",", conf.urls()) + "]");
+    this(conf, columns, null, conf.sharded().map(s -> "thallus[sharded " + s.name() + " on " + String.join(",",
+        s.servers()) + "]").orElse("thallus[" + String.join(",", conf.urls()) + "]"));
   }
 
   ThallusTable(ReadConf conf, List<TypeMapping.Column> columns, TableName writeTarget, String name) {

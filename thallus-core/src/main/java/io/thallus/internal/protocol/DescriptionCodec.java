@@ -22,11 +22,13 @@ import org.apache.arrow.vector.types.pojo.Schema;
  *
  * <pre>
  * DESCRIBE   streamId i32, name string, dataset string
- * DESCRIBED  streamId i32, kind u8 (0 table, 1 view, 2 files), schema: u32 count + bytes (an Arrow IPC Schema
+ * DESCRIBED  streamId i32, kind u8 (0 table, 1 view, 2 files, 3 shard), schema: u32 count + bytes (an Arrow IPC Schema
  *              message), partCount u32, part * partCount
  *              part = tag u8, then by tag: 0 file: path string, bytes i64, rows i64, rowGroupCount u32,
  *                                                  rows i64 * rowGroupCount
  *                                          1 row range: firstRowId i64, endRowId i64, rows i64, bytes i64
+ *                                          2 shard part: id string, checksum string, dataset string, bytes i64,
+ *                                                        rows i64
  * </pre>
  *
  * A DESCRIBED is refused as a corrupt frame unless it is one the server could have meant: a known kind, parts of
@@ -36,6 +38,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
 final class DescriptionCodec {
   private static final int FILE = 0;
   private static final int ROW_RANGE = 1;
+  private static final int SHARD_PART = 2;
   /** The fewest bytes a part takes on the wire (a row range; a file with an empty path and no group takes 25). */
   private static final int MIN_PART_BYTES = 25;
 
@@ -96,6 +99,8 @@ final class DescriptionCodec {
           yield new DatasetDescription.FilePart(path, bytes, rows, groupRows);
         }
         case ROW_RANGE -> new DatasetDescription.RowRange(readLong(in), readLong(in), readLong(in), readLong(in));
+        case SHARD_PART -> new DatasetDescription.ShardPart(readString(in), readString(in), readString(in),
+            readLong(in), readLong(in));
         default -> throw new CorruptedFrameException("unknown dataset part tag " + tag);
       };
     } catch (IllegalArgumentException e) {
@@ -129,6 +134,14 @@ final class DescriptionCodec {
           out.writeLong(range.endRowId());
           out.writeLong(range.rows());
           out.writeLong(range.bytes());
+        }
+        case DatasetDescription.ShardPart shard -> {
+          out.writeByte(SHARD_PART);
+          writeString(out, shard.id());
+          writeString(out, shard.checksum());
+          writeString(out, shard.dataset());
+          out.writeLong(shard.bytes());
+          out.writeLong(shard.rows());
         }
       }
     }

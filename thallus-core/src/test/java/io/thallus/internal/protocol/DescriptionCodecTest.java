@@ -67,7 +67,10 @@ class DescriptionCodecTest {
         new Message.Described(6, new DatasetDescription(Kind.FILES, SCHEMA, List.of(
             new FilePart("/data/trips/a ü.parquet", 12_345, 5_000, List.of(2_048L, 2_048L, 904L)),
             new FilePart("/data/trips/b.csv", 99, 3, List.of())))),
-        new Message.Described(7, new DatasetDescription(Kind.FILES, new Schema(List.of()), List.of())));
+        new Message.Described(7, new DatasetDescription(Kind.FILES, new Schema(List.of()), List.of())),
+        new Message.Described(8, new DatasetDescription(Kind.SHARD, SCHEMA, List.of(
+            new DatasetDescription.ShardPart("p0", "0".repeat(63) + "a", "lineitem/part0", 1_000, 10),
+            new DatasetDescription.ShardPart("p-1.x", "f".repeat(64), "lineitem/part 1", 0, 0)))));
     for (Message message : messages) {
       assertThat(roundTrip(message)).isEqualTo(message);
     }
@@ -137,6 +140,10 @@ class DescriptionCodecTest {
     assertRefused(Unpooled.buffer().writeByte(MessageType.DESCRIBED.wireValue()).writeInt(1).writeByte(0).writeInt(4)
         .writeInt(0xdeadbeef).writeInt(0), "not an Arrow IPC Schema message");
     assertRefused(described(Kind.VIEW.wireValue(), 0).writeByte(0), "1 bytes left over");
+    assertRefused(shardPart(described(Kind.SHARD.wireValue(), 1), "p 0", "a".repeat(64)), "not a part id");
+    assertRefused(shardPart(described(Kind.SHARD.wireValue(), 1), "p0", "A".repeat(64)), "not 64 lowercase hex");
+    assertRefused(shardPart(shardPart(described(Kind.SHARD.wireValue(), 2), "p0", "a".repeat(64)), "p0",
+        "b".repeat(64)), "ids repeat");
     // DESCRIBE whose name is not UTF-8, or ends early.
     assertRefused(Unpooled.buffer().writeByte(MessageType.DESCRIBE.wireValue()).writeInt(1).writeInt(1)
         .writeByte(0xff).writeInt(0), "not valid UTF-8");
@@ -153,6 +160,15 @@ class DescriptionCodecTest {
     body.release();
     assertThatThrownBy(() -> reader.writeInbound(frame)).isInstanceOf(DecoderException.class)
         .hasMessageContaining("100001 parts are over the maximum of 100000");
+  }
+
+  private static ByteBuf shardPart(ByteBuf body, String id, String checksum) {
+    body.writeByte(2);
+    for (String text : List.of(id, checksum, "d")) {
+      byte[] bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      body.writeInt(bytes.length).writeBytes(bytes);
+    }
+    return body.writeLong(1).writeLong(1);
   }
 
   private static void assertRefused(ByteBuf body, String message) {

@@ -31,7 +31,17 @@ public record ServerContext(
     Limits limits,
     boolean tls,
     ServerMetrics metrics,
-    ProducerPool producers) {
+    ProducerPool producers,
+    ServerShards shards) {
+
+  /** A context with no sharded datasets declared. */
+  public ServerContext(String serverName, BufferAllocator allocator, QueryEngine engine, Optional<DataRoot> dataRoot,
+      List<Started> transports, ExecutorService engineThreads, ScheduledExecutorService timers, Duration ioTimeout,
+      Duration idleTimeout, int maxBatchRows, CredentialBudgets budgets, Authentication authentication, Limits limits,
+      boolean tls, ServerMetrics metrics, ProducerPool producers) {
+    this(serverName, allocator, engine, dataRoot, transports, engineThreads, timers, ioTimeout, idleTimeout,
+        maxBatchRows, budgets, authentication, limits, tls, metrics, producers, ServerShards.NONE);
+  }
 
   /**
    * What one server lets its clients use, and what a stranger can make it hold before authenticating.

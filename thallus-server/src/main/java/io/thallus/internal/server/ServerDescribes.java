@@ -50,8 +50,10 @@ final class ServerDescribes {
       if (cancel.isCancelled()) {
         throw ThallusException.of(StatusCode.CANCELLED, "describing " + name + " was cancelled by the client");
       }
-      DatasetDescription description = connection.engineSession().describe(name, dataset, connection.allocator(),
-          cancel);
+      ServerShards shards = connection.context().shards();
+      DatasetDescription description = shards.declares(name, dataset)
+          ? shards.describe(name, connection.engineSession(), connection.allocator(), cancel)
+          : connection.engineSession().describe(name, dataset, connection.allocator(), cancel);
       answer = new Message.Described(streamId, description);
     } catch (ThallusException e) {
       answer = new Message.Error(streamId, cancel.isCancelled() ? StatusCode.CANCELLED : e.code(),

@@ -1,0 +1,328 @@
+package io.thallus.spark;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.thallus.Location;
+import io.thallus.duckdb.DuckDBEngine;
+import io.thallus.server.ThallusServer;
+import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A sharded lineitem on three servers, each on its own loopback address (127.0.0.1, .2, .3) with its own data root,
+ * read by Spark local[2] as one table: values equal DuckDB over all the files at once (a TPC-H Q1-like GROUP BY with
+ * AVG and COUNT DISTINCT, a Q6-like filter), and each partition prefers the host of the server holding its shard.
+ */
+class ShardedReadSparkTest {
+  @TempDir
+  static Path work;
+
+  private static final String[] HOSTS = {"127.0.0.1", "127.0.0.2", "127.0.0.3"};
+  private static final int ROWS_PER_PART = 30_000;
+  private static BufferAllocator allocator;
+  private static final List<ThallusServer> servers = new ArrayList<>();
+  private static final List<Path> partDirs = new ArrayList<>();
+  private static SparkSession spark;
+  private static String urls;
+
+  @BeforeAll
+  static void start() throws Exception {
+    allocator = new RootAllocator();
+    for (int part = 0; part < HOSTS.length; part++) {
+      Path root = Files.createDirectories(work.resolve("node" + part));
+      Path dir = Files.createDirectories(root.resolve("lineitem/part" + part));
+      partDirs.add(dir);
+      try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
+           Statement statement = duckdb.createStatement()) {
+        long from = (long) part * ROWS_PER_PART;
+        statement.execute("COPY (SELECT i AS l_orderkey, ['A','N','R'][1 + i % 3] AS l_returnflag, "
+            + "['F','O'][1 + (i // 7) % 2] AS l_linestatus, (1 + i % 50)::DECIMAL(15,2) AS l_quantity, "
+            + "((i % 9973) * 1.37)::DECIMAL(15,2) AS l_extendedprice, ((i % 11) / 100)::DECIMAL(15,2) AS l_discount, "
+            + "((i % 9) / 100)::DECIMAL(15,2) AS l_tax, DATE '1992-01-01' + (i % 2500)::INTEGER AS l_shipdate "
+            + "FROM range(" + from + ", " + (from + ROWS_PER_PART) + ") t(i)) TO '" + dir.resolve("data.parquet")
+            + "' (FORMAT parquet, ROW_GROUP_SIZE 8192)");
+      }
+      servers.add(ThallusServer.builder(allocator, Location.of(HOSTS[part], 0),
+              DuckDBEngine.builder().filesUnder(root).build())
+          .dataRoot(root).shard("lineitem", "p" + part, "lineitem/part" + part).build().start());
+    }
+    urls = String.join(",", servers.stream().map(s -> s.getLocation().withTransport("tcp").toString()).toList());
+    spark = TestSpark.session();
+    spark.conf().set("spark.sql.catalog.shardcat", ThallusCatalog.class.getName());
+    spark.conf().set("spark.sql.catalog.shardcat.url", urls);
+  }
+
+  @AfterAll
+  static void stop() {
+    servers.forEach(ThallusServer::close);
+    allocator.close();
+  }
+
+  private static Dataset<Row> lineitem() {
+    return spark.read().format("thallus").option("url", urls).option("sharded", "lineitem").load();
+  }
+
+  /** DuckDB over every part's files at once. */
+  private static List<List<Object>> duckdb(String select) throws Exception {
+    StringBuilder files = new StringBuilder("[");
+    for (Path dir : partDirs) {
+      files.append(files.length() > 1 ? ", " : "").append('\'').append(dir.resolve("data.parquet")).append('\'');
+    }
+    String sql = select.replace("lineitem", "read_parquet(" + files + "])");
+    List<List<Object>> rows = new ArrayList<>();
+    try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
+         Statement statement = duckdb.createStatement();
+         ResultSet result = statement.executeQuery(sql)) {
+      int n = result.getMetaData().getColumnCount();
+      while (result.next()) {
+        List<Object> row = new ArrayList<>();
+        for (int i = 1; i <= n; i++) {
+          row.add(result.getObject(i));
+        }
+        rows.add(row);
+      }
+    }
+    return rows;
+  }
+
+  private static BigDecimal decimal(Object value) {
+    return value instanceof BigDecimal d ? d.stripTrailingZeros() : new BigDecimal(value.toString()).stripTrailingZeros();
+  }
+
+  @Test
+  void aGroupByOverTheShardsEqualsDuckDBOverAllTheFiles() throws Exception {
+    lineitem().createOrReplaceTempView("sharded_lineitem");
+    Dataset<Row> q1 = spark.sql("SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty, "
+        + "sum(l_extendedprice) AS sum_base, avg(l_discount) AS avg_disc, count(*) AS n, "
+        + "count(DISTINCT l_quantity) AS qtys FROM sharded_lineitem WHERE l_shipdate <= DATE '1998-09-02' "
+        + "GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus");
+    List<Row> got = q1.collectAsList();
+    List<List<Object>> expected = duckdb("SELECT l_returnflag, l_linestatus, sum(l_quantity), sum(l_extendedprice), "
+        + "avg(l_discount), count(*), count(DISTINCT l_quantity) FROM lineitem WHERE l_shipdate <= DATE '1998-09-02' "
+        + "GROUP BY ALL ORDER BY 1, 2");
+    assertThat(got).hasSize(expected.size()).hasSize(6);
+    for (int i = 0; i < got.size(); i++) {
+      Row row = got.get(i);
+      List<Object> want = expected.get(i);
+      assertThat(row.getString(0)).isEqualTo(want.get(0));
+      assertThat(row.getString(1)).isEqualTo(want.get(1));
+      assertThat(decimal(row.get(2))).isEqualTo(decimal(want.get(2)));
+      assertThat(decimal(row.get(3))).isEqualTo(decimal(want.get(3)));
+      assertThat(((BigDecimal) row.get(4)).doubleValue()).isCloseTo(((Number) want.get(4)).doubleValue(),
+          org.assertj.core.data.Offset.offset(1e-6));
+      assertThat(row.getLong(5)).isEqualTo(((Number) want.get(5)).longValue());
+      assertThat(row.getLong(6)).isEqualTo(((Number) want.get(6)).longValue());
+    }
+    String plan = q1.queryExecution().executedPlan().toString();
+    assertThat(plan).contains("sharded=lineitem (3 shards, 1 partition(s) each)");
+    // COUNT DISTINCT is not decomposable: Spark aggregates the rows itself.
+    assertThat(plan).doesNotContain("pushedAggregate");
+
+    // Without it, each shard answers a partial aggregate (AVG as SUM and COUNT), Spark merging them.
+    Dataset<Row> partial = spark.sql("SELECT l_returnflag, l_linestatus, sum(l_quantity), avg(l_discount), count(*) "
+        + "FROM sharded_lineitem GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus");
+    assertThat(partial.queryExecution().executedPlan().toString()).contains("pushedAggregate=[");
+    List<Row> merged = partial.collectAsList();
+    List<List<Object>> mergedWant = duckdb("SELECT l_returnflag, l_linestatus, sum(l_quantity), avg(l_discount), "
+        + "count(*) FROM lineitem GROUP BY ALL ORDER BY 1, 2");
+    assertThat(merged).hasSize(mergedWant.size());
+    for (int i = 0; i < merged.size(); i++) {
+      assertThat(decimal(merged.get(i).get(2))).isEqualTo(decimal(mergedWant.get(i).get(2)));
+      assertThat(((BigDecimal) merged.get(i).get(3)).doubleValue()).isCloseTo(
+          ((Number) mergedWant.get(i).get(3)).doubleValue(), org.assertj.core.data.Offset.offset(1e-6));
+      assertThat(merged.get(i).getLong(4)).isEqualTo(((Number) mergedWant.get(i).get(4)).longValue());
+    }
+    // Top-N: each shard sends its top rows, Spark merges them.
+    List<Row> top = spark.sql("SELECT l_orderkey, l_extendedprice FROM sharded_lineitem "
+        + "ORDER BY l_extendedprice DESC, l_orderkey LIMIT 5").collectAsList();
+    List<List<Object>> topWant = duckdb("SELECT l_orderkey, l_extendedprice FROM lineitem "
+        + "ORDER BY l_extendedprice DESC, l_orderkey LIMIT 5");
+    for (int i = 0; i < 5; i++) {
+      assertThat(top.get(i).getLong(0)).isEqualTo(((Number) topWant.get(i).get(0)).longValue());
+    }
+    assertThat(Connector.allocatedBytes()).isZero();
+  }
+
+  @Test
+  void aJoinOrAWholePlanOverShardsIsNeverPushedToOneServer() throws Exception {
+    spark.conf().set(WholePlanStrategy.ENABLED, "true");
+    spark.conf().set("spark.sql.optimizer.datasourceV2JoinPushdown", "true");
+    try {
+      lineitem().createOrReplaceTempView("sharded_a");
+      lineitem().createOrReplaceTempView("sharded_b");
+      Dataset<Row> joined = spark.sql("SELECT count(*), sum(a.l_quantity) FROM sharded_a a JOIN sharded_b b "
+          + "ON a.l_orderkey = b.l_orderkey + 1 WHERE b.l_returnflag = 'N'");
+      String plan = joined.queryExecution().executedPlan().toString();
+      assertThat(plan).doesNotContain("ThallusWholePlan").doesNotContain("pushedJoin");
+      Row row = joined.collectAsList().get(0);
+      List<Object> want = duckdb("SELECT count(*), sum(a.l_quantity) FROM lineitem a JOIN lineitem b "
+          + "ON a.l_orderkey = b.l_orderkey + 1 WHERE b.l_returnflag = 'N'").get(0);
+      assertThat(row.getLong(0)).isEqualTo(((Number) want.get(0)).longValue()).isPositive();
+      assertThat(decimal(row.get(1))).isEqualTo(decimal(want.get(1)));
+
+      // One sharded leaf under an aggregate and a sort: the whole plan would run on one server; it is refused.
+      Dataset<Row> grouped = spark.sql("SELECT l_returnflag, count(*), sum(l_quantity) FROM sharded_a "
+          + "GROUP BY l_returnflag ORDER BY l_returnflag");
+      assertThat(grouped.queryExecution().executedPlan().toString()).doesNotContain("ThallusWholePlan");
+      List<Row> groups = grouped.collectAsList();
+      List<List<Object>> groupsWant = duckdb("SELECT l_returnflag, count(*), sum(l_quantity) FROM lineitem "
+          + "GROUP BY l_returnflag ORDER BY l_returnflag");
+      assertThat(groups).hasSize(3);
+      for (int i = 0; i < groups.size(); i++) {
+        assertThat(groups.get(i).getLong(1)).isEqualTo(((Number) groupsWant.get(i).get(1)).longValue());
+        assertThat(decimal(groups.get(i).get(2))).isEqualTo(decimal(groupsWant.get(i).get(2)));
+      }
+    } finally {
+      spark.conf().set(WholePlanStrategy.ENABLED, "false");
+      spark.conf().unset("spark.sql.optimizer.datasourceV2JoinPushdown");
+    }
+  }
+
+  @Test
+  void tpchQ3JoinsTheShardedLineitemWithOrdersAndCustomerInSpark() throws Exception {
+    Path root = work.resolve("node0");
+    try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
+         Statement statement = duckdb.createStatement()) {
+      statement.execute("COPY (SELECT i AS o_orderkey, i % 1500 AS o_custkey, DATE '1992-01-01' + (i * 7 % 2400)::INTEGER"
+          + " AS o_orderdate, 0 AS o_shippriority FROM range(0, " + (3 * ROWS_PER_PART) + ") t(i)) TO '"
+          + root.resolve("orders.parquet") + "' (FORMAT parquet)");
+      statement.execute("COPY (SELECT c AS c_custkey, ['BUILDING','AUTOMOBILE','MACHINERY'][1 + c % 3] AS c_mktsegment"
+          + " FROM range(0, 1500) t(c)) TO '" + root.resolve("customer.parquet") + "' (FORMAT parquet)");
+    }
+    String server0 = servers.get(0).getLocation().withTransport("tcp").toString();
+    lineitem().createOrReplaceTempView("q3_lineitem");
+    spark.read().format("thallus").option("url", server0).option("dataset", "orders.parquet").load()
+        .createOrReplaceTempView("q3_orders");
+    spark.read().format("thallus").option("url", server0).option("dataset", "customer.parquet").load()
+        .createOrReplaceTempView("q3_customer");
+    String q3 = "SELECT l_orderkey, sum(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate, o_shippriority "
+        + "FROM %s, %s, %s WHERE c_mktsegment = 'BUILDING' AND c_custkey = o_custkey AND l_orderkey = o_orderkey "
+        + "AND o_orderdate < DATE '1995-03-15' AND l_shipdate > DATE '1995-03-15' "
+        + "GROUP BY l_orderkey, o_orderdate, o_shippriority ORDER BY revenue DESC, o_orderdate, l_orderkey LIMIT 10";
+    List<Row> got = spark.sql(String.format(q3, "q3_customer", "q3_orders", "q3_lineitem")).collectAsList();
+    List<List<Object>> want = duckdb(String.format(q3, "read_parquet('" + root.resolve("customer.parquet") + "')",
+        "read_parquet('" + root.resolve("orders.parquet") + "')", "lineitem"));
+    assertThat(got).hasSize(10).hasSize(want.size());
+    for (int i = 0; i < got.size(); i++) {
+      assertThat(got.get(i).getLong(0)).isEqualTo(((Number) want.get(i).get(0)).longValue());
+      assertThat(decimal(got.get(i).get(1))).isEqualTo(decimal(want.get(i).get(1)));
+      assertThat(got.get(i).get(2).toString()).isEqualTo(want.get(i).get(2).toString());
+    }
+  }
+
+  @Test
+  void aFilterAndProjectionRunOnEachShard() throws Exception {
+    Dataset<Row> q6 = lineitem().filter("l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' "
+        + "AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24").selectExpr("l_orderkey",
+        "l_extendedprice * l_discount AS revenue");
+    Map<Long, BigDecimal> got = new TreeMap<>();
+    for (Row row : q6.collectAsList()) {
+      assertThat(got.put(row.getLong(0), decimal(row.get(1)))).isNull();
+    }
+    Map<Long, BigDecimal> expected = new TreeMap<>();
+    for (List<Object> row : duckdb("SELECT l_orderkey, l_extendedprice * l_discount FROM lineitem WHERE "
+        + "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 "
+        + "AND l_quantity < 24")) {
+      expected.put(((Number) row.get(0)).longValue(), decimal(row.get(1)));
+    }
+    assertThat(got).isNotEmpty().isEqualTo(expected);
+    assertThat(q6.queryExecution().executedPlan().toString()).contains("pushedFilters=[");
+  }
+
+  @Test
+  void eachPartitionPrefersTheHostOfItsShardsServer() {
+    Dataset<Row> read = spark.read().format("thallus").option("url", urls).option("sharded", "lineitem")
+        .option("partitions", "2").load();
+    List<ThallusInputPartition> partitions = partitions(read.queryExecution().sparkPlan());
+    // Two per shard: each shard's file has four row groups.
+    assertThat(partitions).hasSize(2 * HOSTS.length);
+    for (ThallusInputPartition partition : partitions) {
+      int part = Integer.parseInt(partition.conf().dataset().orElseThrow().replace("lineitem/part", ""));
+      assertThat(partition.preferredLocations()).containsExactly(HOSTS[part]);
+      assertThat(partition.conf().location(partition.server()).host()).isEqualTo(HOSTS[part]);
+    }
+    assertThat(read.count()).isEqualTo(3L * ROWS_PER_PART);
+  }
+
+  @Test
+  void theCatalogShowsTheShardedDatasetAsOneTable() throws Exception {
+    Row row = spark.sql("SELECT count(*), sum(l_extendedprice) FROM shardcat.shards.lineitem WHERE l_tax > 0.04")
+        .collectAsList().get(0);
+    List<Object> want = duckdb("SELECT count(*), sum(l_extendedprice) FROM lineitem WHERE l_tax > 0.04").get(0);
+    assertThat(row.getLong(0)).isEqualTo(((Number) want.get(0)).longValue());
+    assertThat(decimal(row.get(1))).isEqualTo(decimal(want.get(1)));
+    assertThatThrownBy(() -> spark.sql("SELECT * FROM shardcat.shards.nothing").collectAsList())
+        .hasMessageContaining("nothing");
+  }
+
+  @Test
+  void aTaskReadsAReplicaWhenItsPreferredServerIsDownAndFailsNamingThemWhenNoneIsUp() throws Exception {
+    List<ThallusServer> holders = new ArrayList<>();
+    try {
+      for (int i = 0; i < 2; i++) {
+        Path root = Files.createDirectories(work.resolve("replica" + i));
+        Path dir = Files.createDirectories(root.resolve("part"));
+        Files.copy(partDirs.get(0).resolve("data.parquet"), dir.resolve("data.parquet"));
+        holders.add(ThallusServer.builder(allocator, Location.of(HOSTS[i], 0),
+            DuckDBEngine.builder().filesUnder(root).build()).dataRoot(root).shard("copies", "p0", "part").build()
+            .start());
+      }
+      String both = holders.get(0).getLocation().withTransport("tcp") + "," + holders.get(1).getLocation()
+          .withTransport("tcp");
+      Dataset<Row> read = spark.read().format("thallus").option("url", both).option("sharded", "copies").load();
+      List<ThallusInputPartition> planned = partitions(read.queryExecution().sparkPlan());
+      assertThat(planned).singleElement().satisfies(p -> assertThat(p.preferredLocations())
+          .containsExactly(HOSTS[0]));
+      holders.get(0).close();
+      long rows = 0;
+      try (var reader = ThallusReaderFactory.INSTANCE.createColumnarReader(planned.get(0))) {
+        while (reader.next()) {
+          rows += reader.get().numRows();
+        }
+      }
+      assertThat(rows).isEqualTo(ROWS_PER_PART);
+      holders.get(1).close();
+      assertThatThrownBy(() -> ThallusReaderFactory.INSTANCE.createColumnarReader(planned.get(0)))
+          .hasMessageContaining("UNAVAILABLE")
+          .hasMessageContaining(holders.get(0).getLocation().withTransport("tcp").toString())
+          .hasMessageContaining(holders.get(1).getLocation().withTransport("tcp").toString());
+    } finally {
+      holders.forEach(ThallusServer::close);
+    }
+    assertThat(Connector.allocatedBytes()).isZero();
+  }
+
+  private static List<ThallusInputPartition> partitions(SparkPlan plan) {
+    List<ThallusInputPartition> found = new ArrayList<>();
+    for (SparkPlan leaf : scala.jdk.javaapi.CollectionConverters.asJava(plan.collectLeaves())) {
+      if (leaf instanceof BatchScanExec scan) {
+        for (InputPartition partition : scala.jdk.javaapi.CollectionConverters.asJava(scan.inputPartitions())) {
+          found.add((ThallusInputPartition) partition);
+        }
+      }
+    }
+    return found;
+  }
+}
