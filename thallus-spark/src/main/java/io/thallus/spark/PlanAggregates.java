@@ -48,6 +48,11 @@ final class PlanAggregates {
         if (argument instanceof Literal literal && literal.value() != null && !aggregate.isDistinct()) {
           return "count(*)" + filter;
         }
+        if (aggregate.isDistinct() && (argument.dataType() instanceof FloatType
+            || argument.dataType() instanceof DoubleType)) {
+          throw new PlanRefused("COUNT(DISTINCT) of " + argument.dataType().simpleString()
+              + ": Spark counts NaN and -0.0 as it normalises them");
+        }
         return "count(" + distinct + expressions.sql(argument) + ")" + filter;
       }
       case Sum sum -> {

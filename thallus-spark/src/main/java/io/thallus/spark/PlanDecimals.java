@@ -48,6 +48,9 @@ final class PlanDecimals {
 
   /** A decimal's unscaled value as a HUGEINT (exact: the product has no fractional digits). */
   private static String unscaled(String decimal, int scale) {
+    if (scale >= 38) {
+      throw new PlanRefused("a decimal of scale " + scale + ": its unscaled value does not fit DuckDB's DECIMAL(38)");
+    }
     if (scale == 0) {
       return "CAST(" + decimal + " AS HUGEINT)";
     }
@@ -59,10 +62,13 @@ final class PlanDecimals {
     return "CAST('" + BigInteger.TEN.pow(exponent) + "' AS HUGEINT)";
   }
 
-  /** {@code n / d} rounded half away from zero, in integers. */
+  /**
+   * {@code n / d} rounded half away from zero, in integers: the quotient, plus one where twice the remainder reaches
+   * the divisor (doubling the remainder, not {@code n}, so any {@code n} that fits in 128 bits does).
+   */
   private static String rounded(String n, String d) {
-    return "(CASE WHEN (" + n + " < 0) <> (" + d + " < 0) THEN -1 ELSE 1 END * ((2 * abs(" + n + ") + abs(" + d
-        + ")) // (2 * abs(" + d + "))))";
+    return "(CASE WHEN (" + n + " < 0) <> (" + d + " < 0) THEN -1 ELSE 1 END * (abs(" + n + ") // abs(" + d
+        + ") + CASE WHEN 2 * (abs(" + n + ") % abs(" + d + ")) >= abs(" + d + ") THEN 1 ELSE 0 END))";
   }
 
   /** An unscaled HUGEINT back into {@code type}. */

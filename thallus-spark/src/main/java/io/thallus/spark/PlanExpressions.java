@@ -220,7 +220,7 @@ final class PlanExpressions {
         || type instanceof LongType;
   }
 
-  private static boolean isFloating(DataType type) {
+  static boolean isFloating(DataType type) {
     return type instanceof FloatType || type instanceof DoubleType;
   }
 

@@ -216,6 +216,11 @@ final class PlanSql implements PlanExpressions.Subqueries {
     }
     List<String> groups = new ArrayList<>();
     for (Expression group : CollectionConverters.asJava(aggregate.groupingExpressions())) {
+      if (PlanExpressions.isFloating(group.dataType())) {
+        // Spark normalises NaN and -0.0 in grouping keys only when it plans the aggregate physically.
+        throw new PlanRefused("grouping by " + group.dataType().simpleString() + ": Spark groups NaN and -0.0 as it "
+            + "normalises them");
+      }
       groups.add(expressions.sql(group));
     }
     if (items.isEmpty()) {

@@ -193,11 +193,8 @@ class DatasetJoinTest {
           partitions.addAll(Plans.partitions(df));
           return Plans.scan(df).description();
         });
-        // Spark's listener bus delivers the stage's end after the job returns.
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
-        while (scanTasks.isEmpty() && System.nanoTime() < deadline) {
-          Thread.sleep(10);
-        }
+        // Spark's listener bus delivers the stage's end after the job returns: wait until it has delivered all.
+        spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
       } finally {
         spark.sparkContext().removeSparkListener(listener);
       }

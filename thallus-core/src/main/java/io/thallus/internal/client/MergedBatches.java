@@ -55,7 +55,7 @@ public final class MergedBatches implements BatchSource {
         BatchContents batch;
         try {
           batch = part.take();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
           giveBackRoom();
           throw e;
         }
@@ -79,7 +79,8 @@ public final class MergedBatches implements BatchSource {
       }
     } catch (ThallusException e) {
       fail(e);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
+      // An Error too ends the merge at once, instead of leaving the consumer to wait out its timeout.
       fail(ThallusException.of(StatusCode.INTERNAL, "reading stream " + name(part) + " failed: " + e, e));
     }
   }

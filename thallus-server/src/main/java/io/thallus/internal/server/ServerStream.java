@@ -505,24 +505,33 @@ final class ServerStream {
       ahead.close();
       ahead = null;
     }
-    QueryResult running = result;
-    if (running != null) {
-      // A batch still being made stops first: the result closes once nothing runs in it, which may be after this
-      // stream is done if the producer does not return in time. The connection's engine session and memory, which
-      // that producer still uses, stay open until then (a hold, released once the result has closed).
-      connection.hold();
-      Runnable closeResult = () -> {
+    try {
+      QueryResult running = result;
+      if (running != null) {
+        // A batch still being made stops first: the result closes once nothing runs in it, which may be after this
+        // stream is done if the producer does not return in time. The connection's engine session and memory, which
+        // that producer still uses, stay open until then (a hold, released once the result has closed).
+        connection.hold();
+        Runnable closeResult = () -> {
+          try {
+            running.close();
+          } finally {
+            connection.releaseHold();
+          }
+        };
+        // Closed here unless the late producer took it over: also when stopping failed (cancel or free threw).
+        boolean closeNow = true;
         try {
-          running.close();
+          closeNow = nextBatch.stop(running, context.ioTimeout(), id, closeResult);
         } finally {
-          connection.releaseHold();
+          if (closeNow) {
+            closeResult.run();
+          }
         }
-      };
-      if (nextBatch.stop(running, context.ioTimeout(), id, closeResult)) {
-        closeResult.run();
       }
+    } finally {
+      done.accept(this);
     }
-    done.accept(this);
   }
 
   private void throwIfAborted() {
