@@ -78,7 +78,8 @@ final class DatasetDescriber {
   /** A table or view of the catalog, by its real database, schema and name. */
   private record CatalogEntry(DatasetDescription.Kind kind, String database, String schema, String name) {
     String sql() {
-      return quote(database) + "." + quote(schema) + "." + quote(name);
+      return DuckDBSql.identifier(database) + "." + DuckDBSql.identifier(schema) + "."
+          + DuckDBSql.identifier(name);
     }
   }
 
@@ -285,9 +286,5 @@ final class DatasetDescriber {
     return ThallusException.of(StatusCode.OUT_OF_RANGE, what + " has more than " + String.format(Locale.ROOT,
         "%,d", limit) + " " + parts + ", more than one description answers; describe a "
         + "narrower glob or read it whole");
-  }
-
-  private static String quote(String identifier) {
-    return "\"" + identifier.replace("\"", "\"\"") + "\"";
   }
 }

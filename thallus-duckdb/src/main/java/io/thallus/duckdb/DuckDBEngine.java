@@ -66,7 +66,7 @@ public final class DuckDBEngine implements QueryEngine {
     try (Statement statement = database.createStatement();
          java.sql.ResultSet name = statement.executeQuery("SELECT current_database()")) {
       name.next();
-      this.defaultCatalog = "\"" + name.getString(1).replace("\"", "\"\"") + "\"";
+      this.defaultCatalog = DuckDBSql.identifier(name.getString(1));
     }
     try (Statement statement = database.createStatement();
          java.sql.ResultSet threadCount = statement.executeQuery("SELECT current_setting('threads')::INTEGER")) {

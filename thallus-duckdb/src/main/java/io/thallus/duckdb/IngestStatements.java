@@ -68,7 +68,7 @@ final class IngestStatements {
             throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "column " + name + " is " + column.getValue()
                 + " in the batches but " + want + " in table " + table);
           }
-          columns.append(columns.isEmpty() ? "" : ", ").append(quote(name));
+          columns.append(columns.isEmpty() ? "" : ", ").append(DuckDBSql.identifier(name));
         }
         yield "INSERT INTO " + table + " (" + columns + ") SELECT " + columns + " FROM " + view;
       }
@@ -130,9 +130,5 @@ final class IngestStatements {
       }
     }
     return null;
-  }
-
-  private static String quote(String identifier) {
-    return "\"" + identifier.replace("\"", "\"\"") + "\"";
   }
 }

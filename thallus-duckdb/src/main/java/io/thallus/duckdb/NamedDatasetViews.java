@@ -33,7 +33,7 @@ final class NamedDatasetViews {
       for (Iterator<String> it = made.iterator(); it.hasNext(); ) {
         String name = it.next();
         if (!named.containsKey(name)) {
-          statement.execute("DROP VIEW IF EXISTS temp.main." + identifier(name));
+          statement.execute("DROP VIEW IF EXISTS temp.main." + DuckDBSql.identifier(name));
           if (durable) {
             it.remove();
           }
@@ -85,12 +85,8 @@ final class NamedDatasetViews {
           + "request's dataset");
     }
     try (Statement statement = connection.createStatement()) {
-      statement.execute("CREATE OR REPLACE TEMP VIEW " + identifier(name) + " AS SELECT * FROM "
+      statement.execute("CREATE OR REPLACE TEMP VIEW " + DuckDBSql.identifier(name) + " AS SELECT * FROM "
           + DatasetFiles.of(path).source());
     }
-  }
-
-  private static String identifier(String name) {
-    return "\"" + name.replace("\"", "\"\"") + "\"";
   }
 }

@@ -57,7 +57,7 @@ final class OffsetTimeText {
       }
       if (TYPE.equalsIgnoreCase(meta.getColumnTypeName(column))) {
         offsets.add(column - 1);
-        String quoted = "\"" + name.replace("\"", "\"\"") + "\"";
+        String quoted = DuckDBSql.identifier(name);
         casts.add("CAST(thallus_offsets." + quoted + " AS VARCHAR) AS " + quoted);
       }
     }

@@ -45,7 +45,7 @@ final class SessionAttachments {
     run("ROLLBACK");
     for (String name : attached) {
       // One in use as another session's default catalog stays until the database closes.
-      run("DETACH DATABASE IF EXISTS \"" + name.replace("\"", "\"\"") + "\"");
+      run("DETACH DATABASE IF EXISTS " + DuckDBSql.identifier(name));
     }
   }
 

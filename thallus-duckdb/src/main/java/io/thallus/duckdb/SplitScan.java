@@ -185,7 +185,7 @@ final class SplitScan {
         if (table == null || hasRowIdColumn(statement, table) || !onlyScans(connection, sql)) {
           return Optional.empty();
         }
-        return Optional.of(new TableScan(text, (int) at, (int) length, table, quote(alias)));
+        return Optional.of(new TableScan(text, (int) at, (int) length, table, DuckDBSql.identifier(alias)));
       } catch (SQLException e) {
         // Not a statement DuckDB can parse or plan here: it runs whole, and that run says what is wrong.
         return Optional.empty();
@@ -202,7 +202,7 @@ final class SplitScan {
           + "::JSON::VARCHAR[])")) {
         List<String> parts = new ArrayList<>();
         while (names.next()) {
-          parts.add(quote(names.getString(1)));
+          parts.add(DuckDBSql.identifier(names.getString(1)));
         }
         return parts.isEmpty() ? null : String.join(".", parts);
       }
@@ -237,10 +237,6 @@ final class SplitScan {
         }
         return any;
       }
-    }
-
-    private static String quote(String name) {
-      return "\"" + name.replace("\"", "\"\"") + "\"";
     }
 
     /** The query over rowids [from, to) of its table ({@code to} -1: to the end). */
