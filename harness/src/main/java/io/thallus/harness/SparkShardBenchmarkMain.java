@@ -140,6 +140,7 @@ public final class SparkShardBenchmarkMain {
         new ReadPath("spark parquet", List.of(), () -> spark.read().parquet(partFiles(work).toArray(String[]::new))));
 
     Map<String, Map<String, List<Double>>> times = new LinkedHashMap<>();
+    Map<String, Map<String, List<Double>>> planning = new LinkedHashMap<>();
     Map<String, Map<String, List<Sent>>> traffic = new LinkedHashMap<>();
     Map<String, List<String>> answers = new LinkedHashMap<>();
     for (int run = 0; run <= runs; run++) { // run 0 warms up and is not counted
@@ -149,6 +150,7 @@ public final class SparkShardBenchmarkMain {
           long t0 = System.nanoTime();
           Dataset<Row> result = spark.sql(query.getValue());
           result.queryExecution().executedPlan(); // planning (and its EXPLAIN for the estimate) before counting
+          double planned = (System.nanoTime() - t0) / 1e9;
           List<Map<String, double[]>> before = path.servers().stream().map(s -> sent(s.meters())).toList();
           List<String> rows = text(result.collectAsList());
           double seconds = (System.nanoTime() - t0) / 1e9;
@@ -163,6 +165,8 @@ public final class SparkShardBenchmarkMain {
           if (run > 0) {
             times.computeIfAbsent(query.getKey(), k -> new LinkedHashMap<>())
                 .computeIfAbsent(path.name(), k -> new ArrayList<>()).add(seconds);
+            planning.computeIfAbsent(query.getKey(), k -> new LinkedHashMap<>())
+                .computeIfAbsent(path.name(), k -> new ArrayList<>()).add(planned);
           }
           List<Sent> sent = new ArrayList<>();
           for (int i = 0; i < path.servers().size(); i++) {
@@ -172,15 +176,17 @@ public final class SparkShardBenchmarkMain {
         }
       }
     }
-    print(dataName, queries, runs, paths, times, traffic, answers);
+    print(dataName, queries, runs, paths, times, planning, traffic, answers);
     spark.stop();
   }
 
   private static void print(String dataName, Map<String, String> queries, int runs, List<ReadPath> paths,
-      Map<String, Map<String, List<Double>>> times, Map<String, Map<String, List<Sent>>> traffic,
+      Map<String, Map<String, List<Double>>> times, Map<String, Map<String, List<Double>>> planning,
+      Map<String, Map<String, List<Sent>>> traffic,
       Map<String, List<String>> answers) {
     System.out.printf(Locale.ROOT, "%nTPC-H lineitem of %s in three shards, Spark local[2], %d cores, median of %d "
-        + "runs (answers equal on every path)%n", dataName, Runtime.getRuntime().availableProcessors(), runs);
+        + "runs (answers equal on every path); in brackets the median time to plan (before any task ran)%n",
+        dataName, Runtime.getRuntime().availableProcessors(), runs);
     StringBuilder header = new StringBuilder("| query | rows |");
     paths.forEach(p -> header.append(' ').append(p.name()).append(" s |"));
     paths.subList(1, paths.size()).forEach(p -> header.append(" sharded vs ").append(p.name()).append(" |"));
@@ -192,7 +198,8 @@ public final class SparkShardBenchmarkMain {
       for (ReadPath path : paths) {
         double median = median(query.getValue().get(path.name()));
         medians.add(median);
-        line.append(String.format(Locale.ROOT, " %.2f |", median));
+        line.append(String.format(Locale.ROOT, " %.2f (plan %.2f) |", median,
+            median(planning.get(query.getKey()).get(path.name()))));
       }
       for (int i = 1; i < medians.size(); i++) {
         line.append(String.format(Locale.ROOT, " %.2fx |", medians.get(i) / medians.get(0)));
