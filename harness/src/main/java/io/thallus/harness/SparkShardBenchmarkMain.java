@@ -32,9 +32,10 @@ import org.apache.spark.sql.SparkSession;
  * with {@code partitions=3}) and Spark's Parquet reader over the same three files. TPC-H Q1, Q6 and a selective
  * filter (an {@code l_orderkey} range inside the middle shard), Spark local[2]; each query timed from loading the
  * source (a sharded read's discovery) to its rows; medians of {@code --runs} after one warm-up round; every answer
- * compared with the first path's (the run stops on a difference). For the thallus paths each server's Micrometer registry says what its streams sent while
- * the query ran (after planning, so the driver's EXPLAIN for the row estimate is not counted): streams, transport,
- * batches and bytes of Arrow buffers. With one partition per shard, each shard's server serves exactly one task.
+ * compared with the first path's (the run stops on a difference). For the thallus paths each server's Micrometer
+ * registry says what its streams sent while the query ran (after planning, so the driver's EXPLAIN for the row
+ * estimate is not counted): streams, transport, batches and bytes of Arrow buffers. With one partition per shard,
+ * each shard's server serves exactly one task.
  *
  * <pre>
  * harness/spark-shard-bench.sh [--sf 1] [--runs 3] [--data DIR] [--work DIR]
