@@ -71,8 +71,13 @@ public final class SparkShardBenchmarkMain {
 
   public static void main(String[] args) throws Exception {
     Map<String, String> options = new LinkedHashMap<>();
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+    for (int i = 0; i < args.length; i += 2) {
+      String key = args[i].replaceFirst("^--", "");
+      if (!List.of("data", "work", "runs").contains(key) || i + 1 == args.length) {
+        throw new IllegalArgumentException("unknown option or missing value: " + args[i]
+            + " (expected --data DIR, --work DIR, --runs N)");
+      }
+      options.put(key, args[i + 1]);
     }
     Path data = Path.of(options.getOrDefault("data", "harness/target/tpch-sf1")).toAbsolutePath();
     Path work = Path.of(options.getOrDefault("work", "harness/target/shard-bench")).toAbsolutePath();
