@@ -5,7 +5,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.thallus.Location;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.server.ThallusServer;
-import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -161,7 +160,7 @@ public final class SparkShardBenchmarkMain {
           result.queryExecution().executedPlan(); // planning (and its EXPLAIN for the estimate) before counting
           double planned = (System.nanoTime() - t0) / 1e9;
           List<Map<String, double[]>> before = path.servers().stream().map(s -> sent(s.meters())).toList();
-          List<String> rows = text(result.collectAsList());
+          List<String> rows = SparkRuns.text(result.collectAsList());
           double seconds = (System.nanoTime() - t0) / 1e9;
           List<String> first = answers.putIfAbsent(query.getKey(), rows);
           if (first != null && !first.equals(rows)) {
@@ -206,10 +205,10 @@ public final class SparkShardBenchmarkMain {
       StringBuilder line = new StringBuilder("| " + query.getKey() + " | " + answers.get(query.getKey()).size() + " |");
       List<Double> medians = new ArrayList<>();
       for (ReadPath path : paths) {
-        double median = median(query.getValue().get(path.name()));
+        double median = SparkRuns.median(query.getValue().get(path.name()));
         medians.add(median);
         line.append(String.format(Locale.ROOT, " %.2f (plan %.2f) |", median,
-            median(planning.get(query.getKey()).get(path.name()))));
+            SparkRuns.median(planning.get(query.getKey()).get(path.name()))));
       }
       for (int i = 1; i < medians.size(); i++) {
         line.append(String.format(Locale.ROOT, " %.2fx |", medians.get(i) / medians.get(0)));
@@ -313,24 +312,5 @@ public final class SparkShardBenchmarkMain {
       files.add(work.resolve("node" + part + "/lineitem/part" + part + "/data.parquet").toString());
     }
     return files;
-  }
-
-  private static List<String> text(List<Row> rows) {
-    List<String> text = new ArrayList<>();
-    for (Row row : rows) {
-      List<String> values = new ArrayList<>();
-      for (int c = 0; c < row.length(); c++) {
-        Object value = row.get(c);
-        values.add(value instanceof BigDecimal d ? d.stripTrailingZeros().toPlainString() : String.valueOf(value));
-      }
-      text.add(String.join("|", values));
-    }
-    return text;
-  }
-
-  private static double median(List<Double> values) {
-    double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-    int n = sorted.length;
-    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }
 }

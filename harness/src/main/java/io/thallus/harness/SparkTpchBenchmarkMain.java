@@ -3,7 +3,6 @@ package io.thallus.harness;
 import io.thallus.Location;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.server.ThallusServer;
-import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -118,7 +117,7 @@ public final class SparkTpchBenchmarkMain {
             spark.conf().set("spark.sql.optimizer.datasourceV2JoinPushdown",
                 source.getKey().contains("joins") ? "true" : "false");
             long t0 = System.nanoTime();
-            List<String> rows = text(spark.sql(query.getValue()).collectAsList());
+            List<String> rows = SparkRuns.text(spark.sql(query.getValue()).collectAsList());
             double seconds = (System.nanoTime() - t0) / 1e9;
             List<String> first = expected.putIfAbsent(query.getKey(), rows);
             if (first != null && !first.equals(rows)) {
@@ -141,8 +140,8 @@ public final class SparkTpchBenchmarkMain {
         StringBuilder line = new StringBuilder("| " + query.getKey() + " |");
         List<Double> medians = new ArrayList<>();
         for (List<Double> values : query.getValue().values()) {
-          medians.add(median(values));
-          line.append(String.format(Locale.ROOT, " %.2f |", median(values)));
+          medians.add(SparkRuns.median(values));
+          line.append(String.format(Locale.ROOT, " %.2f |", SparkRuns.median(values)));
         }
         // medians: thallus format, thallus catalog, parquet, jdbc:thallus, jdbc:duckdb
         for (int i = 2; i < medians.size(); i++) {
@@ -181,9 +180,9 @@ public final class SparkTpchBenchmarkMain {
           rows, runs);
       System.out.println("| path | s | rows/s | vs spark jdbc writer |");
       System.out.println("|---|---|---|---|");
-      double jdbcWrite = median(writes.get("spark jdbc writer (jdbc:thallus)"));
+      double jdbcWrite = SparkRuns.median(writes.get("spark jdbc writer (jdbc:thallus)"));
       for (Map.Entry<String, List<Double>> write : writes.entrySet()) {
-        double seconds = median(write.getValue());
+        double seconds = SparkRuns.median(write.getValue());
         System.out.printf(Locale.ROOT, "| %s | %.2f | %,.0f | %.1fx |%n", write.getKey(), seconds, rows / seconds,
             jdbcWrite / seconds);
       }
@@ -213,24 +212,5 @@ public final class SparkTpchBenchmarkMain {
       }
     }
     return bounds;
-  }
-
-  private static List<String> text(List<Row> rows) {
-    List<String> text = new ArrayList<>();
-    for (Row row : rows) {
-      List<String> values = new ArrayList<>();
-      for (int c = 0; c < row.length(); c++) {
-        Object value = row.get(c);
-        values.add(value instanceof BigDecimal d ? d.stripTrailingZeros().toPlainString() : String.valueOf(value));
-      }
-      text.add(String.join("|", values));
-    }
-    return text;
-  }
-
-  private static double median(List<Double> values) {
-    double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-    int n = sorted.length;
-    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }
 }

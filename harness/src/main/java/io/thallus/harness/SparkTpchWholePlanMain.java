@@ -5,7 +5,6 @@ import io.thallus.ThallusClient;
 import io.thallus.ThallusStream;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.server.ThallusServer;
-import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -83,7 +82,7 @@ public final class SparkTpchWholePlanMain {
             use(spark, path, data);
             long t0 = System.nanoTime();
             Dataset<Row> df = spark.sql(text);
-            List<String> rows = text(df.collectAsList());
+            List<String> rows = SparkRuns.text(df.collectAsList());
             double seconds = (System.nanoTime() - t0) / 1e9;
             List<String> first = expected.putIfAbsent(q, rows);
             if (first != null && !first.equals(rows)) {
@@ -111,12 +110,12 @@ public final class SparkTpchWholePlanMain {
       double filesLogSum = 0;
       int wholeCount = 0;
       for (Map.Entry<Integer, Map<String, List<Double>>> query : times.entrySet()) {
-        double parquet = median(query.getValue().get(PATHS.get(0)));
-        double pushed = median(query.getValue().get(PATHS.get(1)));
-        double scan = median(query.getValue().get(PATHS.get(2)));
+        double parquet = SparkRuns.median(query.getValue().get(PATHS.get(0)));
+        double pushed = SparkRuns.median(query.getValue().get(PATHS.get(1)));
+        double scan = SparkRuns.median(query.getValue().get(PATHS.get(2)));
         boolean isWhole = whole.get(query.getKey());
         wholeCount += isWhole ? 1 : 0;
-        double files = median(query.getValue().get(PATHS.get(3)));
+        double files = SparkRuns.median(query.getValue().get(PATHS.get(3)));
         logSum += Math.log(parquet / pushed);
         filesLogSum += Math.log(parquet / files);
         System.out.printf(Locale.ROOT, "| Q%d | %.2f | %.2f | %.2f | %.2f | %s, %s | %.2fx | %.2fx | %.2fx |%n",
@@ -177,24 +176,5 @@ public final class SparkTpchWholePlanMain {
         nodes.add(null);
       }
     }
-  }
-
-  private static List<String> text(List<Row> rows) {
-    List<String> text = new ArrayList<>();
-    for (Row row : rows) {
-      List<String> values = new ArrayList<>();
-      for (int c = 0; c < row.length(); c++) {
-        Object value = row.get(c);
-        values.add(value instanceof BigDecimal d ? d.stripTrailingZeros().toPlainString() : String.valueOf(value));
-      }
-      text.add(String.join("|", values));
-    }
-    return text;
-  }
-
-  private static double median(List<Double> values) {
-    double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-    int n = sorted.length;
-    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }
 }
