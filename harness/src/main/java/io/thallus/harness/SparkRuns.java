@@ -2,10 +2,12 @@ package io.thallus.harness;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.sql.Row;
 
-/** What the Spark benchmarks share: answers as comparable text, and the median of a query's timed runs. */
+/** What the Spark benchmarks share: their options, answers as comparable text, the median of timed runs. */
 final class SparkRuns {
   private SparkRuns() {}
 
@@ -21,6 +23,15 @@ final class SparkRuns {
       text.add(String.join("|", values));
     }
     return text;
+  }
+
+  /** {@code --name value} pairs as name to value (a name without a value is left out). */
+  static Map<String, String> options(String[] args) {
+    Map<String, String> options = new LinkedHashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+    }
+    return options;
   }
 
   static double median(List<Double> values) {

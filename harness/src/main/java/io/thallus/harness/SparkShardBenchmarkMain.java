@@ -44,17 +44,6 @@ public final class SparkShardBenchmarkMain {
   private SparkShardBenchmarkMain() {}
 
   private static final String[] HOSTS = {"127.0.0.1", "127.0.0.2", "127.0.0.3"};
-  private static final String Q1 = """
-      SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty, sum(l_extendedprice) AS sum_base_price,
-        sum(l_extendedprice * (1 - l_discount)) AS sum_disc_price,
-        sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) AS sum_charge, avg(l_quantity) AS avg_qty,
-        avg(l_extendedprice) AS avg_price, avg(l_discount) AS avg_disc, count(*) AS count_order
-      FROM lineitem WHERE l_shipdate <= date '1998-12-01' - interval '90' day
-      GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus""";
-  private static final String Q6 = """
-      SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem
-      WHERE l_shipdate >= date '1994-01-01' AND l_shipdate < date '1994-01-01' + interval '1' year
-        AND l_discount BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 AND l_quantity < 24""";
   private static final String SELECTIVE = """
       SELECT l_orderkey, l_linenumber, l_quantity, l_extendedprice, l_shipdate FROM lineitem
       WHERE l_orderkey BETWEEN %d AND %d ORDER BY l_orderkey, l_linenumber""";
@@ -92,8 +81,8 @@ public final class SparkShardBenchmarkMain {
     // A range of 2,000 keys inside the middle shard (TPC-H uses about one key in four).
     long from = bounds[1] + (bounds[2] - bounds[1]) / 2;
     Map<String, String> queries = new LinkedHashMap<>();
-    queries.put("Q1", Q1);
-    queries.put("Q6", Q6);
+    queries.put("Q1", SparkTpchBenchmarkMain.Q1);
+    queries.put("Q6", SparkTpchBenchmarkMain.Q6);
     queries.put("filter", String.format(Locale.ROOT, SELECTIVE, from, from + 1_999));
     System.out.printf(Locale.ROOT, "lineitem of %s split by l_orderkey: p0 [%d, %d), p1 [%d, %d), p2 [%d, %d); "
         + "the filter reads keys %d to %d (in p1)%n", data.getFileName(), bounds[0], bounds[1], bounds[1], bounds[2],

@@ -36,7 +36,8 @@ import org.apache.spark.sql.SparkSession;
 public final class SparkTpchBenchmarkMain {
   private SparkTpchBenchmarkMain() {}
 
-  private static final String Q1 = """
+  /** TPC-H Q1 and Q6 over {@code lineitem}, as the other Spark benchmarks run them too. */
+  static final String Q1 = """
       SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty, sum(l_extendedprice) AS sum_base_price,
         sum(l_extendedprice * (1 - l_discount)) AS sum_disc_price,
         sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) AS sum_charge, avg(l_quantity) AS avg_qty,
@@ -49,7 +50,7 @@ public final class SparkTpchBenchmarkMain {
       WHERE c_mktsegment = 'BUILDING' AND c_custkey = o_custkey AND l_orderkey = o_orderkey
         AND o_orderdate < date '1995-03-15' AND l_shipdate > date '1995-03-15'
       GROUP BY l_orderkey, o_orderdate, o_shippriority ORDER BY revenue DESC, o_orderdate LIMIT 10""";
-  private static final String Q6 = """
+  static final String Q6 = """
       SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem
       WHERE l_shipdate >= date '1994-01-01' AND l_shipdate < date '1994-01-01' + interval '1' year
         AND l_discount BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 AND l_quantity < 24""";
@@ -65,10 +66,7 @@ public final class SparkTpchBenchmarkMain {
       "customer", "c_custkey");
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> options = new LinkedHashMap<>();
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-    }
+    Map<String, String> options = SparkRuns.options(args);
     Path data = Path.of(options.getOrDefault("data", "harness/target/tpch-sf1")).toAbsolutePath();
     int runs = Integer.parseInt(options.getOrDefault("runs", "2"));
 

@@ -41,10 +41,7 @@ public final class SparkTpchWholePlanMain {
   private SparkTpchWholePlanMain() {}
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> options = new LinkedHashMap<>();
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-    }
+    Map<String, String> options = SparkRuns.options(args);
     Path data = Path.of(options.getOrDefault("data", "harness/target/tpch-sf1")).toAbsolutePath();
     Path queries = Path.of(options.getOrDefault("queries", "thallus-spark/src/test/resources/tpch"));
     int runs = Integer.parseInt(options.getOrDefault("runs", "3"));

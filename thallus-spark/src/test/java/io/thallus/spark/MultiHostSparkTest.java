@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.thallus.Location;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.server.ThallusServer;
+import io.thallus.testing.Eventually;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -116,20 +117,8 @@ class MultiHostSparkTest {
         .config("spark.locality.wait", "60s")
         .config("spark.sql.shuffle.partitions", "2")
         .getOrCreate();
-    await(Duration.ofSeconds(90), "three executors registered",
+    Eventually.await("three executors registered", Duration.ofSeconds(90),
         () -> spark.sparkContext().statusTracker().getExecutorInfos().length == HOSTS.length + 1);
-  }
-
-  /** Waits until {@code condition} holds, failing past {@code atMost} (thallus-testsuite's Eventually, in small). */
-  private static void await(Duration atMost, String what, java.util.function.BooleanSupplier condition)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + atMost.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("not within " + atMost + ": " + what);
-      }
-      Thread.sleep(50);
-    }
   }
 
   @AfterAll
@@ -184,7 +173,8 @@ class MultiHostSparkTest {
         assertThat(rows.get(0).getLong(1)).isEqualTo(want.getLong(2));
         assertThat(rows.get(0).getDecimal(2)).isEqualByComparingTo(want.getBigDecimal(3));
       }
-      await(Duration.ofSeconds(30), "the tasks' ends reported", () -> taskHosts.size() >= HOSTS.length);
+      Eventually.await("the tasks' ends reported", Duration.ofSeconds(30),
+          () -> taskHosts.size() >= HOSTS.length);
       // The scan's stage is the first: its task i read partition i.
       int scanStage = taskHosts.keySet().stream().mapToInt(k -> k >>> 16).min().orElseThrow();
       for (int i = 0; i < preferred.size(); i++) {
