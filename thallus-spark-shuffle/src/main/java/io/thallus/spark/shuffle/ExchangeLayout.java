@@ -1,0 +1,90 @@
+package io.thallus.spark.shuffle;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection$;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.ArrowUtils;
+import scala.collection.immutable.Seq;
+
+/**
+ * What map and reduce tasks must agree on about one exchange: the rows' columns, how a row finds its reduce
+ * partition, and how batches are cut and compressed. It travels to executors inside the shuffle dependency.
+ */
+final class ExchangeLayout implements Serializable {
+  private static final long serialVersionUID = 1L;
+  /** Timestamps cross as microseconds since the epoch; the zone only labels the Arrow type, on both sides. */
+  private static final String ARROW_TIME_ZONE = "UTC";
+
+  private final StructType schema;
+  private final Seq<Attribute> input;
+  private final Expression partitionId;
+  private final int partitions;
+  private final boolean columnarInput;
+  private final FrameCodec codec;
+  private final int batchRows;
+
+  /**
+   * @param partitionId Spark's own partition id expression of the exchange's partitioning (for hash partitioning
+   *     {@code pmod(murmur3hash(keys, 42), n)}, so ids equal those of Spark's exchange), or null for one partition
+   */
+  ExchangeLayout(Seq<Attribute> input, Expression partitionId, int partitions, boolean columnarInput,
+      FrameCodec codec, int batchRows) {
+    List<StructField> fields = new ArrayList<>();
+    scala.jdk.javaapi.CollectionConverters.asJava(input).forEach(attribute -> fields.add(
+        // Positional names: a join's output may repeat a name, which an Arrow schema from Spark refuses.
+        new StructField("c" + fields.size(), attribute.dataType(), true, Metadata.empty())));
+    this.schema = new StructType(fields.toArray(StructField[]::new));
+    this.input = input;
+    this.partitionId = partitionId;
+    this.partitions = partitions;
+    this.columnarInput = columnarInput;
+    this.codec = codec;
+    this.batchRows = batchRows;
+  }
+
+  Schema arrowSchema() {
+    return ArrowUtils.toArrowSchema(schema, ARROW_TIME_ZONE, false, false);
+  }
+
+  DataType[] types() {
+    DataType[] types = new DataType[schema.fields().length];
+    for (int i = 0; i < types.length; i++) {
+      types[i] = schema.fields()[i].dataType();
+    }
+    return types;
+  }
+
+  /** A fresh projection to the partition id (code generated, for one task), or null for a single partition. */
+  UnsafeProjection partitionIdProjection() {
+    if (partitionId == null) {
+      return null;
+    }
+    return UnsafeProjection$.MODULE$.create(
+        scala.jdk.javaapi.CollectionConverters.asScala(List.of(partitionId)).toList(), input);
+  }
+
+  int partitions() {
+    return partitions;
+  }
+
+  boolean columnarInput() {
+    return columnarInput;
+  }
+
+  FrameCodec codec() {
+    return codec;
+  }
+
+  int batchRows() {
+    return batchRows;
+  }
+}

@@ -1,0 +1,90 @@
+package io.thallus.spark.shuffle;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkConf;
+import org.apache.spark.TaskContext;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
+import org.apache.spark.shuffle.ShuffleBlockResolver;
+import org.apache.spark.shuffle.ShuffleHandle;
+import org.apache.spark.shuffle.ShuffleManager;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
+import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.shuffle.sort.SortShuffleManager;
+
+/**
+ * Spark's shuffle manager with the Thallus exchange's shuffles added: it serves the shuffles of the Thallus exchange
+ * (Arrow batches, {@link ShuffleOptions}) and hands every other shuffle to the {@link SortShuffleManager} it holds.
+ * Both write into the same block storage, so Spark's block manager serves and cleans both.
+ *
+ * <pre>{@code
+ * spark.shuffle.manager = io.thallus.spark.shuffle.ThallusShuffleManager
+ * spark.sql.extensions  = io.thallus.spark.shuffle.ThallusShuffleExtensions
+ * }</pre>
+ */
+public final class ThallusShuffleManager implements ShuffleManager {
+  private final SortShuffleManager sort;
+  private final ShuffleStore store;
+  /** The map outputs this executor wrote, by shuffle: what unregisterShuffle removes. */
+  private final Map<Integer, Set<Long>> mapOutputs = new ConcurrentHashMap<>();
+
+  /** Made by Spark's SparkEnv on the driver and on each executor. */
+  public ThallusShuffleManager(SparkConf conf) {
+    this.sort = new SortShuffleManager(conf);
+    this.store = new SparkBlockStore(conf, (IndexShuffleBlockResolver) sort.shuffleBlockResolver());
+  }
+
+  @Override
+  public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
+    if (dependency instanceof ArrowShuffleDependency arrow) {
+      return new ThallusShuffleHandle(shuffleId, arrow);
+    }
+    return sort.registerShuffle(shuffleId, dependency);
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
+      ShuffleWriteMetricsReporter metrics) {
+    if (handle instanceof ThallusShuffleHandle thallus) {
+      mapOutputs.computeIfAbsent(handle.shuffleId(), id -> ConcurrentHashMap.newKeySet()).add(mapId);
+      return (ShuffleWriter<K, V>) (ShuffleWriter<?, ?>) new ArrowShuffleWriter(thallus, mapId, context, metrics,
+          store);
+    }
+    return sort.getWriter(handle, mapId, context, metrics);
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startMapIndex, int endMapIndex,
+      int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics) {
+    if (handle instanceof ThallusShuffleHandle thallus) {
+      return (ShuffleReader<K, C>) (ShuffleReader<?, ?>) new ArrowShuffleReader(thallus, startMapIndex, endMapIndex,
+          startPartition, endPartition, context, metrics, store);
+    }
+    return sort.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
+  }
+
+  @Override
+  public boolean unregisterShuffle(int shuffleId) {
+    Set<Long> maps = mapOutputs.remove(shuffleId);
+    if (maps != null) {
+      maps.forEach(mapId -> store.removeMapOutput(shuffleId, mapId));
+    }
+    return sort.unregisterShuffle(shuffleId);
+  }
+
+  @Override
+  public ShuffleBlockResolver shuffleBlockResolver() {
+    return sort.shuffleBlockResolver();
+  }
+
+  @Override
+  public void stop() {
+    sort.stop();
+  }
+}
