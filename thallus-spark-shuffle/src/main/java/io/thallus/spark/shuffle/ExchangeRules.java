@@ -7,6 +7,7 @@ import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.RowToColumnarExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec;
+import org.apache.spark.sql.internal.SQLConf;
 import scala.Function1;
 import scala.runtime.AbstractPartialFunction;
 
@@ -23,16 +24,12 @@ import scala.runtime.AbstractPartialFunction;
  * </ul>
  */
 final class ExchangeRules extends ColumnarRule {
-  private final ShuffleConf conf;
-
-  ExchangeRules(ShuffleConf conf) {
-    this.conf = conf;
-  }
+  ExchangeRules() {}
 
   @Override
   public Rule<SparkPlan> preColumnarTransitions() {
     return new PlanRule("ThallusShuffleExchange", plan -> {
-      if (!conf.enabled()) {
+      if (!new ShuffleConf(SQLConf.get()).enabled()) {
         return plan;
       }
       return transformUp(plan, node -> node instanceof ShuffleExchangeExec exchange && ExchangeSupport.takes(exchange)

@@ -26,7 +26,8 @@ public final class ThallusShuffleExtensions extends AbstractFunction1<SparkSessi
     extensions.injectColumnar(new AbstractFunction1<SparkSession, ColumnarRule>() {
       @Override
       public ColumnarRule apply(SparkSession session) {
-        return new ExchangeRules(new ShuffleConf(session.sessionState().conf()));
+        // The session's conf is read when the rules run: the session state is being built here.
+        return new ExchangeRules();
       }
     });
     return BoxedUnit.UNIT;

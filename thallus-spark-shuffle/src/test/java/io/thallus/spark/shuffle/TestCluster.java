@@ -1,0 +1,78 @@
+package io.thallus.spark.shuffle;
+
+import io.thallus.testing.Eventually;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.SparkConf;
+import org.apache.spark.deploy.master.Master;
+import org.apache.spark.deploy.worker.Worker;
+import org.apache.spark.rpc.RpcEnv;
+import org.apache.spark.sql.SparkSession;
+import scala.Option;
+
+/**
+ * Spark's local-cluster, built in this JVM from the test class path (no Spark distribution): a standalone master and
+ * {@code workers} workers of one core and 1 GiB each, every worker running its executor as a child JVM, so shuffles
+ * cross real processes and Spark's block transfer. The session runs the Thallus shuffle manager and extensions;
+ * {@link ShuffleOptions#ENABLED} switches a query between the Thallus exchange and Spark's own.
+ */
+final class TestCluster implements AutoCloseable {
+  private static final String HOST = "127.0.0.1";
+  private final List<RpcEnv> cluster = new ArrayList<>();
+  final SparkSession spark;
+
+  TestCluster(Path work, int workers) throws Exception {
+    SparkSession.getDefaultSession().foreach(s -> {
+      s.stop();
+      return null;
+    });
+    SparkConf clusterConf = new SparkConf().set("spark.ui.enabled", "false");
+    scala.Tuple3<RpcEnv, Object, Option<Object>> master = Master.startRpcEnvAndEndpoint(HOST, 0, 0, clusterConf);
+    cluster.add(master._1());
+    String masterUrl = "spark://" + HOST + ":" + master._1().address().port();
+    for (int i = 0; i < workers; i++) {
+      Path workDir = Files.createDirectories(work.resolve("worker" + i));
+      cluster.add(Worker.startRpcEnvAndEndpoint(HOST, 0, 0, 1, 1024, new String[] {masterUrl},
+          workDir.toString(), Option.apply(i), clusterConf.clone(), Option.empty()));
+    }
+    List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+        .filter(f -> f.startsWith("--add-opens") || f.startsWith("--enable-native-access")
+            || f.startsWith("--sun-misc") || f.startsWith("-D"))
+        .toList();
+    spark = SparkSession.builder()
+        .master(masterUrl)
+        .appName("thallus-shuffle-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", HOST)
+        .config("spark.driver.bindAddress", HOST)
+        .config("spark.executor.memory", "768m")
+        .config("spark.executor.cores", "1")
+        .config("spark.cores.max", String.valueOf(workers))
+        .config("spark.executor.extraClassPath", System.getProperty("java.class.path"))
+        .config("spark.executor.extraJavaOptions", String.join(" ", flags))
+        .config("spark.executorEnv.SPARK_TESTING", "1")
+        .config("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
+        .config("spark.shuffle.manager", ThallusShuffleManager.class.getName())
+        .config("spark.sql.extensions", ThallusShuffleExtensions.class.getName())
+        .config("spark.sql.autoBroadcastJoinThreshold", "-1")
+        .config("spark.sql.shuffle.partitions", "8")
+        .getOrCreate();
+    Eventually.await(workers + " executors registered", Duration.ofMinutes(3),
+        () -> spark.sparkContext().statusTracker().getExecutorInfos().length == workers + 1);
+  }
+
+  @Override
+  public void close() {
+    spark.stop();
+    SparkSession.clearDefaultSession();
+    SparkSession.clearActiveSession();
+    cluster.reversed().forEach(env -> {
+      env.shutdown();
+      env.awaitTermination();
+    });
+  }
+}

@@ -1,0 +1,142 @@
+package io.thallus.spark.shuffle;
+
+import static org.apache.spark.sql.functions.col;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The Thallus exchange on two executor JVMs, each answer compared with the same query on Spark's own exchange.
+ */
+class ThallusExchangeTest {
+  @TempDir
+  static Path work;
+  private static TestCluster cluster;
+  private static SparkSession spark;
+
+  @BeforeAll
+  static void start() throws Exception {
+    cluster = new TestCluster(work, 2);
+    spark = cluster.spark;
+  }
+
+  @AfterAll
+  static void stop() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  /** The research's synthetic plan: shuffle by a key, project, shuffle again. */
+  static Dataset<Row> syntheticPlan(SparkSession session, long rows) {
+    return session.range(rows).toDF()
+        .repartition(col("id"))
+        .selectExpr("id * 7 + 3 AS v", "id % 1000 AS k", "CAST(id AS STRING) AS s")
+        .repartition(col("v"));
+  }
+
+  @ParameterizedTest(name = "AQE {0}")
+  @ValueSource(booleans = {false, true})
+  void syntheticPlanGivesSparksAnswer(boolean adaptive) {
+    spark.conf().set("spark.sql.adaptive.enabled", String.valueOf(adaptive));
+    try {
+      ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> syntheticPlan(spark, 200_000));
+      assertThat(answers.thallus).hasSize(200_000).isEqualTo(answers.spark);
+      assertThat(answers.thallusPlan).contains("ThallusShuffleExchange");
+    } finally {
+      spark.conf().unset("spark.sql.adaptive.enabled");
+    }
+  }
+
+  @Test
+  void everyClaimedTypeCrossesWithItsValuesAndNulls() {
+    String sql = """
+        SELECT id,
+          IF(id % 11 = 0, NULL, id % 2 = 0) AS b,
+          IF(id % 11 = 1, NULL, CAST(id % 100 AS TINYINT)) AS t,
+          IF(id % 11 = 2, NULL, CAST(id % 30000 AS SMALLINT)) AS sm,
+          IF(id % 11 = 3, NULL, CAST(id AS INT) * -3) AS i,
+          IF(id % 11 = 4, NULL, id * 1000000007) AS l,
+          IF(id % 11 = 5, NULL, id / 3.0D) AS d,
+          IF(id % 11 = 6, NULL, CAST(id / 7.0 AS FLOAT)) AS f,
+          IF(id % 11 = 7, NULL, CAST(id * 1.25 AS DECIMAL(12, 2))) AS dec,
+          IF(id % 11 = 8, NULL, CAST(id * 12345.678901 AS DECIMAL(38, 6))) AS wide,
+          IF(id % 11 = 9, NULL, CONCAT('s-', id, REPEAT('é', CAST(id % 5 AS INT)))) AS s,
+          IF(id % 11 = 10, NULL, DATE_ADD(DATE'1995-03-15', CAST(id % 4000 AS INT) - 2000)) AS dt,
+          IF(id % 13 = 0, NULL, TIMESTAMP_MICROS(id * 3600000123)) AS ts,
+          IF(id % 13 = 1, NULL, CAST(TIMESTAMP_MICROS(id * 1000003) AS TIMESTAMP_NTZ)) AS ntz,
+          IF(id % 13 = 2, NULL, CAST(CONCAT('b', id) AS BINARY)) AS bin
+        FROM range(20000)
+        """;
+    ExchangeAnswers answers = ExchangeAnswers.of(spark,
+        () -> spark.sql(sql).repartition(7, col("i"), col("s")).selectExpr("*", "HEX(bin) AS hex"));
+    assertThat(answers.thallus).hasSize(20_000).isEqualTo(answers.spark);
+    assertThat(answers.thallusPlan).contains("ThallusShuffleExchange");
+  }
+
+  @Test
+  void nestedTypesAndRoundRobinStayWithSparksExchange() {
+    ExchangeAnswers nested = ExchangeAnswers.of(spark,
+        () -> spark.sql("SELECT id, ARRAY(id, id + 1) AS a FROM range(5000)").repartition(col("id")));
+    assertThat(nested.thallus).isEqualTo(nested.spark).hasSize(5000);
+    assertThat(nested.thallusPlan).doesNotContain("ThallusShuffleExchange").contains("Exchange hashpartitioning");
+
+    ExchangeAnswers roundRobin = ExchangeAnswers.of(spark, () -> spark.range(5000).toDF().repartition(3));
+    assertThat(roundRobin.thallus).isEqualTo(roundRobin.spark);
+    assertThat(roundRobin.thallusPlan).doesNotContain("ThallusShuffleExchange");
+  }
+
+  @ParameterizedTest(name = "AQE {0}")
+  @ValueSource(booleans = {false, true})
+  void aJoinOfSparksExchangeWithTheThallusExchangeMatchesPartitions(boolean adaptive) {
+    // One side has an array column (Spark's exchange), the other is flat (Thallus's): the join is right only if
+    // both put every key in the same partition.
+    spark.conf().set("spark.sql.adaptive.enabled", String.valueOf(adaptive));
+    try {
+      ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> {
+        Dataset<Row> nested = spark.sql("SELECT id % 3000 AS k, ARRAY(id) AS a FROM range(6000)");
+        Dataset<Row> flat = spark.sql("SELECT id AS k, CONCAT('v', id) AS v, CAST(id AS DECIMAL(10,1)) AS d "
+            + "FROM range(0, 6000, 2)");
+        return nested.join(flat, "k");
+      });
+      assertThat(answers.thallus).hasSize(3000).isEqualTo(answers.spark);
+      assertThat(answers.thallusPlan).contains("ThallusShuffleExchange").contains("Exchange hashpartitioning");
+    } finally {
+      spark.conf().unset("spark.sql.adaptive.enabled");
+    }
+  }
+
+  @Test
+  void skewedJoinSplitsAndCoalescesWithAqe() {
+    // AQE's skew join reads parts of a reduce partition's map outputs (PartialReducerPartitionSpec) and the other
+    // side's partition once per part (PartialMapperPartitionSpec is for local reads); coalescing joins small ones.
+    spark.conf().set("spark.sql.adaptive.enabled", "true");
+    spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "1k");
+    spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionFactor", "1");
+    spark.conf().set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "4k");
+    try {
+      ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> {
+        Dataset<Row> skewed = spark.sql("SELECT IF(id % 10 < 8, 0, id % 500) AS k, id FROM range(40000)")
+            .repartition(4);
+        Dataset<Row> small = spark.sql("SELECT id AS k, id * 2 AS w FROM range(500)");
+        return skewed.join(small, "k").groupBy("k").count();
+      });
+      assertThat(answers.thallus).isEqualTo(answers.spark).isNotEmpty();
+      assertThat(answers.thallusPlan).contains("ThallusShuffleExchange");
+    } finally {
+      spark.conf().unset("spark.sql.adaptive.enabled");
+      spark.conf().unset("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes");
+      spark.conf().unset("spark.sql.adaptive.skewJoin.skewedPartitionFactor");
+      spark.conf().unset("spark.sql.adaptive.advisoryPartitionSizeInBytes");
+    }
+  }
+}
