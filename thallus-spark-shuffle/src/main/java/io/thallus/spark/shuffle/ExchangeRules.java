@@ -33,7 +33,7 @@ final class ExchangeRules extends ColumnarRule {
         return plan;
       }
       return transformUp(plan, node -> node instanceof ShuffleExchangeExec exchange && ExchangeSupport.takes(exchange)
-          ? new ThallusShuffleExchangeExec(exchange.outputPartitioning(), exchange.child(),
+          ? ThallusShuffleExchangeExec.create(exchange.outputPartitioning(), exchange.child(),
               exchange.shuffleOrigin(), exchange.advisoryPartitionSize(),
               // AQE plans a shuffle stage with its exchange at the root and asks for rows there.
               node == plan)

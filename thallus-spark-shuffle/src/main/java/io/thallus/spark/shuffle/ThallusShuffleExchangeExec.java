@@ -8,7 +8,6 @@ import org.apache.spark.FutureAction;
 import org.apache.spark.MapOutputStatistics;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection$;
@@ -16,11 +15,10 @@ import org.apache.spark.sql.catalyst.plans.logical.Statistics;
 import org.apache.spark.sql.catalyst.plans.logical.Statistics$;
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
-import org.apache.spark.sql.catalyst.trees.TreePattern$;
 import org.apache.spark.sql.execution.ShufflePartitionSpec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.UnsafeRowSerializer;
-import org.apache.spark.sql.execution.UnaryExecNode;
+import org.apache.spark.sql.execution.exchange.Exchange;
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec;
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike;
 import org.apache.spark.sql.execution.exchange.ShuffleOrigin;
@@ -51,7 +49,7 @@ import scala.reflect.ClassTag$;
  * an exchange says it gives rows too (one conversion, in {@link #doExecute}), where another gives batches only and
  * Spark puts its ColumnarToRow above it.
  */
-public final class ThallusShuffleExchangeExec extends SparkPlan implements UnaryExecNode, ShuffleExchangeLike {
+public final class ThallusShuffleExchangeExec extends Exchange implements ShuffleExchangeLike {
   private static final long serialVersionUID = 1L;
   private static final String DATA_SIZE = "dataSize";
 
@@ -68,7 +66,6 @@ public final class ThallusShuffleExchangeExec extends SparkPlan implements Unary
   private transient boolean cancelled;
   private transient java.util.concurrent.Future<Object> triggerFuture;
 
-  private transient scala.collection.immutable.Seq<SparkPlan> children;
   private transient Map<String, SQLMetric> writeMetrics;
   private transient Map<String, SQLMetric> readMetrics;
   private transient Map<String, SQLMetric> metrics;
@@ -76,6 +73,12 @@ public final class ThallusShuffleExchangeExec extends SparkPlan implements Unary
   private transient Future<MapOutputStatistics> mapOutputStatistics;
   private transient RDD<ColumnarBatch> wholeShuffle;
 
+  static ThallusShuffleExchangeExec create(Partitioning outputPartitioning, SparkPlan child,
+      ShuffleOrigin shuffleOrigin, Option<Object> advisoryPartitionSize, boolean rowBased) {
+    return new ThallusShuffleExchangeExec(outputPartitioning, child, shuffleOrigin, advisoryPartitionSize, rowBased);
+  }
+
+  /** Spark's tree copies call this constructor with the product's elements, in order. */
   public ThallusShuffleExchangeExec(Partitioning outputPartitioning, SparkPlan child, ShuffleOrigin shuffleOrigin,
       Option<Object> advisoryPartitionSize, boolean rowBased) {
     this.outputPartitioning = outputPartitioning;
@@ -83,8 +86,6 @@ public final class ThallusShuffleExchangeExec extends SparkPlan implements Unary
     this.shuffleOrigin = shuffleOrigin;
     this.advisoryPartitionSize = advisoryPartitionSize;
     this.rowBased = rowBased;
-    org.apache.spark.sql.catalyst.trees.UnaryLike.$init$(this);
-    UnaryExecNode.$init$(this);
     ShuffleExchangeLike.$init$(this);
   }
 
@@ -101,31 +102,7 @@ public final class ThallusShuffleExchangeExec extends SparkPlan implements Unary
   }
 
   @Override
-  public synchronized scala.collection.immutable.Seq<SparkPlan> children() {
-    if (children == null) {
-      children = CollectionConverters.asScala(java.util.List.of(child)).toList();
-    }
-    return children;
-  }
-
-  /** Tagged as an exchange, as Spark's Exchange nodes are, for the rules that look for exchanges by tag. */
-  @Override
-  public scala.collection.immutable.Seq<scala.Enumeration.Value> nodePatterns() {
-    return CollectionConverters.asScala(java.util.List.of(TreePattern$.MODULE$.EXCHANGE())).toList();
-  }
-
-  @Override
-  public String verboseStringWithOperatorId() {
-    return UnaryExecNode.super.verboseStringWithOperatorId();
-  }
-
-  @Override
-  public SparkPlan withNewChildrenInternal(scala.collection.immutable.IndexedSeq<SparkPlan> children) {
-    return withNewChildInternal(children.head());
-  }
-
-  @Override
-  public scala.collection.immutable.Seq<Attribute> output() {
+  public scala.collection.immutable.Seq<org.apache.spark.sql.catalyst.expressions.Attribute> output() {
     return child.output();
   }
 
@@ -146,13 +123,12 @@ public final class ThallusShuffleExchangeExec extends SparkPlan implements Unary
 
   @Override
   public ThallusShuffleExchangeExec withNewChildInternal(SparkPlan newChild) {
-    return new ThallusShuffleExchangeExec(outputPartitioning, newChild, shuffleOrigin, advisoryPartitionSize,
-        rowBased);
+    return create(outputPartitioning, newChild, shuffleOrigin, advisoryPartitionSize, rowBased);
   }
 
   /** The same exchange, asked for rows or not (see the class comment). */
   ThallusShuffleExchangeExec withRowBased(boolean rows) {
-    return new ThallusShuffleExchangeExec(outputPartitioning, child, shuffleOrigin, advisoryPartitionSize, rows);
+    return create(outputPartitioning, child, shuffleOrigin, advisoryPartitionSize, rows);
   }
 
   @Override

@@ -22,6 +22,7 @@ class ThallusExchangeTest {
   static Path work;
   private static TestCluster cluster;
   private static SparkSession spark;
+  private static boolean tpchMade;
 
   @BeforeAll
   static void start() throws Exception {
@@ -78,7 +79,7 @@ class ThallusExchangeTest {
         FROM range(20000)
         """;
     ExchangeAnswers answers = ExchangeAnswers.of(spark,
-        () -> spark.sql(sql).repartition(7, col("i"), col("s")).selectExpr("*", "HEX(bin) AS hex"));
+        () -> spark.sql(sql).repartition(7, col("i"), col("s")).selectExpr("*", "HEX(bin) AS hex").drop("bin"));
     assertThat(answers.thallus).hasSize(20_000).isEqualTo(answers.spark);
     assertThat(answers.thallusPlan).contains("ThallusShuffleExchange");
   }
@@ -110,6 +111,25 @@ class ThallusExchangeTest {
       });
       assertThat(answers.thallus).hasSize(3000).isEqualTo(answers.spark);
       assertThat(answers.thallusPlan).contains("ThallusShuffleExchange").contains("Exchange hashpartitioning");
+    } finally {
+      spark.conf().unset("spark.sql.adaptive.enabled");
+    }
+  }
+
+  @ParameterizedTest(name = "AQE {0}")
+  @ValueSource(booleans = {false, true})
+  void tpchQ3Q9Q18GiveSparksAnswers(boolean adaptive) throws Exception {
+    if (!tpchMade) {
+      TpchShapes.create(spark, work.resolve("tpch"), 20_000);
+      tpchMade = true;
+    }
+    spark.conf().set("spark.sql.adaptive.enabled", String.valueOf(adaptive));
+    try {
+      for (String query : new String[] {TpchShapes.Q3, TpchShapes.Q9, TpchShapes.Q18}) {
+        ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> spark.sql(query));
+        assertThat(answers.thallus).as(query).isNotEmpty().isEqualTo(answers.spark);
+        assertThat(answers.thallusPlan).as(query).contains("ThallusShuffleExchange");
+      }
     } finally {
       spark.conf().unset("spark.sql.adaptive.enabled");
     }
