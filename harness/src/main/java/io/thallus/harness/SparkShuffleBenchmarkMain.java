@@ -1,0 +1,250 @@
+package io.thallus.harness;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
+import org.apache.spark.SparkConf;
+import org.apache.spark.deploy.master.Master;
+import org.apache.spark.deploy.worker.Worker;
+import org.apache.spark.executor.TaskMetrics;
+import org.apache.spark.rpc.RpcEnv;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import scala.Option;
+
+/**
+ * Spark's sort shuffle against the Thallus exchange (thallus-spark-shuffle) on one standalone cluster of executor
+ * JVMs started here: the research's synthetic plan (range, shuffle by key, project, shuffle again, aggregate) and
+ * TPC-H Q3, Q9 and Q18 over Spark's Parquet reader, broadcasts off. Both run in one session, switched by
+ * spark.thallus.shuffle.enabled, alternating, medians of --runs after a warm-up; answers compared; shuffle bytes and
+ * times from Spark's task metrics.
+ *
+ * <p>Options: --rows 5000000 --data harness/target/tpch-sf1 --runs 3 --executors 2 --executor-memory 2g
+ * --partitions 200 --queries synthetic,Q3,Q9,Q18
+ */
+public final class SparkShuffleBenchmarkMain {
+  private static final String HOST = "127.0.0.1";
+  private static final String Q3 = """
+      SELECT l_orderkey, SUM(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate, o_shippriority
+      FROM customer, orders, lineitem
+      WHERE c_mktsegment = 'BUILDING' AND c_custkey = o_custkey AND l_orderkey = o_orderkey
+        AND o_orderdate < DATE '1995-03-15' AND l_shipdate > DATE '1995-03-15'
+      GROUP BY l_orderkey, o_orderdate, o_shippriority
+      ORDER BY revenue DESC, o_orderdate
+      LIMIT 10""";
+  private static final String Q9 = """
+      SELECT nation, o_year, SUM(amount) AS sum_profit
+      FROM (SELECT n_name AS nation, YEAR(o_orderdate) AS o_year,
+                   l_extendedprice * (1 - l_discount) - ps_supplycost * l_quantity AS amount
+            FROM part, supplier, lineitem, partsupp, orders, nation
+            WHERE s_suppkey = l_suppkey AND ps_suppkey = l_suppkey AND ps_partkey = l_partkey
+              AND p_partkey = l_partkey AND o_orderkey = l_orderkey AND s_nationkey = n_nationkey
+              AND p_name LIKE '%green%') AS profit
+      GROUP BY nation, o_year
+      ORDER BY nation, o_year DESC""";
+  private static final String Q18 = """
+      SELECT c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice, SUM(l_quantity)
+      FROM customer, orders, lineitem
+      WHERE o_orderkey IN (SELECT l_orderkey FROM lineitem GROUP BY l_orderkey HAVING SUM(l_quantity) > 300)
+        AND c_custkey = o_custkey AND o_orderkey = l_orderkey
+      GROUP BY c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice
+      ORDER BY o_totalprice DESC, o_orderdate
+      LIMIT 100""";
+
+  private SparkShuffleBenchmarkMain() {}
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> options = SparkRuns.options(args);
+    long rows = Long.parseLong(options.getOrDefault("rows", "5000000"));
+    Path data = Path.of(options.getOrDefault("data", "harness/target/tpch-sf1")).toAbsolutePath();
+    int runs = Integer.parseInt(options.getOrDefault("runs", "3"));
+    int executors = Integer.parseInt(options.getOrDefault("executors", "2"));
+    String executorMemory = options.getOrDefault("executor-memory", "2g");
+    List<String> queries = List.of(options.getOrDefault("queries", "synthetic,Q3,Q9,Q18").split(","));
+
+    List<RpcEnv> cluster = new ArrayList<>();
+    SparkConf clusterConf = new SparkConf().set("spark.ui.enabled", "false");
+    RpcEnv master = Master.startRpcEnvAndEndpoint(HOST, 0, 0, clusterConf)._1();
+    cluster.add(master);
+    String masterUrl = "spark://" + HOST + ":" + master.address().port();
+    Path work = Files.createTempDirectory("thallus-shuffle-bench");
+    int workerMemoryMb = (int) (parseMb(executorMemory) + 256);
+    for (int i = 0; i < executors; i++) {
+      cluster.add(Worker.startRpcEnvAndEndpoint(HOST, 0, 0, 1, workerMemoryMb, new String[] {masterUrl},
+          Files.createDirectories(work.resolve("worker" + i)).toString(), Option.apply(i), clusterConf.clone(),
+          Option.empty()));
+    }
+    List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+        .filter(f -> f.startsWith("--add-opens") || f.startsWith("--enable-native-access")
+            || f.startsWith("--sun-misc") || f.startsWith("-Dlog4j") || f.startsWith("-Djdk")
+            || f.startsWith("-Dio.netty"))
+        .toList();
+    SparkSession spark = SparkSession.builder().master(masterUrl).appName("thallus-shuffle-bench")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", HOST).config("spark.driver.bindAddress", HOST)
+        .config("spark.executor.memory", executorMemory).config("spark.executor.cores", "1")
+        .config("spark.cores.max", String.valueOf(executors))
+        .config("spark.executor.extraClassPath", System.getProperty("java.class.path"))
+        .config("spark.executor.extraJavaOptions", String.join(" ", flags))
+        .config("spark.executorEnv.SPARK_TESTING", "1")
+        .config("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
+        .config("spark.shuffle.manager", "io.thallus.spark.shuffle.ThallusShuffleManager")
+        .config("spark.sql.extensions", "io.thallus.spark.shuffle.ThallusShuffleExtensions")
+        .config("spark.sql.autoBroadcastJoinThreshold", "-1")
+        .config("spark.sql.shuffle.partitions", options.getOrDefault("partitions", "200"))
+        .getOrCreate();
+    long deadline = System.nanoTime() + 180_000_000_000L;
+    while (spark.sparkContext().statusTracker().getExecutorInfos().length < executors + 1) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("Executors did not register within 3 minutes");
+      }
+      Thread.sleep(200); // polling for a condition, with the deadline above
+    }
+    ShuffleMetrics metrics = new ShuffleMetrics();
+    spark.sparkContext().addSparkListener(metrics);
+
+    for (String table : List.of("customer", "orders", "lineitem", "part", "supplier", "partsupp", "nation")) {
+      spark.read().parquet(data.resolve(table + ".parquet").toString()).createOrReplaceTempView(table);
+    }
+    Map<String, Supplier<Dataset<Row>>> workloads = new LinkedHashMap<>();
+    workloads.put("synthetic", () -> spark.range(rows).toDF()
+        .repartition(org.apache.spark.sql.functions.col("id"))
+        .selectExpr("id * 7 + 3 AS v", "id % 1000 AS k")
+        .repartition(org.apache.spark.sql.functions.col("v"))
+        .selectExpr("SUM(v)", "SUM(k)", "COUNT(*)"));
+    workloads.put("Q3", () -> spark.sql(Q3));
+    workloads.put("Q9", () -> spark.sql(Q9));
+    workloads.put("Q18", () -> spark.sql(Q18));
+    workloads.keySet().retainAll(queries);
+
+    String[] modes = {"spark", "thallus"};
+    Map<String, Map<String, List<double[]>>> results = new LinkedHashMap<>();
+    for (Map.Entry<String, Supplier<Dataset<Row>>> workload : workloads.entrySet()) {
+      List<String> expected = null;
+      for (int run = 0; run <= runs; run++) { // run 0 warms up and is not counted
+        for (String mode : modes) {
+          spark.conf().set("spark.thallus.shuffle.enabled", String.valueOf(mode.equals("thallus")));
+          metrics.reset();
+          long t0 = System.nanoTime();
+          Dataset<Row> query = workload.getValue().get();
+          List<String> answer = SparkRuns.text(query.collectAsList());
+          double seconds = (System.nanoTime() - t0) / 1e9;
+          if (expected == null) {
+            expected = answer;
+          } else if (!expected.equals(answer)) {
+            throw new AssertionError(workload.getKey() + " on " + mode + " answered " + answer + ", not " + expected);
+          }
+          if (mode.equals("thallus") && run == 0
+              && !query.queryExecution().executedPlan().toString().contains("ThallusShuffleExchange")) {
+            throw new AssertionError(workload.getKey() + ": the plan has no Thallus exchange");
+          }
+          Thread.sleep(500); // lets the last task-end events reach the listener before they are read
+          double[] figures = metrics.figures(seconds);
+          System.out.printf(Locale.ROOT, "%s %s run %d: %.2f s, %.1f MB written, %d records%n", workload.getKey(),
+              mode, run, seconds, figures[1] / 1e6, (long) figures[2]);
+          if (run > 0) {
+            results.computeIfAbsent(workload.getKey(), k -> new LinkedHashMap<>())
+                .computeIfAbsent(mode, k -> new ArrayList<>()).add(figures);
+          }
+        }
+      }
+    }
+
+    System.out.printf(Locale.ROOT, "%n%d executors x 1 core, %s each; synthetic plan %d rows; TPC-H %s; medians of %d"
+        + " runs; answers equal%n", executors, executorMemory, rows, data.getFileName(), runs);
+    System.out.println("| workload | Spark sort shuffle s | Thallus exchange s | speed-up | Spark shuffle MB"
+        + " | Thallus shuffle MB | bytes ratio | Spark map s | Thallus map s | Spark fetch wait s"
+        + " | Thallus fetch wait s |");
+    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
+    double logSum = 0;
+    int tpch = 0;
+    for (Map.Entry<String, Map<String, List<double[]>>> workload : results.entrySet()) {
+      double[] s = medians(workload.getValue().get("spark"));
+      double[] t = medians(workload.getValue().get("thallus"));
+      System.out.printf(Locale.ROOT, "| %s | %.2f | %.2f | %.2fx | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f |%n",
+          workload.getKey(), s[0], t[0], s[0] / t[0], s[1] / 1e6, t[1] / 1e6, t[1] / s[1], s[3], t[3], s[4], t[4]);
+      if (workload.getKey().startsWith("Q")) {
+        logSum += Math.log(s[0] / t[0]);
+        tpch++;
+      }
+    }
+    if (tpch > 0) {
+      System.out.printf(Locale.ROOT, "TPC-H geometric mean speed-up: %.2fx%n", Math.exp(logSum / tpch));
+    }
+    spark.stop();
+    cluster.reversed().forEach(env -> {
+      env.shutdown();
+      env.awaitTermination();
+    });
+  }
+
+  private static double[] medians(List<double[]> runs) {
+    double[] medians = new double[runs.get(0).length];
+    for (int i = 0; i < medians.length; i++) {
+      List<Double> values = new ArrayList<>();
+      for (double[] run : runs) {
+        values.add(run[i]);
+      }
+      medians[i] = SparkRuns.median(values);
+    }
+    return medians;
+  }
+
+  private static long parseMb(String size) {
+    String s = size.trim().toLowerCase(Locale.ROOT);
+    if (s.endsWith("g")) {
+      return Long.parseLong(s.substring(0, s.length() - 1)) * 1024;
+    }
+    if (s.endsWith("m")) {
+      return Long.parseLong(s.substring(0, s.length() - 1));
+    }
+    throw new IllegalArgumentException("--executor-memory must end in m or g: " + size);
+  }
+
+  /**
+   * Shuffle bytes and records written, the run time of tasks that wrote shuffle output (map side: reading,
+   * partitioning, converting, compressing, writing) and the reducers' fetch wait, summed over a run's tasks.
+   */
+  private static final class ShuffleMetrics extends SparkListener {
+    private final LongAdder bytes = new LongAdder();
+    private final LongAdder records = new LongAdder();
+    private final LongAdder mapRunMillis = new LongAdder();
+    private final LongAdder fetchWaitMillis = new LongAdder();
+
+    @Override
+    public void onTaskEnd(SparkListenerTaskEnd end) {
+      TaskMetrics m = end.taskMetrics();
+      if (m == null) {
+        return;
+      }
+      bytes.add(m.shuffleWriteMetrics().bytesWritten());
+      records.add(m.shuffleWriteMetrics().recordsWritten());
+      if (m.shuffleWriteMetrics().bytesWritten() > 0) {
+        mapRunMillis.add(m.executorRunTime());
+      }
+      fetchWaitMillis.add(m.shuffleReadMetrics().fetchWaitTime());
+    }
+
+    void reset() {
+      bytes.reset();
+      records.reset();
+      mapRunMillis.reset();
+      fetchWaitMillis.reset();
+    }
+
+    double[] figures(double seconds) {
+      return new double[] {seconds, bytes.sum(), records.sum(), mapRunMillis.sum() / 1e3,
+          fetchWaitMillis.sum() / 1e3};
+    }
+  }
+}
