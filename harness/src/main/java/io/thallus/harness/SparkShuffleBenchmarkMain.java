@@ -150,8 +150,10 @@ public final class SparkShuffleBenchmarkMain {
           }
           Thread.sleep(500); // lets the last task-end events reach the listener before they are read
           double[] figures = metrics.figures(seconds);
-          System.out.printf(Locale.ROOT, "%s %s run %d: %.2f s, %.1f MB written, %d records%n", workload.getKey(),
-              mode, run, seconds, figures[1] / 1e6, (long) figures[2]);
+          System.out.printf(Locale.ROOT, "%s %s run %d: %.2f s, %.1f MB written, %d records; map tasks %.2f s,"
+              + " to Arrow %.2f s, encode %.2f s, write %.2f s, decode %.2f s, fetch wait %.2f s%n",
+              workload.getKey(), mode, run, seconds, figures[1] / 1e6, (long) figures[2], figures[3], figures[5],
+              figures[6], figures[8], figures[7], figures[4]);
           if (run > 0) {
             results.computeIfAbsent(workload.getKey(), k -> new LinkedHashMap<>())
                 .computeIfAbsent(mode, k -> new ArrayList<>()).add(figures);
@@ -177,6 +179,16 @@ public final class SparkShuffleBenchmarkMain {
         logSum += Math.log(s[0] / t[0]);
         tpch++;
       }
+    }
+    System.out.println();
+    System.out.println("Where the Thallus exchange's task time goes (seconds summed over tasks, medians):");
+    System.out.println("| workload | map tasks' run time | rows to Arrow (incl. the child's own work) | encode +"
+        + " compress | file write | reduce: decompress + decode | fetch wait |");
+    System.out.println("|---|---|---|---|---|---|---|");
+    for (Map.Entry<String, Map<String, List<double[]>>> workload : results.entrySet()) {
+      double[] t = medians(workload.getValue().get("thallus"));
+      System.out.printf(Locale.ROOT, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |%n", workload.getKey(), t[3],
+          t[5], t[6], t[8], t[7], t[4]);
     }
     if (tpch > 0) {
       System.out.printf(Locale.ROOT, "TPC-H geometric mean speed-up: %.2fx%n", Math.exp(logSum / tpch));
@@ -220,6 +232,8 @@ public final class SparkShuffleBenchmarkMain {
     private final LongAdder records = new LongAdder();
     private final LongAdder mapRunMillis = new LongAdder();
     private final LongAdder fetchWaitMillis = new LongAdder();
+    private final LongAdder writeNanos = new LongAdder();
+    private final Map<String, LongAdder> thallusNanos = new java.util.concurrent.ConcurrentHashMap<>();
 
     @Override
     public void onTaskEnd(SparkListenerTaskEnd end) {
@@ -233,6 +247,15 @@ public final class SparkShuffleBenchmarkMain {
         mapRunMillis.add(m.executorRunTime());
       }
       fetchWaitMillis.add(m.shuffleReadMetrics().fetchWaitTime());
+      writeNanos.add(m.shuffleWriteMetrics().writeTime());
+      // The exchange's own timings (its SQL metrics, named "thallus ..."), as the task reported them.
+      scala.jdk.javaapi.CollectionConverters.asJava(end.taskInfo().accumulables()).forEach(info -> {
+        String name = info.name().isDefined() ? info.name().get() : "";
+        if (name.startsWith("thallus") && info.update().isDefined()
+            && info.update().get() instanceof Long update) {
+          thallusNanos.computeIfAbsent(name, k -> new LongAdder()).add(update);
+        }
+      });
     }
 
     void reset() {
@@ -240,11 +263,19 @@ public final class SparkShuffleBenchmarkMain {
       records.reset();
       mapRunMillis.reset();
       fetchWaitMillis.reset();
+      writeNanos.reset();
+      thallusNanos.clear();
+    }
+
+    private double thallusSeconds(String prefix) {
+      return thallusNanos.entrySet().stream().filter(e -> e.getKey().startsWith(prefix))
+          .mapToLong(e -> e.getValue().sum()).sum() / 1e9;
     }
 
     double[] figures(double seconds) {
       return new double[] {seconds, bytes.sum(), records.sum(), mapRunMillis.sum() / 1e3,
-          fetchWaitMillis.sum() / 1e3};
+          fetchWaitMillis.sum() / 1e3, thallusSeconds("thallus map: rows"), thallusSeconds("thallus map: encode"),
+          thallusSeconds("thallus reduce"), writeNanos.sum() / 1e9};
     }
   }
 }

@@ -5,7 +5,6 @@ import org.apache.spark.ShuffleDependency;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.serializer.Serializer;
 import org.apache.spark.shuffle.ShuffleWriteProcessor;
-import org.apache.spark.sql.execution.metric.SQLMetric;
 import scala.Option;
 import scala.Product2;
 import scala.reflect.ClassTag;
@@ -21,23 +20,23 @@ final class ArrowShuffleDependency extends ShuffleDependency<Object, Object, Obj
   private static final ClassTag<Object> ANY = ClassTag$.MODULE$.Any();
 
   private final ExchangeLayout layout;
-  private final SQLMetric dataSize;
+  private final ExchangeMetrics metrics;
 
   @SuppressWarnings({"unchecked", "rawtypes"})
   ArrowShuffleDependency(RDD<?> input, ExchangeLayout layout, Serializer unusedSerializer,
-      ShuffleWriteProcessor writeProcessor, SQLMetric dataSize) {
+      ShuffleWriteProcessor writeProcessor, ExchangeMetrics metrics) {
     super((RDD<? extends Product2<Object, Object>>) (RDD) input, new PartitionCount(layout.partitions()),
         unusedSerializer, Option.empty(), Option.empty(), false, writeProcessor, ANY, ANY, ANY);
     this.layout = layout;
-    this.dataSize = dataSize;
+    this.metrics = metrics;
   }
 
   ExchangeLayout layout() {
     return layout;
   }
 
-  SQLMetric dataSize() {
-    return dataSize;
+  ExchangeMetrics metrics() {
+    return metrics;
   }
 
   /** Only the count matters: the writer computes each row's partition from the layout. */

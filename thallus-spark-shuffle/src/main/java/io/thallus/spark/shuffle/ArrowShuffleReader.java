@@ -6,7 +6,6 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.NoSuchElementException;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
@@ -16,8 +15,6 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.sql.util.ArrowUtils;
-import org.apache.spark.sql.vectorized.ArrowColumnVector;
-import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.Product2;
 import scala.collection.AbstractIterator;
@@ -61,7 +58,8 @@ final class ArrowShuffleReader implements ShuffleReader<Object, Object> {
         scala.jdk.javaapi.CollectionConverters.asJava(locations), atOnce, context, metrics);
     BufferAllocator allocator = ArrowUtils.rootAllocator().newChildAllocator(
         "thallus-shuffle-reduce-" + handle.shuffleId() + "-" + context.taskAttemptId(), 0, Long.MAX_VALUE);
-    Batches batches = new Batches(streams, handle.arrowDependency().layout(), allocator, metrics);
+    Batches batches = new Batches(streams, handle.arrowDependency().layout(), allocator, metrics,
+        handle.arrowDependency().metrics().decodeTime);
     context.addTaskCompletionListener(new org.apache.spark.util.TaskCompletionListener() {
       @Override
       public void onTaskCompletion(TaskContext ignored) {
@@ -83,6 +81,7 @@ final class ArrowShuffleReader implements ShuffleReader<Object, Object> {
     private final java.util.Iterator<InputStream> streams;
     private final BufferAllocator allocator;
     private final ShuffleReadMetricsReporter metrics;
+    private final org.apache.spark.sql.execution.metric.SQLMetric decodeTime;
     private final BatchFrames.Decoder decoder;
     private final VectorSchemaRoot root;
     private final VectorLoader loader;
@@ -92,19 +91,15 @@ final class ArrowShuffleReader implements ShuffleReader<Object, Object> {
     private boolean closed;
 
     Batches(java.util.Iterator<InputStream> streams, ExchangeLayout layout, BufferAllocator allocator,
-        ShuffleReadMetricsReporter metrics) {
+        ShuffleReadMetricsReporter metrics, org.apache.spark.sql.execution.metric.SQLMetric decodeTime) {
       this.streams = streams;
+      this.decodeTime = decodeTime;
       this.allocator = allocator;
       this.metrics = metrics;
       this.decoder = new BatchFrames.Decoder(allocator);
       this.root = VectorSchemaRoot.create(layout.arrowSchema(), allocator);
       this.loader = new VectorLoader(root);
-      ColumnVector[] columns = new ColumnVector[root.getFieldVectors().size()];
-      int i = 0;
-      for (FieldVector vector : root.getFieldVectors()) {
-        columns[i++] = new ArrowColumnVector(vector);
-      }
-      this.batch = new ColumnarBatch(columns);
+      this.batch = new ColumnarBatch(layout.columns(root));
     }
 
     @Override
@@ -124,8 +119,11 @@ final class ArrowShuffleReader implements ShuffleReader<Object, Object> {
             }
             current = BatchFrames.Decoder.buffered(streams.next());
           }
+          // The time includes waiting for a block still on its way (Spark's fetch wait counts that part).
+          long started = System.nanoTime();
           ArrowRecordBatch next = decoder.next(current);
           if (next == null) {
+            decodeTime.add(System.nanoTime() - started);
             current.close();
             current = null;
             continue;
@@ -133,6 +131,7 @@ final class ArrowShuffleReader implements ShuffleReader<Object, Object> {
           try (next) {
             loader.load(next);
           }
+          decodeTime.add(System.nanoTime() - started);
           batch.setNumRows(root.getRowCount());
           metrics.incRecordsRead(root.getRowCount());
           loaded = true;

@@ -51,8 +51,8 @@ final class ArrowShuffleWriter extends ShuffleWriter<Object, Object> {
     Iterator input = records;
     try (BufferAllocator allocator = ArrowUtils.rootAllocator().newChildAllocator(
             "thallus-shuffle-map-" + handle.shuffleId() + "-" + mapId, 0, Long.MAX_VALUE);
-         PartitionedBatchBuilder builder = new PartitionedBatchBuilder(layout.arrowSchema(), layout.partitions(),
-             layout.batchRows(), layout.codec(), allocator)) {
+         PartitionedBatchBuilder builder = new PartitionedBatchBuilder(layout, allocator)) {
+      long started = System.nanoTime();
       while (input.hasNext()) {
         Object next = input.next();
         if (next instanceof ColumnarBatch batch) {
@@ -67,16 +67,19 @@ final class ArrowShuffleWriter extends ShuffleWriter<Object, Object> {
         }
       }
       GrowableBytes[] frames = builder.finish();
-      long started = System.nanoTime();
+      long converted = System.nanoTime();
       partitionLengths = store.writeMapOutput(handle.shuffleId(), mapId, frames);
-      metrics.incWriteTime(System.nanoTime() - started);
+      metrics.incWriteTime(System.nanoTime() - converted);
+      // The loop's time includes the child's own (rows are pulled through it): the figure is an upper bound.
+      dependency.metrics().convertTime.add(converted - started - builder.encodeNanos());
+      dependency.metrics().encodeTime.add(builder.encodeNanos());
       long stored = 0;
       for (long length : partitionLengths) {
         stored += length;
       }
       metrics.incBytesWritten(stored);
       metrics.incRecordsWritten(builder.rows());
-      dependency.dataSize().add(builder.rawBytes());
+      dependency.metrics().dataSize.add(builder.rawBytes());
     }
     status = MapStatus$.MODULE$.apply(
         SparkEnv.get().blockManager().shuffleServerId(), partitionLengths, mapId, MapStatus$.MODULE$.apply$default$4());

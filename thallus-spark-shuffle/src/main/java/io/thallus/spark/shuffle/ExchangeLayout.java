@@ -3,7 +3,17 @@ package io.thallus.spark.shuffle;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.spark.sql.execution.arrow.ArrowFieldWriter;
+import org.apache.spark.sql.execution.arrow.ArrowWriter;
+import org.apache.spark.sql.execution.arrow.ArrowWriter$;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.vectorized.ArrowColumnVector;
+import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
@@ -51,8 +61,40 @@ final class ExchangeLayout implements Serializable {
     this.batchRows = batchRows;
   }
 
+  /** The Arrow schema of the batches: Spark's mapping, but compact decimals as int64 ({@link CompactDecimals}). */
   Schema arrowSchema() {
-    return ArrowUtils.toArrowSchema(schema, ARROW_TIME_ZONE, false, false);
+    StructField[] fields = schema.fields().clone();
+    for (int i = 0; i < fields.length; i++) {
+      if (fields[i].dataType() instanceof DecimalType decimal && CompactDecimals.compact(decimal)) {
+        fields[i] = new StructField(fields[i].name(), DataTypes.LongType, true, Metadata.empty());
+      }
+    }
+    return ArrowUtils.toArrowSchema(new StructType(fields), ARROW_TIME_ZONE, false, false);
+  }
+
+  /** Writes rows of this layout into {@code root} (made from {@link #arrowSchema()}). */
+  ArrowWriter writer(VectorSchemaRoot root) {
+    ArrowFieldWriter[] writers = new ArrowFieldWriter[schema.fields().length];
+    for (int i = 0; i < writers.length; i++) {
+      FieldVector vector = root.getVector(i);
+      vector.allocateNew();
+      writers[i] = schema.fields()[i].dataType() instanceof DecimalType decimal && CompactDecimals.compact(decimal)
+          ? new CompactDecimals.Writer((BigIntVector) vector, decimal)
+          : ArrowWriter$.MODULE$.createFieldWriter(vector);
+    }
+    return new ArrowWriter(root, writers);
+  }
+
+  /** Spark's column vectors over {@code root}'s vectors. */
+  ColumnVector[] columns(VectorSchemaRoot root) {
+    ColumnVector[] columns = new ColumnVector[schema.fields().length];
+    for (int i = 0; i < columns.length; i++) {
+      FieldVector vector = root.getVector(i);
+      columns[i] = schema.fields()[i].dataType() instanceof DecimalType decimal && CompactDecimals.compact(decimal)
+          ? new CompactDecimals.Vector((BigIntVector) vector, decimal)
+          : new ArrowColumnVector(vector);
+    }
+    return columns;
   }
 
   DataType[] types() {

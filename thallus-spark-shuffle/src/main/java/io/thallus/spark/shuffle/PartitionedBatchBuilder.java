@@ -6,13 +6,13 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.execution.arrow.ArrowWriter;
-import org.apache.spark.sql.execution.arrow.ArrowWriter$;
 
 /**
  * One map task's output while it is written: rows go straight into an Arrow batch of their reduce partition (one
  * conversion, no UnsafeRow in between), and a full batch becomes a compressed frame in that partition's buffer.
  */
 final class PartitionedBatchBuilder implements AutoCloseable {
+  private final ExchangeLayout layout;
   private final Schema schema;
   private final BufferAllocator allocator;
   private final int batchRows;
@@ -23,12 +23,15 @@ final class PartitionedBatchBuilder implements AutoCloseable {
   private final GrowableBytes[] frames;
   private long rows;
   private long rawBytes;
+  private long encodeNanos;
 
-  PartitionedBatchBuilder(Schema schema, int partitions, int batchRows, FrameCodec codec, BufferAllocator allocator) {
-    this.schema = schema;
+  PartitionedBatchBuilder(ExchangeLayout layout, BufferAllocator allocator) {
+    this.layout = layout;
+    this.schema = layout.arrowSchema();
+    int partitions = layout.partitions();
     this.allocator = allocator;
-    this.batchRows = batchRows;
-    this.encoder = new BatchFrames.Encoder(codec);
+    this.batchRows = layout.batchRows();
+    this.encoder = new BatchFrames.Encoder(layout.codec());
     this.roots = new VectorSchemaRoot[partitions];
     this.writers = new ArrowWriter[partitions];
     this.rowsInBatch = new int[partitions];
@@ -39,7 +42,7 @@ final class PartitionedBatchBuilder implements AutoCloseable {
     ArrowWriter writer = writers[partition];
     if (writer == null) {
       roots[partition] = VectorSchemaRoot.create(schema, allocator);
-      writer = writers[partition] = ArrowWriter$.MODULE$.create(roots[partition]);
+      writer = writers[partition] = layout.writer(roots[partition]);
     }
     writer.write(row);
     rows++;
@@ -67,12 +70,18 @@ final class PartitionedBatchBuilder implements AutoCloseable {
     return rawBytes;
   }
 
+  long encodeNanos() {
+    return encodeNanos;
+  }
+
   private void flush(int partition) throws IOException {
     writers[partition].finish();
     if (frames[partition] == null) {
       frames[partition] = new GrowableBytes(1 << 12);
     }
+    long started = System.nanoTime();
     rawBytes += encoder.encode(roots[partition], frames[partition]);
+    encodeNanos += System.nanoTime() - started;
     writers[partition].reset();
     rowsInBatch[partition] = 0;
   }

@@ -51,7 +51,7 @@ import scala.reflect.ClassTag$;
  */
 public final class ThallusShuffleExchangeExec extends Exchange implements ShuffleExchangeLike {
   private static final long serialVersionUID = 1L;
-  private static final String DATA_SIZE = "dataSize";
+  private static final String DATA_SIZE = ExchangeMetrics.DATA_SIZE;
 
   private final Partitioning outputPartitioning;
   private final SparkPlan child;
@@ -69,6 +69,7 @@ public final class ThallusShuffleExchangeExec extends Exchange implements Shuffl
   private transient Map<String, SQLMetric> writeMetrics;
   private transient Map<String, SQLMetric> readMetrics;
   private transient Map<String, SQLMetric> metrics;
+  private transient ExchangeMetrics exchangeMetrics;
   private transient ArrowShuffleDependency dependency;
   private transient Future<MapOutputStatistics> mapOutputStatistics;
   private transient RDD<ColumnarBatch> wholeShuffle;
@@ -134,13 +135,18 @@ public final class ThallusShuffleExchangeExec extends Exchange implements Shuffl
   @Override
   public synchronized Map<String, SQLMetric> metrics() {
     if (metrics == null) {
-      java.util.Map<String, SQLMetric> all = new HashMap<>();
-      all.put(DATA_SIZE, SQLMetrics.createSizeMetric(sparkContext(), "data size (Arrow)", -1L));
+      exchangeMetrics = new ExchangeMetrics(sparkContext());
+      java.util.Map<String, SQLMetric> all = new HashMap<>(exchangeMetrics.byName());
       all.putAll(CollectionConverters.asJava(readMetrics()));
       all.putAll(CollectionConverters.asJava(writeMetrics()));
       metrics = Map.from(CollectionConverters.asScala(all));
     }
     return metrics;
+  }
+
+  private synchronized ExchangeMetrics exchangeMetrics() {
+    metrics();
+    return exchangeMetrics;
   }
 
   private synchronized Map<String, SQLMetric> writeMetrics() {
@@ -168,7 +174,7 @@ public final class ThallusShuffleExchangeExec extends Exchange implements Shuffl
       ExchangeLayout layout = new ExchangeLayout(child.output(), partitionId, outputPartitioning.numPartitions(),
           columnarInput, options.codec(), options.batchRows());
       dependency = new ArrowShuffleDependency(input, layout, new UnsafeRowSerializer(child.output().size(), null),
-          ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics()), metrics().apply(DATA_SIZE));
+          ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics()), exchangeMetrics());
     }
     return dependency;
   }

@@ -70,6 +70,7 @@ class ThallusExchangeTest {
           IF(id % 11 = 5, NULL, id / 3.0D) AS d,
           IF(id % 11 = 6, NULL, CAST(id / 7.0 AS FLOAT)) AS f,
           IF(id % 11 = 7, NULL, CAST(id * 1.25 AS DECIMAL(12, 2))) AS dec,
+          IF(id % 11 = 6, NULL, CAST(id % 99999 / -100.0 AS DECIMAL(7, 2))) AS small,
           IF(id % 11 = 8, NULL, CAST(id * 12345.678901 AS DECIMAL(38, 6))) AS wide,
           IF(id % 11 = 9, NULL, CONCAT('s-', id, REPEAT('é', CAST(id % 5 AS INT)))) AS s,
           IF(id % 11 = 10, NULL, DATE_ADD(DATE'1995-03-15', CAST(id % 4000 AS INT) - 2000)) AS dt,
