@@ -22,7 +22,8 @@ import java.util.Set;
 final class PushConnection implements AutoCloseable {
   /** What the owner learns from {@link #drain}: a receive (its slot is already posted again), or sends done. */
   interface Events {
-    void received(int byteLength, boolean hasImmediate, int immediate);
+    /** {@code write}: a WRITE with immediate consumed the receive; otherwise a SEND did. */
+    void received(boolean write, int byteLength, boolean hasImmediate, int immediate);
 
     void sendsCompleted(long through);
   }
@@ -38,6 +39,7 @@ final class PushConnection implements AutoCloseable {
   private final int[] lengths = new int[64];
   private final int[] immediates = new int[64];
   private final boolean[] withImmediate = new boolean[64];
+  private final boolean[] writes = new boolean[64];
   private long posted;
   private long completed;
   private long lastSignalled;
@@ -182,6 +184,7 @@ final class PushConnection implements AutoCloseable {
         receives.post(ReceiveSlots.slotOf(id));
         lengths[received] = completions.byteLength(i);
         withImmediate[received] = completions.hasImmediate(i);
+        writes[received] = completions.isWriteWithImmediate(i);
         immediates[received] = withImmediate[received] ? completions.immediate(i) : 0;
         received++;
       } else {
@@ -196,7 +199,7 @@ final class PushConnection implements AutoCloseable {
       events.sendsCompleted(sendsThrough);
     }
     for (int i = 0; i < received; i++) {
-      events.received(lengths[i], withImmediate[i], immediates[i]);
+      events.received(writes[i], lengths[i], withImmediate[i], immediates[i]);
     }
   }
 

@@ -17,7 +17,9 @@ import java.util.EnumSet;
  * views of the ring; {@link #release} gives their bytes back, in the same order, and returns credit to the sender
  * (see {@link PushSender} for the protocol). Credit goes back in batches, a quarter of the ring's bytes or messages
  * at a time, and at once whenever this side has caught up with everything that arrived, so a sender waiting for
- * room is never left waiting on a batch that will not fill. Used by one thread at a time.
+ * room is never left waiting on a batch that will not fill. (Credit only when the sender asks, tried instead of the
+ * catching-up rule, kept more of its pipe empty: 0.29-0.31x the bare verb's rate against 0.33-0.38x at 64 KiB in
+ * the guest.) Used by one thread at a time.
  */
 public final class PushReceiver implements AutoCloseable {
   /** A message in the ring: valid until it is released. */
@@ -64,7 +66,10 @@ public final class PushReceiver implements AutoCloseable {
   private final long creditEveryBytes;
   private final PushConnection.Events events = new PushConnection.Events() {
     @Override
-    public void received(int byteLength, boolean hasImmediate, int immediate) {
+    public void received(boolean write, int byteLength, boolean hasImmediate, int immediate) {
+      if (!write) {
+        throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "push receiver: a SEND where only writes come");
+      }
       arrive(byteLength, hasImmediate, immediate);
     }
 

@@ -19,7 +19,8 @@ import java.util.EnumSet;
  * of the receiver's posted receives. The receiver releases messages in order and returns credit with a SEND with
  * immediate and no payload, whose value is how many messages it has released in all (modulo 2^32); the sender knows
  * where each message ended, so that count frees bytes and a message slot at once. A message needs credit for its
- * bytes (the ring's free space, counting a skipped tail) and for one of the receiver's receives.
+ * bytes (the ring's free space, counting a skipped tail) and for one of the receiver's receives; the receiver
+ * returns credit in batches ({@link PushReceiver}).
  *
  * <pre>
  *   sender                                              receiver
@@ -38,8 +39,8 @@ public final class PushSender implements AutoCloseable {
   private final long[] ends;
   private final PushConnection.Events events = new PushConnection.Events() {
     @Override
-    public void received(int byteLength, boolean hasImmediate, int immediate) {
-      credit(hasImmediate, immediate);
+    public void received(boolean write, int byteLength, boolean hasImmediate, int immediate) {
+      credit(write, hasImmediate, immediate);
     }
 
     @Override
@@ -175,9 +176,9 @@ public final class PushSender implements AutoCloseable {
     return ticket;
   }
 
-  private void credit(boolean hasImmediate, int immediate) {
+  private void credit(boolean write, boolean hasImmediate, int immediate) {
     long count = released + ((immediate - (int) released) & 0xffffffffL);
-    if (!hasImmediate || count > pushed) {
+    if (write || !hasImmediate || count > pushed) {
       throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "push sender: a credit for " + count
           + " messages released, of " + pushed + " pushed");
     }
