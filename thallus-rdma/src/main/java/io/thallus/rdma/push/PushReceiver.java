@@ -127,7 +127,10 @@ public final class PushReceiver implements AutoCloseable {
     return connection.endpoint(options);
   }
 
-  /** Connects to the sender's queue pair, letting it write (into the ring: the only memory its key reaches). */
+  /**
+   * Connects to the sender's queue pair, letting it write: into the ring, the only memory its key reaches (see
+   * {@link PushRing} for why each sending peer needs a domain of its own).
+   */
   public void connect(QueuePair.Endpoint sender, QueuePair.ConnectOptions options) {
     connection.connect(sender, options, EnumSet.of(MemoryRegion.Access.REMOTE_WRITE));
   }

@@ -6,8 +6,10 @@ import io.thallus.ThallusException;
 /**
  * What a {@link PushReceiver} advertises to its sender, over any channel (the exchange's control connection): where
  * its ring lies in its memory, the key that lets the sender's queue pair write there, the ring's size, and how many
- * messages may be in it at once (the receives it keeps posted). It grants nothing by itself: the key works only for
- * the queue pair the receiver connected, inside the ring's bounds.
+ * messages may be in it at once (the receives it keeps posted). The key reaches the ring's bytes and nothing else,
+ * and only from queue pairs of the receiver's protection domain that were connected to take writes: a receiver
+ * that takes pushes from several peers gives each a domain of its own (as the rdma transport gives each client),
+ * or one peer's key would let it write into another's ring.
  */
 public record PushRing(long address, int remoteKey, int bytes, int messages) {
   public PushRing {

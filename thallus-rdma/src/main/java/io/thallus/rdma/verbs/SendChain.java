@@ -1,13 +1,9 @@
 package io.thallus.rdma.verbs;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
@@ -29,27 +25,16 @@ import java.nio.ByteOrder;
 public final class SendChain implements AutoCloseable {
   static final ValueLayout.OfInt IMMEDIATE = JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
 
-  private final QueuePair pair;
   private final int capacity;
-  private final Arena arena = Arena.ofShared();
-  private final MemorySegment requests;
-  private final MemorySegment entries;
-  private final MemorySegment badRequest;
+  private final SendRequests requests;
   private int size;
 
   SendChain(QueuePair pair, int capacity) {
     if (capacity < 1) {
       throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a send chain holds at least one request");
     }
-    this.pair = pair;
     this.capacity = capacity;
-    this.requests = arena.allocate(Layout.SEND_WR_SIZE * capacity, 8);
-    this.entries = arena.allocate(Layout.SGE_SIZE * capacity, 8);
-    this.badRequest = arena.allocate(ADDRESS);
-    for (int i = 0; i < capacity; i++) {
-      requests.set(ADDRESS, i * Layout.SEND_WR_SIZE + Layout.SEND_WR_SG_LIST,
-          entries.asSlice(i * Layout.SGE_SIZE, Layout.SGE_SIZE));
-    }
+    this.requests = new SendRequests(pair, capacity, 1);
   }
 
   public int capacity() {
@@ -96,16 +81,9 @@ public final class SendChain implements AutoCloseable {
     if (length < 0) {
       throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a negative length: " + length);
     }
-    long wr = size * Layout.SEND_WR_SIZE;
-    long sge = size * Layout.SGE_SIZE;
-    entries.set(JAVA_LONG, sge + Layout.SGE_ADDR, localAddress);
-    entries.set(JAVA_INT, sge + Layout.SGE_LENGTH, length);
-    entries.set(JAVA_INT, sge + Layout.SGE_LKEY, localKey);
-    requests.set(JAVA_INT, wr + Layout.SEND_WR_NUM_SGE, length == 0 ? 0 : 1);
-    requests.set(JAVA_INT, wr + Layout.SEND_WR_OPCODE, opcode);
-    requests.set(IMMEDIATE, wr + Layout.SEND_WR_IMM_DATA, immediate);
-    requests.set(JAVA_LONG, wr + Layout.SEND_WR_REMOTE_ADDR, remoteAddress);
-    requests.set(JAVA_INT, wr + Layout.SEND_WR_RKEY, remoteKey);
+    requests.entry(size, 0, localAddress, length, localKey);
+    requests.request(size, opcode, length == 0 ? 0 : 1, remoteAddress, remoteKey);
+    requests.immediate(size, immediate);
     size++;
   }
 
@@ -117,19 +95,11 @@ public final class SendChain implements AutoCloseable {
     if (size == 0) {
       throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "nothing to post");
     }
-    for (int i = 0; i < size; i++) {
-      long wr = i * Layout.SEND_WR_SIZE;
-      boolean last = i == size - 1;
-      requests.set(JAVA_LONG, wr + Layout.SEND_WR_ID, id);
-      requests.set(JAVA_INT, wr + Layout.SEND_WR_SEND_FLAGS, last && signalled ? Layout.SEND_SIGNALED : 0);
-      requests.set(ADDRESS, wr + Layout.SEND_WR_NEXT,
-          last ? MemorySegment.NULL : requests.asSlice((i + 1) * Layout.SEND_WR_SIZE, Layout.SEND_WR_SIZE));
-    }
-    pair.post(requests, badRequest, size + (size == 1 ? " send" : " sends"));
+    requests.post(size, id, signalled, size + (size == 1 ? " send" : " sends"));
   }
 
   @Override
   public void close() {
-    arena.close();
+    requests.close();
   }
 }

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class PushChannelDeviceTest {
   /** rxe's RoCE v2 GID (index 1) at 1024 bytes, as the verbs tests connect. */
-  private static final QueuePair.ConnectOptions OPTIONS = new QueuePair.ConnectOptions(1, 1, 3, 16, 14, 7);
+  static final QueuePair.ConnectOptions OPTIONS = new QueuePair.ConnectOptions(1, 1, 3, 16, 14, 7);
   private static final Duration WAIT = Duration.ofSeconds(30);
 
   private RdmaDevice device;
@@ -64,7 +64,7 @@ class PushChannelDeviceTest {
   }
 
   /** Message {@code sequence}'s bytes: a pattern of its own, so a message in the wrong place shows. */
-  private static void pattern(MemorySegment into, long sequence) {
+  static void pattern(MemorySegment into, long sequence) {
     for (long i = 0; i < into.byteSize(); i++) {
       into.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 7 + sequence * 31 + 1));
     }
@@ -264,5 +264,39 @@ class PushChannelDeviceTest {
       receiver.release(second);
     }
     assertThatThrownBy(() -> PushRing.decode("1:2:3")).isInstanceOf(ThallusException.class);
+  }
+
+  @Test
+  void aSenderInAnotherProcessPushesIntoThisProcesssRing() throws Exception {
+    int count = 60;
+    java.util.List<String> command = new java.util.ArrayList<>();
+    command.add(ProcessHandle.current().info().command().orElse("java"));
+    command.addAll(io.thallus.testing.JvmFlags.forChild());
+    command.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), PushingPeerMain.class.getName(),
+        Integer.toString(count)));
+    Process peer = new ProcessBuilder(command).redirectErrorStream(true).start();
+    try (java.io.BufferedReader out = peer.inputReader(java.nio.charset.StandardCharsets.UTF_8);
+         java.io.PrintWriter in = new java.io.PrintWriter(peer.getOutputStream(), true,
+             java.nio.charset.StandardCharsets.UTF_8);
+         PushReceiver receiver = PushReceiver.create(domain, 128 * 1024, 8)) {
+      String line;
+      do {
+        line = out.readLine();
+        assertThat(line).as("the peer's output").isNotNull();
+      } while (!line.startsWith("SENDER "));
+      receiver.connect(QueuePair.Endpoint.decode(line.split(" ")[1]), OPTIONS);
+      in.println("RING " + receiver.endpoint(OPTIONS).encode() + " " + receiver.ring().encode());
+      Deadline deadline = Deadline.after(Duration.ofMinutes(2));
+      for (int i = 0; i < count; i++) {
+        PushReceiver.Message message = receiver.await(deadline);
+        assertMessage(message, i, PushingPeerMain.length(i));
+        receiver.release(message);
+      }
+      assertThat(out.readLine()).isEqualTo("PUSHED " + count);
+      assertThat(receiver.poll()).isNull();
+    } finally {
+      peer.destroyForcibly();
+      peer.waitFor(30, TimeUnit.SECONDS);
+    }
   }
 }
