@@ -181,7 +181,12 @@ final class PushConnection implements AutoCloseable {
         continue;
       }
       if (ReceiveSlots.isReceive(id)) {
-        receives.post(ReceiveSlots.slotOf(id));
+        try {
+          receives.post(ReceiveSlots.slotOf(id));
+        } catch (ThallusException e) {
+          failed = failed == null ? e : failed;
+          continue;
+        }
         lengths[received] = completions.byteLength(i);
         withImmediate[received] = completions.hasImmediate(i);
         writes[received] = completions.isWriteWithImmediate(i);
