@@ -20,12 +20,12 @@ import java.util.Set;
  * breaks the connection: every later call throws it again, named, instead of waiting on a queue pair in error.
  */
 final class PushConnection implements AutoCloseable {
-  /** What the owner learns from {@link #drain}: a receive (its slot is already posted again), or sends done. */
+  /**
+   * What the owner learns from {@link #drain}: a receive (its slot is already posted again; {@code write}: a WRITE
+   * with immediate consumed it, otherwise a SEND did). Sends done show in {@link #completed}.
+   */
   interface Events {
-    /** {@code write}: a WRITE with immediate consumed the receive; otherwise a SEND did. */
     void received(boolean write, int byteLength, boolean hasImmediate, int immediate);
-
-    void sendsCompleted(long through);
   }
 
   private final CompletionQueue completions;
@@ -199,12 +199,13 @@ final class PushConnection implements AutoCloseable {
     if (failed != null) {
       throw fail(failed);
     }
-    if (sendsThrough > completed) {
-      completed = sendsThrough;
-      events.sendsCompleted(sendsThrough);
-    }
-    for (int i = 0; i < received; i++) {
-      events.received(writes[i], lengths[i], withImmediate[i], immediates[i]);
+    completed = sendsThrough;
+    try {
+      for (int i = 0; i < received; i++) {
+        events.received(writes[i], lengths[i], withImmediate[i], immediates[i]);
+      }
+    } catch (ThallusException e) {
+      throw fail(e); // the peer broke the protocol: this connection is done
     }
   }
 
@@ -223,10 +224,6 @@ final class PushConnection implements AutoCloseable {
     if (failure != null) {
       throw ThallusException.of(failure.code(), role + " failed earlier: " + failure.getMessage(), failure);
     }
-  }
-
-  ThallusException failure() {
-    return failure;
   }
 
   @Override

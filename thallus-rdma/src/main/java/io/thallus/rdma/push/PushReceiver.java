@@ -64,18 +64,13 @@ public final class PushReceiver implements AutoCloseable {
   private final ArrayDeque<Message> arrived = new ArrayDeque<>();
   private final int creditEveryMessages;
   private final long creditEveryBytes;
-  private final PushConnection.Events events = new PushConnection.Events() {
-    @Override
-    public void received(boolean write, int byteLength, boolean hasImmediate, int immediate) {
-      if (!write) {
-        throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "push receiver: a SEND where only writes come");
-      }
-      arrive(byteLength, hasImmediate, immediate);
+  private final PushConnection.Events events = (write, byteLength, hasImmediate, immediate) -> {
+    if (!write) {
+      throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "push receiver: a SEND where only writes come");
     }
-
-    @Override
-    public void sendsCompleted(long through) {}
+    arrive(byteLength, hasImmediate, immediate);
   };
+
   private long expected;
   private long arrivals;
   private long released;
@@ -179,7 +174,8 @@ public final class PushReceiver implements AutoCloseable {
       start = expected + ring.bytes() - position; // the sender skipped the ring's tail
     } else {
       throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "push receiver: a message at offset "
-          + Integer.toUnsignedString(offset) + " where " + position + " or 0 was due");
+          + Integer.toUnsignedString(offset) + " where " + (position == 0 ? "0"
+              : position + " (or 0, after the ring's tail)") + " was due");
     }
     if (length < 0 || offset + (long) length > ring.bytes()) {
       throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "push receiver: a message of " + length

@@ -37,15 +37,8 @@ public final class PushSender implements AutoCloseable {
   private final PushConnection connection;
   private final int maxMessages;
   private final long[] ends;
-  private final PushConnection.Events events = new PushConnection.Events() {
-    @Override
-    public void received(boolean write, int byteLength, boolean hasImmediate, int immediate) {
-      credit(write, hasImmediate, immediate);
-    }
-
-    @Override
-    public void sendsCompleted(long through) {}
-  };
+  private final PushConnection.Events events =
+      (write, byteLength, hasImmediate, immediate) -> credit(write, hasImmediate, immediate);
   private PushRing ring;
   private long head;
   private long tail;

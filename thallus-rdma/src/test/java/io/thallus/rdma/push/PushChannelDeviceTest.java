@@ -299,4 +299,32 @@ class PushChannelDeviceTest {
       peer.waitFor(30, TimeUnit.SECONDS);
     }
   }
+
+  @Test
+  void aPeerThatBreaksTheProtocolBreaksTheChannelWithTheReasonNamed() {
+    // A bare queue pair as the "sender": it writes a message where the ring's order says none can start.
+    try (PushReceiver receiver = PushReceiver.create(domain, 16 * 1024, 4);
+         io.thallus.rdma.verbs.CompletionQueue queue = device.createCompletionQueue(16)) {
+      QueuePair rogue = domain.createQueuePair(queue, new QueuePair.Capacity(4, 1, 4));
+      try (io.thallus.rdma.verbs.SendChain chain = rogue.newSendChain(1)) {
+        rogue.connect(receiver.endpoint(OPTIONS), OPTIONS);
+        receiver.connect(rogue.endpoint(OPTIONS), OPTIONS);
+        PushRing ring = receiver.ring();
+        chain.writeWithImmediate(source.address(), sourceRegion.localKey(), 100, ring.address() + 4096,
+            ring.remoteKey(), 4096);
+        chain.post(1, true);
+        queue.await(Deadline.after(WAIT), "the rogue write");
+        queue.check(0, "rogue write");
+        assertThatThrownBy(() -> receiver.await(Deadline.after(WAIT))).isInstanceOfSatisfying(ThallusException.class,
+            e -> {
+              assertThat(e.code()).isEqualTo(StatusCode.PROTOCOL_ERROR);
+              assertThat(e.getMessage()).contains("a message at offset 4096 where 0 was due");
+            });
+        assertThatThrownBy(receiver::poll).isInstanceOfSatisfying(ThallusException.class,
+            e -> assertThat(e.getMessage()).contains("push receiver failed earlier"));
+      } finally {
+        rogue.close();
+      }
+    }
+  }
 }
