@@ -24,13 +24,16 @@ final class TestCluster implements AutoCloseable {
   private static final String HOST = "127.0.0.1";
   private final List<RpcEnv> cluster = new ArrayList<>();
   final SparkSession spark;
+  final Path localDirs;
 
   TestCluster(Path work, int workers) throws Exception {
     SparkSession.getDefaultSession().foreach(s -> {
       s.stop();
       return null;
     });
-    SparkConf clusterConf = new SparkConf().set("spark.ui.enabled", "false");
+    localDirs = Files.createDirectories(work.resolve("local"));
+    // The workers give their executors directories under here: the tests can see the shuffle files.
+    SparkConf clusterConf = new SparkConf().set("spark.ui.enabled", "false").set("spark.local.dir", localDirs.toString());
     scala.Tuple3<RpcEnv, Object, Option<Object>> master = Master.startRpcEnvAndEndpoint(HOST, 0, 0, clusterConf);
     cluster.add(master._1());
     String masterUrl = "spark://" + HOST + ":" + master._1().address().port();
@@ -47,6 +50,8 @@ final class TestCluster implements AutoCloseable {
         .master(masterUrl)
         .appName("thallus-shuffle-test")
         .config("spark.ui.enabled", "false")
+        // Also the driver's: Spark caches one JVM's local directories, and the workers run in this JVM.
+        .config("spark.local.dir", localDirs.toString())
         .config("spark.driver.host", HOST)
         .config("spark.driver.bindAddress", HOST)
         .config("spark.executor.memory", "768m")

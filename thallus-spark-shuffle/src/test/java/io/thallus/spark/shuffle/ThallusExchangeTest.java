@@ -53,6 +53,13 @@ class ThallusExchangeTest {
       ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> syntheticPlan(spark, 200_000));
       assertThat(answers.thallus).hasSize(200_000).isEqualTo(answers.spark);
       assertThat(answers.thallusPlan).contains("ThallusShuffleExchange");
+
+      // A global aggregate: its partial results cross a single-partition exchange, the Thallus one too.
+      ExchangeAnswers total = ExchangeAnswers.of(spark,
+          () -> syntheticPlan(spark, 200_000).selectExpr("SUM(v)", "COUNT(DISTINCT k)", "MAX(s)"));
+      assertThat(total.thallus).hasSize(1).isEqualTo(total.spark);
+      assertThat(total.thallusPlan.lines().filter(line -> line.contains("ThallusShuffleExchange SinglePartition")))
+          .isNotEmpty();
     } finally {
       spark.conf().unset("spark.sql.adaptive.enabled");
     }
@@ -133,6 +140,46 @@ class ThallusExchangeTest {
       }
     } finally {
       spark.conf().unset("spark.sql.adaptive.enabled");
+    }
+  }
+
+  @Test
+  void unregisteringTheShuffleRemovesItsFilesOnTheExecutors() throws Exception {
+    spark.conf().set("spark.sql.adaptive.enabled", "false");
+    try {
+      Dataset<Row> shuffled = spark.range(0, 50_000, 1, 3).toDF().repartition(5, col("id"));
+      assertThat(shuffled.collectAsList()).hasSize(50_000);
+      int shuffleId = thallusShuffleId(shuffled.queryExecution().executedPlan());
+      assertThat(shuffleFiles(shuffleId)).as("map outputs of shuffle " + shuffleId).isNotEmpty();
+      // What Spark's context cleaner does when the shuffle's dependency is collected.
+      spark.sparkContext().cleaner().get().doCleanupShuffle(shuffleId, true);
+      io.thallus.testing.Eventually.await("shuffle " + shuffleId + "'s files removed", java.time.Duration.ofMinutes(1),
+          () -> shuffleFiles(shuffleId).isEmpty());
+    } finally {
+      spark.conf().unset("spark.sql.adaptive.enabled");
+    }
+  }
+
+  private static int thallusShuffleId(org.apache.spark.sql.execution.SparkPlan plan) {
+    if (plan instanceof ThallusShuffleExchangeExec exchange) {
+      return exchange.shuffleId();
+    }
+    for (org.apache.spark.sql.execution.SparkPlan child
+        : scala.jdk.javaapi.CollectionConverters.asJava(plan.children())) {
+      int id = thallusShuffleId(child);
+      if (id >= 0) {
+        return id;
+      }
+    }
+    return -1;
+  }
+
+  private static java.util.List<Path> shuffleFiles(int shuffleId) {
+    try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(cluster.localDirs)) {
+      return files.filter(f -> f.getFileName().toString().startsWith("shuffle_" + shuffleId + "_")).toList();
+    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+      // A directory removed while walked: look again.
+      return java.util.List.of(Path.of("retry"));
     }
   }
 
