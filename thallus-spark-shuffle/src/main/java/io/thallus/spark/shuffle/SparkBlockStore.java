@@ -85,9 +85,11 @@ final class SparkBlockStore implements ShuffleStore {
         conf.getInt("spark.reducer.maxBlocksInFlightPerAddress", Integer.MAX_VALUE),
         conf.getSizeAsBytes("spark.network.maxRemoteBlockSizeFetchToMem", "200m"),
         conf.getInt("spark.network.shuffle.maxAttemptsOnNettyOOM", 10),
-        // Spark's corruption check decompresses with its own codec; frames carry their own lengths and codec.
-        false,
-        false,
+        // As Spark's reader: an IOException while a fetched stream is read becomes a FetchFailedException (Spark
+        // then recomputes the map output). Its eager check reads through our wrapper only (decryption), never a codec.
+        conf.getBoolean("spark.shuffle.detectCorrupt", true),
+        conf.getBoolean("spark.shuffle.detectCorrupt.useExtraMemory", false),
+        // Spark's checksums describe its own serialized streams; frames carry their own lengths.
         false,
         "ADLER32",
         metrics,

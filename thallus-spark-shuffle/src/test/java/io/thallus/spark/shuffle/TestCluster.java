@@ -31,8 +31,9 @@ final class TestCluster implements AutoCloseable {
       s.stop();
       return null;
     });
-    localDirs = Files.createDirectories(work.resolve("local"));
-    // The workers give their executors directories under here: the tests can see the shuffle files.
+    // The workers give their executors directories under here, so the tests can see the shuffle files. One path
+    // for every cluster of the test JVM: Spark caches a JVM's local directories the first time it looks.
+    localDirs = Files.createDirectories(Path.of("target", "spark-local").toAbsolutePath());
     SparkConf clusterConf = new SparkConf().set("spark.ui.enabled", "false").set("spark.local.dir", localDirs.toString());
     scala.Tuple3<RpcEnv, Object, Option<Object>> master = Master.startRpcEnvAndEndpoint(HOST, 0, 0, clusterConf);
     cluster.add(master._1());
