@@ -23,6 +23,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * (ingests) kept for the reducers here within the peer's {@link PushCredits}.
  */
 final class ExchangeSession implements EngineSession {
+  /** What a push's copies may take past what it announced (buffers are 8-byte aligned, copies may round up). */
+  private static final long SLACK_BYTES = 4 << 10;
+
   private final MapOutputStore outputs;
   private final PushedStore pushed;
   private final PushCredits credits;
@@ -117,6 +120,7 @@ final class ExchangeSession implements EngineSession {
     int run = 0;
     int usedOfRun = 0;
     long rows = 0;
+    long bytes = 0;
     try {
       VectorSchemaRoot root = batches.getVectorSchemaRoot();
       while (batches.loadNextBatch()) {
@@ -133,8 +137,13 @@ final class ExchangeSession implements EngineSession {
                 + "more rows than its header's " + header.totalRows());
           }
           int take = Math.min(count - at, runRows[run] - usedOfRun);
-          byPartition.computeIfAbsent(partitions[run], p -> new ArrayList<>())
-              .add(Batches.copy(root, at, take, outputs.allocator()));
+          ArrowRecordBatch copy = Batches.copy(root, at, take, outputs.allocator());
+          byPartition.computeIfAbsent(partitions[run], p -> new ArrayList<>()).add(copy);
+          bytes += Batches.bytes(copy);
+          if (bytes > header.bytes() + header.bytes() / 2 + SLACK_BYTES) {
+            throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a push of map " + header.mapId() + " carries "
+                + "more than the " + header.bytes() + " bytes it announced");
+          }
           at += take;
           usedOfRun += take;
         }
