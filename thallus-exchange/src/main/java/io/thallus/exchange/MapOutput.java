@@ -76,7 +76,7 @@ public final class MapOutput implements AutoCloseable {
     if (batch.getRowCount() == 0) {
       return;
     }
-    ArrowRecordBatch copy = Batches.copy(batch, 0, batch.getRowCount(), store.allocator());
+    ArrowRecordBatch copy = Batches.copy(batch, store.allocator());
     EndpointAddress peer = pushTargets[partition];
     if (peer != null && !pushes.stopped(peer, output.shuffleId(), output.mapId())) {
       Pending waiting = pending.get(peer);

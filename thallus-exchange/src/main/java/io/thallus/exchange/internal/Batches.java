@@ -1,6 +1,8 @@
 package io.thallus.exchange.internal;
 
+import java.util.ArrayList;
 import java.util.List;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -13,13 +15,37 @@ import org.apache.arrow.vector.util.VectorSchemaRootAppender;
 public final class Batches {
   private Batches() {}
 
-  /** A copy of rows {@code [from, from + rows)} of {@code source} in {@code allocator}: the caller owns it. */
-  public static ArrowRecordBatch copy(VectorSchemaRoot source, int from, int rows, BufferAllocator allocator) {
-    try (VectorSchemaRoot slice = from == 0 && rows == source.getRowCount() ? null : source.slice(from, rows);
-         VectorSchemaRoot target = VectorSchemaRoot.create(source.getSchema(), allocator)) {
-      target.allocateNew();
-      VectorSchemaRootAppender.append(false, target, slice == null ? source : slice);
-      return new VectorUnloader(target).getRecordBatch();
+  /**
+   * A copy of {@code source}'s rows in {@code allocator}, the caller's to close: one copy of each buffer, exactly as
+   * long as its data (no growth by appending, no default capacity).
+   */
+  public static ArrowRecordBatch copy(VectorSchemaRoot source, BufferAllocator allocator) {
+    try (ArrowRecordBatch shared = new VectorUnloader(source).getRecordBatch()) {
+      List<ArrowBuf> copies = new ArrayList<>(shared.getBuffers().size());
+      try {
+        for (ArrowBuf buffer : shared.getBuffers()) {
+          long length = buffer.readableBytes();
+          ArrowBuf copy = allocator.buffer(length);
+          copy.setBytes(0, buffer, buffer.readerIndex(), length);
+          copy.writerIndex(length);
+          copies.add(copy);
+        }
+        // The batch takes its own reference to each copy; ours go in the finally.
+        return new ArrowRecordBatch(shared.getLength(), shared.getNodes(), copies, shared.getBodyCompression(),
+            shared.getVariadicBufferCounts(), true);
+      } finally {
+        copies.forEach(ArrowBuf::close);
+      }
+    }
+  }
+
+  /**
+   * Rows {@code [from, from + rows)} of {@code source} sharing its buffers where Arrow can (fixed-width values, data of
+   * strings; offsets and unaligned validity bits are copied), in the source's allocator; the caller owns it.
+   */
+  public static ArrowRecordBatch slice(VectorSchemaRoot source, int from, int rows) {
+    try (VectorSchemaRoot slice = source.slice(from, rows)) {
+      return new VectorUnloader(slice).getRecordBatch();
     }
   }
 

@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
@@ -127,25 +128,33 @@ final class ExchangeSession implements EngineSession {
         int at = 0;
         int count = root.getRowCount();
         rows += count;
-        while (at < count) {
-          while (run < partitions.length && usedOfRun == runRows[run]) {
-            run++;
-            usedOfRun = 0;
+        // One copy of the whole batch into this endpoint's memory (the transport's buffers go back at once), then
+        // each partition's run a slice of that copy: no copy per run.
+        try (VectorSchemaRoot own = VectorSchemaRoot.create(new Schema(root.getSchema().getFields()),
+            outputs.allocator())) {
+          try (ArrowRecordBatch copy = Batches.copy(root, outputs.allocator())) {
+            new VectorLoader(own).load(copy);
           }
-          if (run == partitions.length) {
-            throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a push of map " + header.mapId() + " carries "
-                + "more rows than its header's " + header.totalRows());
+          while (at < count) {
+            while (run < partitions.length && usedOfRun == runRows[run]) {
+              run++;
+              usedOfRun = 0;
+            }
+            if (run == partitions.length) {
+              throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a push of map " + header.mapId()
+                  + " carries more rows than its header's " + header.totalRows());
+            }
+            int take = Math.min(count - at, runRows[run] - usedOfRun);
+            ArrowRecordBatch slice = Batches.slice(own, at, take);
+            byPartition.computeIfAbsent(partitions[run], p -> new ArrayList<>()).add(slice);
+            bytes += Batches.bytes(slice);
+            if (bytes > header.bytes() + header.bytes() / 2 + SLACK_BYTES) {
+              throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a push of map " + header.mapId() + " carries "
+                  + "more than the " + header.bytes() + " bytes it announced");
+            }
+            at += take;
+            usedOfRun += take;
           }
-          int take = Math.min(count - at, runRows[run] - usedOfRun);
-          ArrowRecordBatch copy = Batches.copy(root, at, take, outputs.allocator());
-          byPartition.computeIfAbsent(partitions[run], p -> new ArrayList<>()).add(copy);
-          bytes += Batches.bytes(copy);
-          if (bytes > header.bytes() + header.bytes() / 2 + SLACK_BYTES) {
-            throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a push of map " + header.mapId() + " carries "
-                + "more than the " + header.bytes() + " bytes it announced");
-          }
-          at += take;
-          usedOfRun += take;
         }
       }
     } catch (IOException e) {
