@@ -96,7 +96,7 @@ public final class ExchangeEndpoint implements AutoCloseable {
    * {@code schema}. {@code pushTargets} has one entry per partition: the endpoint that will read it (its batches are
    * pushed there), or null for none (the reducer pulls it); this endpoint's own address means no push.
    */
-  public MapOutput open(int shuffleId, int mapId, Schema schema, int numPartitions, List<EndpointAddress> pushTargets) {
+  public MapOutput open(int shuffleId, long mapId, Schema schema, int numPartitions, List<EndpointAddress> pushTargets) {
     checkOpen();
     if (shuffleId < 0 || mapId < 0 || numPartitions <= 0) {
       throw new IllegalArgumentException("shuffle " + shuffleId + ", map " + mapId + ", " + numPartitions
@@ -119,14 +119,14 @@ public final class ExchangeEndpoint implements AutoCloseable {
    * output it holds, in the order to read them): pushed here already, made here, or pulled with one request per
    * peer. Pulls happen as the reader reaches them.
    */
-  public PartitionReader read(int shuffleId, int partition, Map<EndpointAddress, List<Integer>> locations) {
+  public PartitionReader read(int shuffleId, int partition, Map<EndpointAddress, List<Long>> locations) {
     checkOpen();
     List<Object> sources = new ArrayList<>();
     try {
-      for (Map.Entry<EndpointAddress, List<Integer>> entry : locations.entrySet()) {
+      for (Map.Entry<EndpointAddress, List<Long>> entry : locations.entrySet()) {
         EndpointAddress peer = entry.getKey();
         if (peer.equals(address)) {
-          int[] maps = entry.getValue().stream().mapToInt(Integer::intValue).toArray();
+          long[] maps = entry.getValue().stream().mapToLong(Long::longValue).toArray();
           try {
             List<ArrowRecordBatch> own = outputs.read(shuffleId, partition, maps, outputs.allocator());
             Schema schema = maps.length == 0 ? null : outputs.committed(shuffleId, maps[0]).schema();
@@ -136,8 +136,8 @@ public final class ExchangeEndpoint implements AutoCloseable {
           }
           continue;
         }
-        List<Integer> toPull = new ArrayList<>();
-        for (int mapId : entry.getValue()) {
+        List<Long> toPull = new ArrayList<>();
+        for (long mapId : entry.getValue()) {
           List<ArrowRecordBatch> taken = pushed.take(shuffleId, partition, mapId);
           if (taken == null) {
             toPull.add(mapId);

@@ -154,7 +154,7 @@ public final class MapOutput implements AutoCloseable {
     return output.shuffleId();
   }
 
-  public int mapId() {
+  public long mapId() {
     return output.mapId();
   }
 

@@ -37,7 +37,7 @@ public final class PartitionReader implements AutoCloseable {
   }
 
   /** Maps to pull from one peer with one request. */
-  record Pull(EndpointAddress peer, List<Integer> mapIds) {}
+  record Pull(EndpointAddress peer, List<Long> mapIds) {}
 
   private final int shuffleId;
   private final int partition;
@@ -110,7 +110,7 @@ public final class PartitionReader implements AutoCloseable {
       if (stream == null) {
         streamClient = peers.client(pull.peer());
         byte[] request = ExchangeRequests.encode(new ExchangeRequests.Pull(shuffleId, partition,
-            pull.mapIds().stream().mapToInt(Integer::intValue).toArray()));
+            pull.mapIds().stream().mapToLong(Long::longValue).toArray()));
         counters.pullRequests.incrementAndGet();
         stream = streamClient.query(QueryRequest.builder(ExchangeRequests.PULL_STATEMENT).parameters(request)
             .timeout(timeout).build());

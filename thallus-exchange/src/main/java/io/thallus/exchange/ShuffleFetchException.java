@@ -13,9 +13,9 @@ public final class ShuffleFetchException extends RuntimeException {
   private final EndpointAddress peer;
   private final int shuffleId;
   private final int partition;
-  private final List<Integer> mapIds;
+  private final List<Long> mapIds;
 
-  public ShuffleFetchException(EndpointAddress peer, int shuffleId, int partition, List<Integer> mapIds,
+  public ShuffleFetchException(EndpointAddress peer, int shuffleId, int partition, List<Long> mapIds,
       Throwable cause) {
     super("cannot read maps " + mapIds + " of shuffle " + shuffleId + ", partition " + partition + " from endpoint "
         + peer + ": " + (cause == null ? "unknown" : cause.getMessage()), cause);
@@ -37,7 +37,7 @@ public final class ShuffleFetchException extends RuntimeException {
     return partition;
   }
 
-  public List<Integer> mapIds() {
+  public List<Long> mapIds() {
     return mapIds;
   }
 }

@@ -66,7 +66,7 @@ class ExchangeEndpointTest {
       writeMap(mapper, allocator, 1, 1, PARTITIONS, BATCHES, none());
       assertThat(java.util.Arrays.stream(sizes0).min().orElseThrow()).isPositive();
       for (int p = 0; p < PARTITIONS; p++) {
-        try (PartitionReader reader = reader(reducer, 1, p, Map.of(mapper.address(), List.of(0, 1)))) {
+        try (PartitionReader reader = reader(reducer, 1, p, Map.of(mapper.address(), List.of(0L, 1L)))) {
           assertThat(readAll(reader)).as("partition " + p).containsExactlyElementsOf(expected(p, List.of(0, 1),
               BATCHES));
         }
@@ -90,7 +90,7 @@ class ExchangeEndpointTest {
       assertThat(mapper.stats().pushes()).isEqualTo(2);
       assertThat(mapper.stats().pushesRefused()).isZero();
       for (int p = 0; p < PARTITIONS; p++) {
-        try (PartitionReader reader = reader(reducer, 2, p, Map.of(mapper.address(), List.of(0, 1)))) {
+        try (PartitionReader reader = reader(reducer, 2, p, Map.of(mapper.address(), List.of(0L, 1L)))) {
           assertThat(readAll(reader)).as("partition " + p).containsExactlyElementsOf(expected(p, List.of(0, 1),
               BATCHES));
         }
@@ -98,7 +98,7 @@ class ExchangeEndpointTest {
       assertThat(reducer.stats().pullRequests()).isZero();
       assertThat(reducer.stats().pushedBatchesRead()).isPositive();
       // A second read of a partition (a retried reduce task) pulls what was taken: still every row once.
-      try (PartitionReader again = reader(reducer, 2, 0, Map.of(mapper.address(), List.of(0, 1)))) {
+      try (PartitionReader again = reader(reducer, 2, 0, Map.of(mapper.address(), List.of(0L, 1L)))) {
         assertThat(readAll(again)).containsExactlyElementsOf(expected(0, List.of(0, 1), BATCHES));
       }
       assertThat(reducer.stats().pullRequests()).isEqualTo(1);
@@ -123,7 +123,7 @@ class ExchangeEndpointTest {
       assertThat(mapper.awaitPushes(Duration.ofMinutes(2))).isTrue();
       assertThat(mapper.stats().pushesRefused()).isPositive();
       for (int p = 0; p < PARTITIONS; p++) {
-        try (PartitionReader reader = reader(reducer, 3, p, Map.of(mapper.address(), List.of(0, 1)))) {
+        try (PartitionReader reader = reader(reducer, 3, p, Map.of(mapper.address(), List.of(0L, 1L)))) {
           assertThat(readAll(reader)).as("partition " + p).containsExactlyElementsOf(expected(p, List.of(0, 1),
               BATCHES));
         }
@@ -146,7 +146,7 @@ class ExchangeEndpointTest {
       assertThat(mapper.stats().pushes()).isPositive();
       assertThat(mapper.stats().pushesRefused()).isPositive();
       for (int p = 0; p < PARTITIONS; p++) {
-        try (PartitionReader reader = reader(reducer, 4, p, Map.of(mapper.address(), maps))) {
+        try (PartitionReader reader = reader(reducer, 4, p, Map.of(mapper.address(), maps.stream().map(Long::valueOf).toList()))) {
           List<String> rows = readAll(reader);
           Map<Long, List<String>> grouped = byMap(rows);
           assertThat(rows).hasSize(expected(p, maps, BATCHES).size());
@@ -171,12 +171,12 @@ class ExchangeEndpointTest {
       assertThat(mapper.memoryBytes()).isLessThanOrEqualTo(64 << 10);
       assertThat(files(mapper.spillFolder())).isNotEmpty();
       for (int p = 0; p < PARTITIONS; p++) {
-        try (PartitionReader reader = reader(reducer, 5, p, Map.of(mapper.address(), List.of(0, 1)))) {
+        try (PartitionReader reader = reader(reducer, 5, p, Map.of(mapper.address(), List.of(0L, 1L)))) {
           assertThat(readAll(reader)).as("partition " + p).containsExactlyElementsOf(expected(p, List.of(0, 1),
               BATCHES));
         }
         // The endpoint's own reads come from its spill file too.
-        try (PartitionReader local = reader(mapper, 5, p, Map.of(mapper.address(), List.of(1)))) {
+        try (PartitionReader local = reader(mapper, 5, p, Map.of(mapper.address(), List.of(1L)))) {
           assertThat(readAll(local)).containsExactlyElementsOf(expected(p, List.of(1), BATCHES));
         }
       }
@@ -195,14 +195,14 @@ class ExchangeEndpointTest {
         writeMap(mapper, allocator, 6, 0, PARTITIONS, BATCHES, none());
         writeMap(mapper, allocator, 6, 1, PARTITIONS, BATCHES, none());
         closed = mapper.address();
-        try (PartitionReader reader = reader(reducer, 6, 0, Map.of(closed, List.of(0, 1)))) {
+        try (PartitionReader reader = reader(reducer, 6, 0, Map.of(closed, List.of(0L, 1L)))) {
           assertThat(readAll(reader)).hasSize(expected(0, List.of(0, 1), BATCHES).size());
         }
       }
-      try (PartitionReader reader = reader(reducer, 6, 1, Map.of(closed, List.of(0, 1)))) {
+      try (PartitionReader reader = reader(reducer, 6, 1, Map.of(closed, List.of(0L, 1L)))) {
         assertThatThrownBy(() -> readAll(reader)).isInstanceOfSatisfying(ShuffleFetchException.class, e -> {
           assertThat(e.peer()).isEqualTo(closed);
-          assertThat(e.mapIds()).containsExactly(0, 1);
+          assertThat(e.mapIds()).containsExactly(0L, 1L);
           assertThat(e.shuffleId()).isEqualTo(6);
           assertThat(e.partition()).isEqualTo(1);
           assertThat(e.getMessage()).contains(closed.toString());
@@ -217,22 +217,22 @@ class ExchangeEndpointTest {
     try (ExchangeEndpoint mapper = endpoint(transport, b -> b);
          ExchangeEndpoint reducer = endpoint(transport, b -> b)) {
       writeMap(mapper, allocator, 7, 0, PARTITIONS, BATCHES, none());
-      try (PartitionReader reader = reader(reducer, 7, 0, Map.of(mapper.address(), List.of(0, 9)))) {
+      try (PartitionReader reader = reader(reducer, 7, 0, Map.of(mapper.address(), List.of(0L, 9L)))) {
         assertThatThrownBy(() -> readAll(reader)).isInstanceOfSatisfying(ShuffleFetchException.class, e -> {
           assertThat(e.peer()).isEqualTo(mapper.address());
-          assertThat(e.mapIds()).containsExactly(0, 9);
+          assertThat(e.mapIds()).containsExactly(0L, 9L);
           assertThat(e.getMessage()).contains("maps [9]");
         });
       }
       mapper.removeShuffle(7);
-      try (PartitionReader reader = reader(reducer, 7, 0, Map.of(mapper.address(), List.of(0)))) {
+      try (PartitionReader reader = reader(reducer, 7, 0, Map.of(mapper.address(), List.of(0L)))) {
         assertThatThrownBy(() -> readAll(reader)).isInstanceOf(ShuffleFetchException.class);
       }
     }
   }
 
   private static PartitionReader reader(ExchangeEndpoint endpoint, int shuffle, int partition,
-      Map<EndpointAddress, List<Integer>> locations) {
+      Map<EndpointAddress, List<Long>> locations) {
     return endpoint.read(shuffle, partition, new LinkedHashMap<>(locations));
   }
 

@@ -77,7 +77,7 @@ class HostileInputTest {
         .parameters((Object) new byte[] {1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0x7f, 0, 0, 0})
         .build())), StatusCode.INVALID_ARGUMENT, "do not fit");
     assertRefused(() -> drain(raw.query(QueryRequest.builder(ExchangeRequests.PULL_STATEMENT)
-        .parameters((Object) ExchangeRequests.encode(new ExchangeRequests.Pull(1, 99, new int[] {0})))
+        .parameters((Object) ExchangeRequests.encode(new ExchangeRequests.Pull(1, 99, new long[] {0})))
         .build())), StatusCode.INVALID_ARGUMENT, "partition 99");
     assertStillServes();
   }
@@ -156,7 +156,7 @@ class HostileInputTest {
   /** Another peer (a fresh connection) and the same one still read the map output in full. */
   private void assertStillServes() {
     try (ExchangeEndpoint other = ExchangeEndpoint.start(EndpointOptions.builder(allocator, spill).build());
-         PartitionReader reader = other.read(1, 2, new LinkedHashMap<>(Map.of(endpoint.address(), List.of(0))))) {
+         PartitionReader reader = other.read(1, 2, new LinkedHashMap<>(Map.of(endpoint.address(), List.of(0L))))) {
       assertThat(readAll(reader)).containsExactlyElementsOf(expected(2, List.of(0), 2));
     }
     assertThat(raw.isConnected()).isTrue();

@@ -41,7 +41,7 @@ class TwoProcessExchangeTest {
         assertThat(ready).contains("pushes=2").contains("refused=0");
         child = EndpointAddress.parse(ready.split(" ")[1]);
         for (int p = 0; p < PARTITIONS; p++) {
-          try (PartitionReader reader = reducer.read(1, p, new LinkedHashMap<>(Map.of(child, List.of(0, 1))))) {
+          try (PartitionReader reader = reducer.read(1, p, new LinkedHashMap<>(Map.of(child, List.of(0L, 1L))))) {
             assertThat(readAll(reader)).as("partition " + p)
                 .containsExactlyElementsOf(expected(p, List.of(0, 1), BATCHES));
           }
@@ -51,11 +51,11 @@ class TwoProcessExchangeTest {
         assertThat(reducer.stats().pushedBatchesRead()).isPositive();
         mapper.kill();
       }
-      try (PartitionReader reader = reducer.read(1, 0, new LinkedHashMap<>(Map.of(child, List.of(0, 1))))) {
+      try (PartitionReader reader = reducer.read(1, 0, new LinkedHashMap<>(Map.of(child, List.of(0L, 1L))))) {
         EndpointAddress dead = child;
         assertThatThrownBy(() -> readAll(reader)).isInstanceOfSatisfying(ShuffleFetchException.class, e -> {
           assertThat(e.peer()).isEqualTo(dead);
-          assertThat(e.mapIds()).containsExactly(0, 1);
+          assertThat(e.mapIds()).containsExactly(0L, 1L);
         });
       }
     }

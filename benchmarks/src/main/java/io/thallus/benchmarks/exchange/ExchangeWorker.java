@@ -157,11 +157,11 @@ public final class ExchangeWorker {
   /** Reads this worker's partitions (p % workers == index) from every worker's maps; answers rows, sum, stats. */
   private String reduce(int shuffle, int partitions, int mapsPerWorker) {
     long start = System.nanoTime();
-    Map<EndpointAddress, List<Integer>> locations = new LinkedHashMap<>();
+    Map<EndpointAddress, List<Long>> locations = new LinkedHashMap<>();
     for (int w = 0; w < peers.size(); w++) {
-      List<Integer> maps = new ArrayList<>();
+      List<Long> maps = new ArrayList<>();
       for (int k = 0; k < mapsPerWorker; k++) {
-        maps.add(w * mapsPerWorker + k);
+        maps.add((long) w * mapsPerWorker + k);
       }
       locations.put(peers.get(w), maps);
     }

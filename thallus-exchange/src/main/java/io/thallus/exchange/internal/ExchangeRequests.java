@@ -16,8 +16,8 @@ import java.util.Base64;
  * ingest under {@link #PUSH_HEADER_KEY} (Base64 of the same codec's bytes). Nothing else carries meaning.
  *
  * <pre>
- * pull:  u8 version=1 | u8 kind=1 | i32 shuffle | i32 partition | i32 n | n x i32 map id
- * push:  u8 version=1 | u8 kind=2 | i32 shuffle | i32 map | i32 sequence | u8 last | i64 bytes
+ * pull:  u8 version=1 | u8 kind=1 | i32 shuffle | i32 partition | i32 n | n x i64 map id
+ * push:  u8 version=1 | u8 kind=2 | i32 shuffle | i64 map | i32 sequence | u8 last | i64 bytes
  *        | i32 n | n x (i32 partition, i32 rows)      rows of the push's batches, in this order
  * </pre>
  */
@@ -38,7 +38,7 @@ public final class ExchangeRequests {
   private ExchangeRequests() {}
 
   /** The maps of one partition that a reducer pulls from one endpoint, in the order it wants them. */
-  public record Pull(int shuffleId, int partition, int[] mapIds) {
+  public record Pull(int shuffleId, int partition, long[] mapIds) {
     public Pull {
       mapIds = mapIds.clone();
     }
@@ -65,7 +65,7 @@ public final class ExchangeRequests {
    * whether it is the map's {@code last} one there, the bytes it reserves in the receiver's buffer, and the rows of its
    * batches as runs of {@code (partition, rows)}.
    */
-  public record PushHeader(int shuffleId, int mapId, int sequence, boolean last, long bytes, int[] partitions,
+  public record PushHeader(int shuffleId, long mapId, int sequence, boolean last, long bytes, int[] partitions,
       int[] rows) {
     public PushHeader {
       if (partitions.length != rows.length) {
@@ -104,15 +104,15 @@ public final class ExchangeRequests {
   }
 
   public static byte[] encode(Pull pull) {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(16 + 4 * pull.mapIds.length);
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(16 + 8 * pull.mapIds.length);
     try (DataOutputStream out = new DataOutputStream(bytes)) {
       out.writeByte(VERSION);
       out.writeByte(PULL);
       out.writeInt(pull.shuffleId);
       out.writeInt(pull.partition);
       out.writeInt(pull.mapIds.length);
-      for (int map : pull.mapIds) {
-        out.writeInt(map);
+      for (long map : pull.mapIds) {
+        out.writeLong(map);
       }
     } catch (IOException impossible) {
       throw new IllegalStateException(impossible);
@@ -125,10 +125,10 @@ public final class ExchangeRequests {
       expectHeader(in, PULL);
       int shuffle = nonNegative(in.readInt(), "shuffle id");
       int partition = nonNegative(in.readInt(), "partition");
-      int count = count(in.readInt(), "map ids", request.length - 14, 4);
-      int[] maps = new int[count];
+      int count = count(in.readInt(), "map ids", request.length - 14, 8);
+      long[] maps = new long[count];
       for (int i = 0; i < count; i++) {
-        maps[i] = nonNegative(in.readInt(), "map id");
+        maps[i] = nonNegative(in.readLong(), "map id");
       }
       expectEnd(in);
       return new Pull(shuffle, partition, maps);
@@ -143,7 +143,7 @@ public final class ExchangeRequests {
       out.writeByte(VERSION);
       out.writeByte(PUSH);
       out.writeInt(header.shuffleId);
-      out.writeInt(header.mapId);
+      out.writeLong(header.mapId);
       out.writeInt(header.sequence);
       out.writeByte(header.last ? 1 : 0);
       out.writeLong(header.bytes);
@@ -168,7 +168,7 @@ public final class ExchangeRequests {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(request))) {
       expectHeader(in, PUSH);
       int shuffle = nonNegative(in.readInt(), "shuffle id");
-      int map = nonNegative(in.readInt(), "map id");
+      long map = nonNegative(in.readLong(), "map id");
       int sequence = nonNegative(in.readInt(), "push sequence");
       int last = in.readUnsignedByte();
       if (last > 1) {
@@ -178,7 +178,7 @@ public final class ExchangeRequests {
       if (bytes < 0) {
         throw invalid("a push announces " + bytes + " bytes");
       }
-      int count = count(in.readInt(), "partition runs", request.length - 27, 8);
+      int count = count(in.readInt(), "partition runs", request.length - 31, 8);
       int[] partitions = new int[count];
       int[] rows = new int[count];
       for (int i = 0; i < count; i++) {
@@ -207,6 +207,13 @@ public final class ExchangeRequests {
     if (in.available() > 0) {
       throw invalid("an exchange request has " + in.available() + " bytes past its end");
     }
+  }
+
+  private static long nonNegative(long value, String what) {
+    if (value < 0) {
+      throw invalid("a " + what + " of " + value + " is negative");
+    }
+    return value;
   }
 
   private static int nonNegative(int value, String what) {

@@ -51,8 +51,8 @@ final class ExchangeSession implements EngineSession {
       throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a pull names no map");
     }
     List<StoredMapOutput> found = new ArrayList<>();
-    List<Integer> missing = new ArrayList<>();
-    for (int mapId : pull.mapIds()) {
+    List<Long> missing = new ArrayList<>();
+    for (long mapId : pull.mapIds()) {
       StoredMapOutput output = outputs.committed(pull.shuffleId(), mapId);
       if (output == null) {
         missing.add(mapId);

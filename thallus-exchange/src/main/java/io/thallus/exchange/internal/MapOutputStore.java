@@ -25,7 +25,7 @@ public final class MapOutputStore implements AutoCloseable {
   private final BufferAllocator allocator;
   private final Path spillFolder;
   private final long memoryBound;
-  private final Map<Integer, Map<Integer, StoredMapOutput>> shuffles = new ConcurrentHashMap<>();
+  private final Map<Integer, Map<Long, StoredMapOutput>> shuffles = new ConcurrentHashMap<>();
   private final AtomicLong memoryBytes = new AtomicLong();
   private final AtomicLong spilledBytes = new AtomicLong();
 
@@ -40,7 +40,7 @@ public final class MapOutputStore implements AutoCloseable {
   }
 
   /** A new, empty output for map {@code mapId}; a map attempt made again replaces the earlier one. */
-  public StoredMapOutput open(int shuffleId, int mapId, Schema schema, int numPartitions) {
+  public StoredMapOutput open(int shuffleId, long mapId, Schema schema, int numPartitions) {
     Path path = spillFolder.resolve("shuffle-" + shuffleId).resolve("map-" + mapId + "-" + System.nanoTime()
         + ".arrows");
     StoredMapOutput output = new StoredMapOutput(shuffleId, mapId, schema, numPartitions, path);
@@ -86,7 +86,7 @@ public final class MapOutputStore implements AutoCloseable {
 
   /** Drops an output that was never committed (a failed map attempt). */
   public void discard(StoredMapOutput output) {
-    Map<Integer, StoredMapOutput> maps = shuffles.get(output.shuffleId());
+    Map<Long, StoredMapOutput> maps = shuffles.get(output.shuffleId());
     if (maps != null) {
       maps.remove(output.mapId(), output);
     }
@@ -94,17 +94,17 @@ public final class MapOutputStore implements AutoCloseable {
   }
 
   /** The committed output of map {@code mapId}, or null. */
-  public StoredMapOutput committed(int shuffleId, int mapId) {
-    Map<Integer, StoredMapOutput> maps = shuffles.get(shuffleId);
+  public StoredMapOutput committed(int shuffleId, long mapId) {
+    Map<Long, StoredMapOutput> maps = shuffles.get(shuffleId);
     StoredMapOutput output = maps == null ? null : maps.get(mapId);
     return output != null && output.isCommitted() ? output : null;
   }
 
   /** Every batch of {@code partition} of the committed maps, map by map, in order; NOT_FOUND names missing maps. */
-  public List<ArrowRecordBatch> read(int shuffleId, int partition, int[] mapIds, BufferAllocator readAllocator) {
+  public List<ArrowRecordBatch> read(int shuffleId, int partition, long[] mapIds, BufferAllocator readAllocator) {
     List<StoredMapOutput> outputs = new ArrayList<>(mapIds.length);
-    List<Integer> missing = new ArrayList<>();
-    for (int mapId : mapIds) {
+    List<Long> missing = new ArrayList<>();
+    for (long mapId : mapIds) {
       StoredMapOutput output = committed(shuffleId, mapId);
       if (output == null) {
         missing.add(mapId);
@@ -130,7 +130,7 @@ public final class MapOutputStore implements AutoCloseable {
 
   /** Frees the shuffle's outputs and deletes its spill files. */
   public void remove(int shuffleId) {
-    Map<Integer, StoredMapOutput> maps = shuffles.remove(shuffleId);
+    Map<Long, StoredMapOutput> maps = shuffles.remove(shuffleId);
     if (maps != null) {
       maps.values().forEach(output -> memoryBytes.addAndGet(-output.close()));
     }

@@ -37,7 +37,7 @@ public final class PushSender implements AutoCloseable {
     }
   }
 
-  private record MapAtPeer(EndpointAddress peer, int shuffleId, int mapId) {}
+  private record MapAtPeer(EndpointAddress peer, int shuffleId, long mapId) {}
 
   private static final Logger LOG = LoggerFactory.getLogger(PushSender.class);
   private static final int QUEUE = 1024;
@@ -62,7 +62,7 @@ public final class PushSender implements AutoCloseable {
   }
 
   /** Whether map {@code mapId}'s pushes to {@code peer} stopped (the reducer will pull it). */
-  public boolean stopped(EndpointAddress peer, int shuffleId, int mapId) {
+  public boolean stopped(EndpointAddress peer, int shuffleId, long mapId) {
     return notPushed.contains(new MapAtPeer(peer, shuffleId, mapId));
   }
 

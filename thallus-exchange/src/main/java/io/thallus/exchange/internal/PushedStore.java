@@ -45,7 +45,7 @@ public final class PushedStore implements AutoCloseable {
   /** At most this many removed shuffle ids are remembered (to refuse late pushes for them). */
   private static final int REMOVED_REMEMBERED = 4096;
 
-  private final Map<Integer, Map<Integer, PushedMap>> shuffles = new HashMap<>();
+  private final Map<Integer, Map<Long, PushedMap>> shuffles = new HashMap<>();
   private final Set<Integer> removed = java.util.Collections.newSetFromMap(new LinkedHashMap<>() {
     @Override
     protected boolean removeEldestEntry(Map.Entry<Integer, Boolean> eldest) {
@@ -110,8 +110,8 @@ public final class PushedStore implements AutoCloseable {
    * The rows map {@code mapId} pushed here for {@code partition}, taken (the caller owns them and their credits come
    * back), or null when they are not all here (the caller pulls them) or were taken before.
    */
-  public synchronized List<ArrowRecordBatch> take(int shuffleId, int partition, int mapId) {
-    Map<Integer, PushedMap> maps = shuffles.get(shuffleId);
+  public synchronized List<ArrowRecordBatch> take(int shuffleId, int partition, long mapId) {
+    Map<Long, PushedMap> maps = shuffles.get(shuffleId);
     PushedMap map = maps == null ? null : maps.get(mapId);
     if (map == null || !map.complete || !map.covered.contains(partition) || !map.taken.add(partition)) {
       return null;
@@ -128,8 +128,8 @@ public final class PushedStore implements AutoCloseable {
   }
 
   /** The schema map {@code mapId} pushed with, if it pushed here completely. */
-  public synchronized Schema schema(int shuffleId, int mapId) {
-    Map<Integer, PushedMap> maps = shuffles.get(shuffleId);
+  public synchronized Schema schema(int shuffleId, long mapId) {
+    Map<Long, PushedMap> maps = shuffles.get(shuffleId);
     PushedMap map = maps == null ? null : maps.get(mapId);
     return map == null || !map.complete ? null : map.schema;
   }
@@ -137,7 +137,7 @@ public final class PushedStore implements AutoCloseable {
   /** Drops what was pushed for {@code shuffleId} and refuses later pushes for it. */
   public synchronized void remove(int shuffleId) {
     removed.add(shuffleId);
-    Map<Integer, PushedMap> maps = shuffles.remove(shuffleId);
+    Map<Long, PushedMap> maps = shuffles.remove(shuffleId);
     if (maps != null) {
       maps.values().forEach(PushedMap::free);
     }
@@ -146,7 +146,7 @@ public final class PushedStore implements AutoCloseable {
   /** Batches held here now, for tests and statistics. */
   public synchronized int heldBatches() {
     int count = 0;
-    for (Map<Integer, PushedMap> maps : shuffles.values()) {
+    for (Map<Long, PushedMap> maps : shuffles.values()) {
       for (PushedMap map : maps.values()) {
         for (List<Held> list : map.partitions.values()) {
           count += list.size();

@@ -30,7 +30,7 @@ public final class StoredMapOutput {
   }
 
   private final int shuffleId;
-  private final int mapId;
+  private final long mapId;
   private final Schema schema;
   private final Path spillPath;
   private final List<List<Piece>> partitions;
@@ -40,7 +40,7 @@ public final class StoredMapOutput {
   private boolean committed;
   private boolean closed;
 
-  StoredMapOutput(int shuffleId, int mapId, Schema schema, int numPartitions, Path spillPath) {
+  StoredMapOutput(int shuffleId, long mapId, Schema schema, int numPartitions, Path spillPath) {
     this.shuffleId = shuffleId;
     this.mapId = mapId;
     this.schema = schema;
@@ -56,7 +56,7 @@ public final class StoredMapOutput {
     return shuffleId;
   }
 
-  public int mapId() {
+  public long mapId() {
     return mapId;
   }
 
