@@ -180,6 +180,11 @@ public final class ExchangeEndpoint implements AutoCloseable {
         counters.pushesRefused.get(), outputs.spilledBytes());
   }
 
+  /** Bytes that peers pushed here and no reducer has taken yet. */
+  public long pushedBytesHeld() {
+    return pushed.heldBytes();
+  }
+
   /** Bytes of map output held in memory now (the rest is spilled). */
   public long memoryBytes() {
     return outputs.memoryBytes();

@@ -157,6 +157,15 @@ class ExchangeEndpointTest {
         }
       }
       assertThat(reducer.stats().pullRequests()).isPositive().isLessThanOrEqualTo(PARTITIONS);
+      // Every pushed batch was either taken or freed with its refused map: the buffer is empty again, and takes
+      // the next shuffle's pushes.
+      assertThat(reducer.pushedBytesHeld()).isZero();
+      long pushes = mapper.stats().pushes();
+      writeMap(mapper, allocator, 40, 0, PARTITIONS, 1, all(reducer.address()));
+      assertThat(mapper.awaitPushes(Duration.ofMinutes(2))).isTrue();
+      assertThat(mapper.stats().pushes()).isGreaterThan(pushes);
+      reducer.removeShuffle(40);
+      assertThat(reducer.pushedBytesHeld()).isZero();
     }
   }
 

@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  * <pre>
  * java $FLAGS -cp benchmarks/target/benchmarks.jar io.thallus.benchmarks.exchange.ExchangeBench \
  *   [--rows 5000000] [--maps 4] [--partitions 200] [--workers 2] [--transports shm,tcp] [--runs 3]
- *   [--memory-bound 1073741824] [--warmups 1] [--modes push,pull] [--strace]
+ *   [--memory-bound 1073741824] [--push-buffer 268435456] [--warmups 1] [--modes push,pull] [--strace]
  * </pre>
  */
 public final class ExchangeBench {
@@ -97,7 +97,7 @@ public final class ExchangeBench {
   public static void main(String[] args) throws Exception {
     Map<String, String> options = new LinkedHashMap<>(Map.of("rows", "5000000", "maps", "4", "partitions", "200",
         "workers", "2", "transports", "shm,tcp", "runs", "3", "memory-bound", Long.toString(1L << 30),
-        "modes", "push,pull", "warmups", "1"));
+        "modes", "push,pull", "warmups", "1", "push-buffer", Long.toString(256L << 20)));
     boolean strace = false;
     for (int i = 0; i < args.length; i++) {
       if (args[i].equals("--strace")) {
@@ -118,6 +118,7 @@ public final class ExchangeBench {
       throw new IllegalArgumentException("maps must be a multiple of workers");
     }
     List<String> modes = List.of(options.get("modes").split(","));
+    PUSH_BUFFER[0] = options.get("push-buffer");
     System.out.printf(Locale.ROOT, "# %d rows (longs), %d maps, %d partitions, %d worker JVMs, %d cores, %s%n", rows,
         maps, partitions, workers, Runtime.getRuntime().availableProcessors(), options);
     List<Run> all = new ArrayList<>();
@@ -166,7 +167,7 @@ public final class ExchangeBench {
       command.add(ProcessHandle.current().info().command().orElse("java"));
       command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
       command.addAll(List.of("-cp", System.getProperty("java.class.path"), ExchangeWorker.class.getName(),
-          transport, spill.toString(), memoryBound, Integer.toString(w)));
+          transport, spill.toString(), memoryBound, Integer.toString(w), PUSH_BUFFER[0]));
       Worker worker = new Worker(command);
       worker.address = worker.await("ADDRESS").split(" ")[1];
       pool.add(worker);
@@ -227,6 +228,8 @@ public final class ExchangeBench {
     return run;
   }
 
+  /** Each worker's push buffer per peer (the endpoint's default unless --push-buffer says). */
+  private static final String[] PUSH_BUFFER = {""};
   private static final Map<String, Run> LAST = new LinkedHashMap<>();
   private static final Map<String, long[]> CUMULATIVE = new LinkedHashMap<>();
 

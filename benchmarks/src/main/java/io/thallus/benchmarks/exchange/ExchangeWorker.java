@@ -29,7 +29,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * One executor of {@link ExchangeBench}: an exchange endpoint in its own JVM that runs map tasks (each makes its
  * share of the longs 0..rows-1, hash-partitioned, 64K rows at a time) and reduce tasks (reads its partitions, sums
  * them) when the coordinator says, one command a line on stdin, one answer a line on stdout.
- * Args: peer transport, spill folder, memory bound in bytes, worker index.
+ * Args: peer transport, spill folder, memory bound in bytes, worker index, push buffer per peer in bytes.
  */
 public final class ExchangeWorker {
   static final Schema SCHEMA = new Schema(List.of(new Field("v", FieldType.notNullable(new ArrowType.Int(64, true)),
@@ -52,9 +52,10 @@ public final class ExchangeWorker {
     Path spill = Path.of(args[1]);
     long memoryBound = Long.parseLong(args[2]);
     int index = Integer.parseInt(args[3]);
+    long pushBuffer = Long.parseLong(args[4]);
     try (BufferAllocator allocator = new RootAllocator();
          ExchangeEndpoint endpoint = ExchangeEndpoint.start(EndpointOptions.builder(allocator, spill)
-             .peerTransport(transport).memoryBound(memoryBound).pushBufferBytesPerPeer(1L << 30)
+             .peerTransport(transport).memoryBound(memoryBound).pushBufferBytesPerPeer(pushBuffer)
              .timeout(Duration.ofMinutes(5)).build())) {
       System.out.println("ADDRESS " + endpoint.address());
       new ExchangeWorker(endpoint, allocator, index).serve();

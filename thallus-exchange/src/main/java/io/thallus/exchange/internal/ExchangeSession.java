@@ -89,7 +89,13 @@ final class ExchangeSession implements EngineSession {
     ExchangeRequests.PushHeader header = ExchangeRequests.decodePush(encoded);
     pushed.checkAccepting(header.shuffleId());
     Schema schema = new Schema(spec.schema().getFields());
-    credits.reserve(header.bytes());
+    try {
+      credits.reserve(header.bytes());
+    } catch (ThallusException full) {
+      // The sender stops pushing this map here; what it pushed before is of no use without the rest.
+      pushed.abandon(header.shuffleId(), header.mapId());
+      throw full;
+    }
     Map<Integer, List<ArrowRecordBatch>> byPartition = new LinkedHashMap<>();
     long kept = 0;
     try {
@@ -105,6 +111,9 @@ final class ExchangeSession implements EngineSession {
       pushed.accept(header, schema, byPartition, credits);
       byPartition = Map.of();
       return rows;
+    } catch (RuntimeException broken) {
+      pushed.abandon(header.shuffleId(), header.mapId());
+      throw broken;
     } finally {
       if (kept >= 0) {
         credits.release(header.bytes());

@@ -134,6 +134,21 @@ public final class PushedStore implements AutoCloseable {
     return map == null || !map.complete ? null : map.schema;
   }
 
+  /**
+   * Gives up on map {@code mapId}'s pushes here (one was refused or broke off): what came before is freed at once,
+   * so its credits return, and the reducer pulls the map.
+   */
+  public synchronized void abandon(int shuffleId, long mapId) {
+    if (closed || removed.contains(shuffleId)) {
+      return;
+    }
+    PushedMap map = shuffles.computeIfAbsent(shuffleId, id -> new HashMap<>()).computeIfAbsent(mapId,
+        id -> new PushedMap());
+    map.broken = true;
+    map.complete = false;
+    map.free();
+  }
+
   /** Drops what was pushed for {@code shuffleId} and refuses later pushes for it. */
   public synchronized void remove(int shuffleId) {
     removed.add(shuffleId);
@@ -141,6 +156,21 @@ public final class PushedStore implements AutoCloseable {
     if (maps != null) {
       maps.values().forEach(PushedMap::free);
     }
+  }
+
+  /** Bytes of pushed batches held here now, waiting for their reducers. */
+  public synchronized long heldBytes() {
+    long bytes = 0;
+    for (Map<Long, PushedMap> maps : shuffles.values()) {
+      for (PushedMap map : maps.values()) {
+        for (List<Held> list : map.partitions.values()) {
+          for (Held held : list) {
+            bytes += held.bytes;
+          }
+        }
+      }
+    }
+    return bytes;
   }
 
   /** Batches held here now, for tests and statistics. */
