@@ -141,6 +141,7 @@ public final class ExchangeEndpoint implements AutoCloseable {
           List<ArrowRecordBatch> taken = pushed.take(shuffleId, partition, mapId);
           if (taken == null) {
             toPull.add(mapId);
+            pushed.pulled(shuffleId, partition, mapId);
           } else {
             sources.add(new PartitionReader.Held(pushed.schema(shuffleId, mapId), taken, true));
           }

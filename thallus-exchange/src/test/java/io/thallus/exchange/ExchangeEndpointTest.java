@@ -107,6 +107,29 @@ class ExchangeEndpointTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"shm", "tcp"})
+  void aReducerThatReadsBeforeThePushesArriveGetsEveryRowOnceAndLatePushesAreFreed(String transport)
+      throws Exception {
+    try (ExchangeEndpoint mapper = endpoint(transport, b -> b);
+         ExchangeEndpoint reducer = endpoint(transport, b -> b)) {
+      writeMap(mapper, allocator, 8, 0, PARTITIONS, BATCHES, all(reducer.address()));
+      writeMap(mapper, allocator, 8, 1, PARTITIONS, BATCHES, all(reducer.address()));
+      // No wait for the pushes: each map is read from the push buffer if all of it arrived, pulled otherwise.
+      for (int p = 0; p < PARTITIONS; p++) {
+        try (PartitionReader reader = reader(reducer, 8, p, Map.of(mapper.address(), List.of(0L, 1L)))) {
+          List<String> rows = readAll(reader);
+          assertThat(rows).hasSize(expected(p, List.of(0, 1), BATCHES).size());
+          assertThat(byMap(rows).get(0L)).containsExactlyElementsOf(expected(p, List.of(0), BATCHES));
+          assertThat(byMap(rows).get(1L)).containsExactlyElementsOf(expected(p, List.of(1), BATCHES));
+        }
+      }
+      assertThat(mapper.awaitPushes(Duration.ofMinutes(2))).isTrue();
+      // Whatever arrived after its reducer pulled it was freed, not kept until the shuffle is removed.
+      assertThat(reducer.pushedBytesHeld()).isZero();
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"shm", "tcp"})
   void partitionsWhoseReducerIsAbsentArePulledAndTheRestPushed(String transport) throws Exception {
     EndpointAddress absent;
     try (ExchangeEndpoint gone = endpoint(transport, b -> b)) {

@@ -32,8 +32,12 @@ class TwoProcessExchangeTest {
   @ValueSource(strings = {"shm", "tcp", "cma"})
   void aReducerReadsAnotherProcesssMapsPushedAndPulledThenFailsTypedWhenItDies(String transport) throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
+         // A pull opened on the connection to the child in the instant its death is being seen can wait for the
+         // client's timeout instead of failing at once (ClientConnection.openParts checks the connection before
+         // registering the stream, failAll fails the streams registered): 30 s keeps such a run short; the error is
+         // the same typed one.
          ExchangeEndpoint reducer = ExchangeEndpoint.start(EndpointOptions.builder(allocator, spill)
-             .peerTransport(transport).build())) {
+             .peerTransport(transport).timeout(java.time.Duration.ofSeconds(30)).build())) {
       EndpointAddress child;
       try (ChildJvm mapper = ChildJvm.start(EndpointChildMain.class, spill.toString(), transport, "1",
           Integer.toString(PARTITIONS), Integer.toString(BATCHES), reducer.address().toString(), "0,1")) {

@@ -96,8 +96,14 @@ public final class PushedStore implements AutoCloseable {
       return false;
     }
     map.schema = schema;
-    incoming.forEach((partition, list) -> map.partitions.computeIfAbsent(partition, p -> new ArrayList<>())
-        .addAll(list));
+    incoming.forEach((partition, list) -> {
+      if (map.taken.contains(partition)) {
+        // Its reducer came first and pulled this map: these rows are read already.
+        list.forEach(Held::free);
+      } else {
+        map.partitions.computeIfAbsent(partition, p -> new ArrayList<>()).addAll(list);
+      }
+    });
     for (int partition : header.partitions()) {
       map.covered.add(partition);
     }
@@ -125,6 +131,24 @@ public final class PushedStore implements AutoCloseable {
       }
     }
     return batches;
+  }
+
+  /**
+   * Notes that a reducer here pulls map {@code mapId}'s rows of {@code partition} (they were not all pushed yet):
+   * what was pushed of them, and what arrives later, is freed instead of kept.
+   */
+  public synchronized void pulled(int shuffleId, int partition, long mapId) {
+    if (closed || removed.contains(shuffleId)) {
+      return;
+    }
+    PushedMap map = shuffles.computeIfAbsent(shuffleId, id -> new HashMap<>()).computeIfAbsent(mapId,
+        id -> new PushedMap());
+    if (map.taken.add(partition)) {
+      List<Held> held = map.partitions.remove(partition);
+      if (held != null) {
+        held.forEach(Held::free);
+      }
+    }
   }
 
   /** The schema map {@code mapId} pushed with, if it pushed here completely. */
