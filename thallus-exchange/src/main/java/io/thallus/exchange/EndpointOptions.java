@@ -95,7 +95,7 @@ public final class EndpointOptions {
     private String bindHost = "127.0.0.1";
     private int port;
     private long memoryBound = 512L << 20;
-    private List<String> transports = List.of("shm", "cma", "tcp");
+    private List<String> transports = List.of();
     private String peerTransport = "tcp";
     private boolean push = true;
     private long pushBufferBytesPerPeer = 256L << 20;
@@ -129,7 +129,10 @@ public final class EndpointOptions {
       return this;
     }
 
-    /** The transports this endpoint serves (default shm, cma, tcp). */
+    /**
+     * The transports this endpoint serves (default: every transport found, as a {@code ThallusServer}'s default:
+     * shm, cma, tcp and ipc, and rdma where thallus-rdma is on the class path).
+     */
     public Builder transports(List<String> names) {
       if (names.isEmpty()) {
         throw new IllegalArgumentException("an endpoint serves at least one transport");
