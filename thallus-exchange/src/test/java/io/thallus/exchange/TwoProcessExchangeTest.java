@@ -32,10 +32,7 @@ class TwoProcessExchangeTest {
   @ValueSource(strings = {"shm", "tcp", "cma"})
   void aReducerReadsAnotherProcesssMapsPushedAndPulledThenFailsTypedWhenItDies(String transport) throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
-         // A pull opened on the connection to the child in the instant its death is being seen can wait for the
-         // client's timeout instead of failing at once (ClientConnection.openParts checks the connection before
-         // registering the stream, failAll fails the streams registered): 30 s keeps such a run short; the error is
-         // the same typed one.
+         // 30 s instead of the default 2 minutes bounds a run that goes wrong: a pull on a dead peer fails at once.
          ExchangeEndpoint reducer = ExchangeEndpoint.start(EndpointOptions.builder(allocator, spill)
              .peerTransport(transport).timeout(java.time.Duration.ofSeconds(30)).build())) {
       EndpointAddress child;
