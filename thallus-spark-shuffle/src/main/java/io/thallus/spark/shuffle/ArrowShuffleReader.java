@@ -1,19 +1,16 @@
 package io.thallus.spark.shuffle;
 
-import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.NoSuchElementException;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.spark.InterruptibleIterator;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.util.ArrowUtils;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.Product2;
@@ -21,8 +18,8 @@ import scala.collection.AbstractIterator;
 import scala.collection.Iterator;
 
 /**
- * A reduce task's input from a Thallus exchange: the blocks of its map outputs, fetched by the store, decoded frame
- * by frame into one reused Arrow batch. Each batch is valid until the next is asked for, as Spark's columnar scans.
+ * A reduce task's input from a Thallus exchange: its map outputs' batches, from the store, as Spark's columnar
+ * batches. Each batch is valid until the next is asked for, as Spark's columnar scans.
  */
 final class ArrowShuffleReader implements ShuffleReader<Object, Object> {
   /** The task-local property Spark SQL sets where contiguous blocks may be fetched as one. */
@@ -54,12 +51,18 @@ final class ArrowShuffleReader implements ShuffleReader<Object, Object> {
     var locations = SparkEnv.get().mapOutputTracker().getMapSizesByExecutorId(
         handle.shuffleId(), startMapIndex, endMapIndex, startPartition, endPartition);
     boolean atOnce = endPartition - startPartition > 1 && "true".equals(context.getLocalProperty(FETCH_IN_BATCH));
-    java.util.Iterator<InputStream> streams = store.openReduceInput(
-        scala.jdk.javaapi.CollectionConverters.asJava(locations), atOnce, context, metrics);
+    ExchangeLayout layout = handle.arrowDependency().layout();
     BufferAllocator allocator = ArrowUtils.rootAllocator().newChildAllocator(
         "thallus-shuffle-reduce-" + handle.shuffleId() + "-" + context.taskAttemptId(), 0, Long.MAX_VALUE);
-    Batches batches = new Batches(streams, handle.arrowDependency().layout(), allocator, metrics,
-        handle.arrowDependency().metrics().decodeTime);
+    ShuffleStore.BatchSource source;
+    try {
+      source = store.openReduceInput(scala.jdk.javaapi.CollectionConverters.asJava(locations), atOnce, layout,
+          allocator, context, metrics);
+    } catch (RuntimeException | Error e) {
+      allocator.close();
+      throw e;
+    }
+    Batches batches = new Batches(source, layout, allocator, metrics, handle.arrowDependency().metrics().decodeTime);
     context.addTaskCompletionListener(new org.apache.spark.util.TaskCompletionListener() {
       @Override
       public void onTaskCompletion(TaskContext ignored) {
@@ -76,30 +79,25 @@ final class ArrowShuffleReader implements ShuffleReader<Object, Object> {
     return (Iterator) batches();
   }
 
-  /** Decodes frames from one stream after another into one root. */
+  /** The store's batches as Spark's, with the read metrics. */
   private static final class Batches extends AbstractIterator<ColumnarBatch> implements AutoCloseable {
-    private final java.util.Iterator<InputStream> streams;
+    private final ShuffleStore.BatchSource source;
+    private final ExchangeLayout layout;
     private final BufferAllocator allocator;
     private final ShuffleReadMetricsReporter metrics;
-    private final org.apache.spark.sql.execution.metric.SQLMetric decodeTime;
-    private final BatchFrames.Decoder decoder;
-    private final VectorSchemaRoot root;
-    private final VectorLoader loader;
-    private final ColumnarBatch batch;
-    private DataInputStream current;
+    private final SQLMetric decodeTime;
+    private VectorSchemaRoot root;
+    private ColumnarBatch batch;
     private boolean loaded;
     private boolean closed;
 
-    Batches(java.util.Iterator<InputStream> streams, ExchangeLayout layout, BufferAllocator allocator,
-        ShuffleReadMetricsReporter metrics, org.apache.spark.sql.execution.metric.SQLMetric decodeTime) {
-      this.streams = streams;
-      this.decodeTime = decodeTime;
+    Batches(ShuffleStore.BatchSource source, ExchangeLayout layout, BufferAllocator allocator,
+        ShuffleReadMetricsReporter metrics, SQLMetric decodeTime) {
+      this.source = source;
+      this.layout = layout;
       this.allocator = allocator;
       this.metrics = metrics;
-      this.decoder = new BatchFrames.Decoder(allocator);
-      this.root = VectorSchemaRoot.create(layout.arrowSchema(), allocator);
-      this.loader = new VectorLoader(root);
-      this.batch = new ColumnarBatch(layout.columns(root));
+      this.decodeTime = decodeTime;
     }
 
     @Override
@@ -110,36 +108,29 @@ final class ArrowShuffleReader implements ShuffleReader<Object, Object> {
       if (closed) {
         return false;
       }
+      VectorSchemaRoot next;
+      // The time includes waiting for a block still on its way (Spark's fetch wait counts that part).
+      long started = System.nanoTime();
       try {
-        while (true) {
-          if (current == null) {
-            if (!streams.hasNext()) {
-              close();
-              return false;
-            }
-            current = BatchFrames.Decoder.buffered(streams.next());
-          }
-          // The time includes waiting for a block still on its way (Spark's fetch wait counts that part).
-          long started = System.nanoTime();
-          ArrowRecordBatch next = decoder.next(current);
-          if (next == null) {
-            decodeTime.add(System.nanoTime() - started);
-            current.close();
-            current = null;
-            continue;
-          }
-          try (next) {
-            loader.load(next);
-          }
-          decodeTime.add(System.nanoTime() - started);
-          batch.setNumRows(root.getRowCount());
-          metrics.incRecordsRead(root.getRowCount());
-          loaded = true;
-          return true;
-        }
+        next = source.next();
       } catch (IOException e) {
         throw new UncheckedIOException("Reading a Thallus shuffle block failed", e);
+      } finally {
+        decodeTime.add(System.nanoTime() - started);
       }
+      if (next == null) {
+        close();
+        return false;
+      }
+      if (next != root) {
+        // A store may hand out the same root each time (Spark's) or another one: wrap each root once.
+        root = next;
+        batch = new ColumnarBatch(layout.columns(root));
+      }
+      batch.setNumRows(root.getRowCount());
+      metrics.incRecordsRead(root.getRowCount());
+      loaded = true;
+      return true;
     }
 
     @Override
@@ -157,14 +148,7 @@ final class ArrowShuffleReader implements ShuffleReader<Object, Object> {
         return;
       }
       closed = true;
-      try {
-        if (current != null) {
-          current.close();
-        }
-      } catch (IOException ignored) {
-        // The fetcher releases its buffers at the task's end as well.
-      }
-      root.close();
+      source.close();
       allocator.close();
     }
   }

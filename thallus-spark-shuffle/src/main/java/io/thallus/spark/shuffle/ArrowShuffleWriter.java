@@ -51,7 +51,8 @@ final class ArrowShuffleWriter extends ShuffleWriter<Object, Object> {
     Iterator input = records;
     try (BufferAllocator allocator = ArrowUtils.rootAllocator().newChildAllocator(
             "thallus-shuffle-map-" + handle.shuffleId() + "-" + mapId, 0, Long.MAX_VALUE);
-         PartitionedBatchBuilder builder = new PartitionedBatchBuilder(layout, allocator)) {
+         ShuffleStore.MapOutputSink sink = store.openMapOutput(handle.shuffleId(), mapId, layout);
+         PartitionedBatchBuilder builder = new PartitionedBatchBuilder(layout, allocator, sink)) {
       long started = System.nanoTime();
       while (input.hasNext()) {
         Object next = input.next();
@@ -66,9 +67,9 @@ final class ArrowShuffleWriter extends ShuffleWriter<Object, Object> {
           builder.append(partitionId == null ? 0 : partitionId.apply(row).getInt(0), row);
         }
       }
-      GrowableBytes[] frames = builder.finish();
+      builder.finish();
       long converted = System.nanoTime();
-      partitionLengths = store.writeMapOutput(handle.shuffleId(), mapId, frames);
+      partitionLengths = sink.commit();
       metrics.incWriteTime(System.nanoTime() - converted);
       // The loop's time includes the child's own (rows are pulled through it): the figure is an upper bound.
       dependency.metrics().convertTime.add(converted - started - builder.encodeNanos());

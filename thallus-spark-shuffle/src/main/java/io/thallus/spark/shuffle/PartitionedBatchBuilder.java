@@ -9,33 +9,29 @@ import org.apache.spark.sql.execution.arrow.ArrowWriter;
 
 /**
  * One map task's output while it is written: rows go straight into an Arrow batch of their reduce partition (one
- * conversion, no UnsafeRow in between), and a full batch becomes a compressed frame in that partition's buffer.
+ * conversion, no UnsafeRow in between), and a full batch goes to the store's sink.
  */
 final class PartitionedBatchBuilder implements AutoCloseable {
   private final ExchangeLayout layout;
   private final Schema schema;
   private final BufferAllocator allocator;
   private final int batchRows;
-  private final BatchFrames.Encoder encoder;
+  private final ShuffleStore.MapOutputSink sink;
   private final VectorSchemaRoot[] roots;
   private final ArrowWriter[] writers;
   private final int[] rowsInBatch;
-  private final GrowableBytes[] frames;
   private long rows;
-  private long rawBytes;
-  private long encodeNanos;
 
-  PartitionedBatchBuilder(ExchangeLayout layout, BufferAllocator allocator) {
+  PartitionedBatchBuilder(ExchangeLayout layout, BufferAllocator allocator, ShuffleStore.MapOutputSink sink) {
     this.layout = layout;
     this.schema = layout.arrowSchema();
     int partitions = layout.partitions();
     this.allocator = allocator;
     this.batchRows = layout.batchRows();
-    this.encoder = new BatchFrames.Encoder(layout.codec());
+    this.sink = sink;
     this.roots = new VectorSchemaRoot[partitions];
     this.writers = new ArrowWriter[partitions];
     this.rowsInBatch = new int[partitions];
-    this.frames = new GrowableBytes[partitions];
   }
 
   void append(int partition, InternalRow row) throws IOException {
@@ -51,14 +47,13 @@ final class PartitionedBatchBuilder implements AutoCloseable {
     }
   }
 
-  /** Flushes every partition's last batch and returns the frames, by reduce partition (null where empty). */
-  GrowableBytes[] finish() throws IOException {
+  /** Flushes every partition's last batch into the sink. */
+  void finish() throws IOException {
     for (int partition = 0; partition < roots.length; partition++) {
       if (rowsInBatch[partition] > 0) {
         flush(partition);
       }
     }
-    return frames;
   }
 
   long rows() {
@@ -67,21 +62,16 @@ final class PartitionedBatchBuilder implements AutoCloseable {
 
   /** Arrow bytes before compression: what AQE's statistics call the data size. */
   long rawBytes() {
-    return rawBytes;
+    return sink.rawBytes();
   }
 
   long encodeNanos() {
-    return encodeNanos;
+    return sink.encodeNanos();
   }
 
   private void flush(int partition) throws IOException {
     writers[partition].finish();
-    if (frames[partition] == null) {
-      frames[partition] = new GrowableBytes(1 << 12);
-    }
-    long started = System.nanoTime();
-    rawBytes += encoder.encode(roots[partition], frames[partition]);
-    encodeNanos += System.nanoTime() - started;
+    sink.add(partition, roots[partition]);
     writers[partition].reset();
     rowsInBatch[partition] = 0;
   }

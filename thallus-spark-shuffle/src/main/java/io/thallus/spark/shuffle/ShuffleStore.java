@@ -1,8 +1,9 @@
 package io.thallus.spark.shuffle;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.util.Iterator;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.storage.BlockId;
@@ -12,27 +13,53 @@ import scala.Tuple3;
 import scala.collection.Seq;
 
 /**
- * Where a shuffle's frames live between its map and its reduce tasks, and how a reducer gets them. The exchange
- * above it only makes and reads frames ({@link BatchFrames}); a store moves bytes. The first store is Spark's own
- * block storage ({@link SparkBlockStore}); a store that pushes frames to the reducers' executors as they are made
- * keeps that one underneath as the copy that outlives a lost reducer.
+ * Where a shuffle's batches live between its map and its reduce tasks, and how a reducer gets them. The exchange
+ * above it makes Arrow batches per reduce partition and reads Arrow batches back; a store moves them. The first
+ * store is Spark's own block storage ({@link SparkBlockStore}, which frames and compresses them into Spark's
+ * shuffle files); a store that pushes batches to the reducers' executors as they are made keeps a copy with the map
+ * task's executor, so that a lost reducer re-reads it and Spark recomputes a lost map output as usual.
  */
 interface ShuffleStore {
-  /**
-   * Stores one map task's output: for each reduce partition in order, its frames (null where none). Returns the
-   * stored length of each partition, which the map task reports in its MapStatus.
-   */
-  long[] writeMapOutput(int shuffleId, long mapId, GrowableBytes[] partitionFrames) throws IOException;
+  /** A map task's output, batch by batch (in any partition order), then committed once. */
+  MapOutputSink openMapOutput(int shuffleId, long mapId, ExchangeLayout layout);
 
   /**
-   * The frame streams of a reduce task's blocks, given where they are ({@code locations}: each executor with its
-   * blocks, their sizes and map indexes, as Spark's MapOutputTracker reports them). A block that cannot be fetched
-   * fails the task with Spark's FetchFailedException, so that Spark recomputes the lost map output.
+   * A reduce task's batches, given where its blocks are ({@code locations}: each executor with its blocks, their
+   * sizes and map indexes, as Spark's MapOutputTracker reports them). A block that cannot be fetched fails the task
+   * with Spark's FetchFailedException, so that Spark recomputes the lost map output.
    */
-  Iterator<InputStream> openReduceInput(
+  BatchSource openReduceInput(
       Iterator<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> locations,
-      boolean fetchContiguousBlocksAtOnce, TaskContext context, ShuffleReadMetricsReporter metrics);
+      boolean fetchContiguousBlocksAtOnce, ExchangeLayout layout, BufferAllocator allocator, TaskContext context,
+      ShuffleReadMetricsReporter metrics);
 
   /** Forgets a map output of a shuffle Spark has unregistered (its files, its buffers). */
   void removeMapOutput(int shuffleId, long mapId);
+
+  /** One map task's output on its way into the store. */
+  interface MapOutputSink extends AutoCloseable {
+    /** Takes {@code batch}'s rows for {@code partition}; the caller may reuse the batch when this returns. */
+    void add(int partition, VectorSchemaRoot batch) throws IOException;
+
+    /** Stores the output and returns each reduce partition's stored length, for the task's MapStatus. */
+    long[] commit() throws IOException;
+
+    /** Arrow bytes taken (before compression): AQE's data size. */
+    long rawBytes();
+
+    /** Time spent encoding and compressing in {@link #add}. */
+    long encodeNanos();
+
+    @Override
+    void close();
+  }
+
+  /** A reduce task's batches from the store. */
+  interface BatchSource extends AutoCloseable {
+    /** The next batch, valid until the next call, or null at the end. */
+    VectorSchemaRoot next() throws IOException;
+
+    @Override
+    void close();
+  }
 }

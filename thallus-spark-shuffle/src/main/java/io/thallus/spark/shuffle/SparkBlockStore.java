@@ -1,10 +1,15 @@
 package io.thallus.spark.shuffle;
 
+import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.Iterator;
 import java.util.Map;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
@@ -42,35 +47,15 @@ final class SparkBlockStore implements ShuffleStore {
   }
 
   @Override
-  public long[] writeMapOutput(int shuffleId, long mapId, GrowableBytes[] partitionFrames) throws IOException {
-    ShuffleMapOutputWriter writer = components().createMapOutputWriter(shuffleId, mapId, partitionFrames.length);
-    try {
-      for (int partition = 0; partition < partitionFrames.length; partition++) {
-        GrowableBytes frames = partitionFrames[partition];
-        if (frames == null || frames.size() == 0) {
-          continue;
-        }
-        ShufflePartitionWriter partitionWriter = writer.getPartitionWriter(partition);
-        try (OutputStream out = SparkEnv.get().serializerManager().wrapForEncryption(partitionWriter.openStream())) {
-          frames.writeTo(out);
-        }
-      }
-      // No checksums: Spark's checksum files describe its own serialized streams, used to diagnose corruption.
-      return writer.commitAllPartitions(new long[0]).getPartitionLengths();
-    } catch (IOException | RuntimeException e) {
-      try {
-        writer.abort(e);
-      } catch (IOException | RuntimeException suppressed) {
-        e.addSuppressed(suppressed);
-      }
-      throw e;
-    }
+  public MapOutputSink openMapOutput(int shuffleId, long mapId, ExchangeLayout layout) {
+    return new FrameSink(shuffleId, mapId, layout);
   }
 
   @Override
-  public Iterator<InputStream> openReduceInput(
+  public BatchSource openReduceInput(
       Iterator<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> locations,
-      boolean fetchContiguousBlocksAtOnce, TaskContext context, ShuffleReadMetricsReporter metrics) {
+      boolean fetchContiguousBlocksAtOnce, ExchangeLayout layout, BufferAllocator allocator, TaskContext context,
+      ShuffleReadMetricsReporter metrics) {
     BlockManager blockManager = SparkEnv.get().blockManager();
     boolean encrypted = SparkEnv.get().securityManager().ioEncryptionKey().isDefined();
     ShuffleBlockFetcherIterator fetches = new ShuffleBlockFetcherIterator(
@@ -95,22 +80,131 @@ final class SparkBlockStore implements ShuffleStore {
         metrics,
         fetchContiguousBlocksAtOnce && !encrypted,
         new SystemClock());
-    return new Iterator<>() {
-      @Override
-      public boolean hasNext() {
-        return fetches.hasNext();
-      }
-
-      @Override
-      public InputStream next() {
-        return fetches.next()._2();
-      }
-    };
+    return new FrameSource(fetches, layout, allocator);
   }
 
   @Override
   public void removeMapOutput(int shuffleId, long mapId) {
     resolver.removeDataByMap(shuffleId, mapId);
+  }
+
+  /** Frames a map task's batches per reduce partition on the heap, then writes them as Spark's shuffle files. */
+  private final class FrameSink implements MapOutputSink {
+    private final int shuffleId;
+    private final long mapId;
+    private final BatchFrames.Encoder encoder;
+    private final GrowableBytes[] partitionFrames;
+    private long rawBytes;
+    private long encodeNanos;
+
+    FrameSink(int shuffleId, long mapId, ExchangeLayout layout) {
+      this.shuffleId = shuffleId;
+      this.mapId = mapId;
+      this.encoder = new BatchFrames.Encoder(layout.codec());
+      this.partitionFrames = new GrowableBytes[layout.partitions()];
+    }
+
+    @Override
+    public void add(int partition, VectorSchemaRoot batch) throws IOException {
+      if (partitionFrames[partition] == null) {
+        partitionFrames[partition] = new GrowableBytes(1 << 12);
+      }
+      long started = System.nanoTime();
+      rawBytes += encoder.encode(batch, partitionFrames[partition]);
+      encodeNanos += System.nanoTime() - started;
+    }
+
+    @Override
+    public long[] commit() throws IOException {
+      ShuffleMapOutputWriter writer = components().createMapOutputWriter(shuffleId, mapId, partitionFrames.length);
+      try {
+        for (int partition = 0; partition < partitionFrames.length; partition++) {
+          GrowableBytes frames = partitionFrames[partition];
+          if (frames == null || frames.size() == 0) {
+            continue;
+          }
+          ShufflePartitionWriter partitionWriter = writer.getPartitionWriter(partition);
+          try (OutputStream out =
+                   SparkEnv.get().serializerManager().wrapForEncryption(partitionWriter.openStream())) {
+            frames.writeTo(out);
+          }
+        }
+        // No checksums: Spark's checksum files describe its own serialized streams, used to diagnose corruption.
+        return writer.commitAllPartitions(new long[0]).getPartitionLengths();
+      } catch (IOException | RuntimeException e) {
+        try {
+          writer.abort(e);
+        } catch (IOException | RuntimeException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        throw e;
+      }
+    }
+
+    @Override
+    public long rawBytes() {
+      return rawBytes;
+    }
+
+    @Override
+    public long encodeNanos() {
+      return encodeNanos;
+    }
+
+    @Override
+    public void close() {
+      // Heap buffers only.
+    }
+  }
+
+  /** Decodes the frames of fetched blocks, one block after another, into one root. */
+  private static final class FrameSource implements BatchSource {
+    private final ShuffleBlockFetcherIterator fetches;
+    private final BatchFrames.Decoder decoder;
+    private final VectorSchemaRoot root;
+    private final VectorLoader loader;
+    private DataInputStream current;
+
+    FrameSource(ShuffleBlockFetcherIterator fetches, ExchangeLayout layout, BufferAllocator allocator) {
+      this.fetches = fetches;
+      this.decoder = new BatchFrames.Decoder(allocator);
+      this.root = VectorSchemaRoot.create(layout.arrowSchema(), allocator);
+      this.loader = new VectorLoader(root);
+    }
+
+    @Override
+    public VectorSchemaRoot next() throws IOException {
+      while (true) {
+        if (current == null) {
+          if (!fetches.hasNext()) {
+            return null;
+          }
+          current = BatchFrames.Decoder.buffered(fetches.next()._2());
+        }
+        ArrowRecordBatch batch = decoder.next(current);
+        if (batch == null) {
+          current.close();
+          current = null;
+          continue;
+        }
+        try (batch) {
+          loader.load(batch);
+        }
+        return root;
+      }
+    }
+
+    @Override
+    public void close() {
+      try {
+        if (current != null) {
+          current.close();
+        }
+      } catch (IOException ignored) {
+        // The fetcher releases its buffers at the task's end as well.
+      }
+      root.close();
+    }
   }
 
   /** Spark's executor components (local disk unless spark.shuffle.sort.io.plugin.class names another), made once. */
