@@ -64,9 +64,13 @@ class ShardedReadSparkTest {
             + "FROM range(" + from + ", " + (from + ROWS_PER_PART) + ") t(i)) TO '" + dir.resolve("data.parquet")
             + "' (FORMAT parquet, ROW_GROUP_SIZE 8192)");
       }
-      servers.add(ThallusServer.builder(allocator, Location.of(HOSTS[part], 0),
+      ThallusServer.Builder server = ThallusServer.builder(allocator, Location.of(HOSTS[part], 0),
               DuckDBEngine.builder().filesUnder(root).build())
-          .dataRoot(root).shard("lineitem", "p" + part, "lineitem/part" + part).build().start());
+          .dataRoot(root).shard("lineitem", "p" + part, "lineitem/part" + part);
+      if (part == 1) {
+        server.shard("middle", "m1", "lineitem/part1"); // a sharded dataset of one server only
+      }
+      servers.add(server.build().start());
     }
     urls = String.join(",", servers.stream().map(s -> s.getLocation().withTransport("tcp").toString()).toList());
     spark = TestSpark.session();
@@ -275,6 +279,22 @@ class ShardedReadSparkTest {
     assertThat(decimal(row.get(1))).isEqualTo(decimal(want.get(1)));
     assertThatThrownBy(() -> spark.sql("SELECT * FROM shardcat.shards.nothing").collectAsList())
         .hasMessageContaining("nothing");
+
+    // Listed as the servers declare them: the union of their names.
+    assertThat(spark.sql("SHOW TABLES IN shardcat.shards").collectAsList()).extracting(r -> r.getString(1))
+        .containsExactly("lineitem", "middle");
+    assertThat(spark.sql("SHOW NAMESPACES IN shardcat").collectAsList()).extracting(r -> r.getString(0))
+        .contains("shards");
+    assertThat(spark.sql("DESCRIBE TABLE shardcat.shards.lineitem").collectAsList()).extracting(r -> r.getString(0))
+        .containsExactly("l_orderkey", "l_returnflag", "l_linestatus", "l_quantity", "l_extendedprice",
+            "l_discount", "l_tax", "l_shipdate");
+    assertThat(spark.table("shardcat.shards.lineitem").schema().fieldNames()).hasSize(8);
+    // Declared by the second server only: the other two hold none of it.
+    Row middle = spark.sql("SELECT count(*), min(l_orderkey) FROM shardcat.shards.middle").collectAsList().get(0);
+    assertThat(middle.getLong(0)).isEqualTo(ROWS_PER_PART);
+    assertThat(middle.getLong(1)).isEqualTo(ROWS_PER_PART);
+    assertThatThrownBy(() -> spark.sql("DROP TABLE shardcat.shards.lineitem").collectAsList())
+        .hasMessageContaining("read only");
   }
 
   @Test
@@ -312,6 +332,64 @@ class ShardedReadSparkTest {
       holders.forEach(ThallusServer::close);
     }
     assertThat(Connector.allocatedBytes()).isZero();
+  }
+
+  /**
+   * The layout is learned once, when the read is loaded: a server that goes down after that fails the query naming
+   * it, and once it is back on the same port the same read succeeds, as Spark's retried task does (a new reader of
+   * the same partition connects again).
+   */
+  @Test
+  void aReadWhoseServerWentDownAfterPlanningFailsNamingItAndSucceedsOnceItIsBack() throws Exception {
+    Path root = Files.createDirectories(work.resolve("restart"));
+    Files.createDirectories(root.resolve("part"));
+    Files.copy(partDirs.get(2).resolve("data.parquet"), root.resolve("part/data.parquet"));
+    ThallusServer first = restartable(root, 0);
+    int port = first.getLocation().port();
+    String url = first.getLocation().withTransport("tcp").toString();
+    ThallusServer back = null;
+    try {
+      Dataset<Row> read = spark.read().format("thallus").option("url", url).option("sharded", "again").load();
+      List<ThallusInputPartition> planned = partitions(read.queryExecution().sparkPlan());
+      first.close();
+      assertThatThrownBy(read::count).hasMessageContaining("UNAVAILABLE").hasMessageContaining(url);
+      assertThatThrownBy(() -> ThallusReaderFactory.INSTANCE.createColumnarReader(planned.get(0)))
+          .hasMessageContaining(url);
+      // Back on the same port (its old socket may linger a moment: started again until the bind succeeds).
+      ThallusServer[] started = new ThallusServer[1];
+      io.thallus.testing.Eventually.await("the server to bind port " + port + " again",
+          java.time.Duration.ofMinutes(1), () -> {
+            if (started[0] != null) {
+              return true;
+            }
+            try {
+              started[0] = restartable(root, port);
+              return true;
+            } catch (RuntimeException bindFailed) {
+              return false;
+            }
+          });
+      back = started[0];
+      long rows = 0;
+      try (var reader = ThallusReaderFactory.INSTANCE.createColumnarReader(planned.get(0))) {
+        while (reader.next()) {
+          rows += reader.get().numRows();
+        }
+      }
+      assertThat(rows).isEqualTo(ROWS_PER_PART);
+      assertThat(read.count()).isEqualTo(ROWS_PER_PART);
+    } finally {
+      first.close();
+      if (back != null) {
+        back.close();
+      }
+    }
+    assertThat(Connector.allocatedBytes()).isZero();
+  }
+
+  private static ThallusServer restartable(Path root, int port) {
+    return ThallusServer.builder(allocator, Location.of(HOSTS[0], port), DuckDBEngine.builder().filesUnder(root)
+        .build()).dataRoot(root).shard("again", "p2", "part").build().start();
   }
 
   private static List<ThallusInputPartition> partitions(SparkPlan plan) {
