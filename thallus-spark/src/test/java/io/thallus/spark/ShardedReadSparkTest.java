@@ -44,6 +44,7 @@ class ShardedReadSparkTest {
   private static BufferAllocator allocator;
   private static final List<ThallusServer> servers = new ArrayList<>();
   private static final List<Path> partDirs = new ArrayList<>();
+  private static final List<io.micrometer.core.instrument.simple.SimpleMeterRegistry> meters = new ArrayList<>();
   private static SparkSession spark;
   private static String urls;
 
@@ -64,9 +65,11 @@ class ShardedReadSparkTest {
             + "FROM range(" + from + ", " + (from + ROWS_PER_PART) + ") t(i)) TO '" + dir.resolve("data.parquet")
             + "' (FORMAT parquet, ROW_GROUP_SIZE 8192)");
       }
+      var registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+      meters.add(registry);
       ThallusServer.Builder server = ThallusServer.builder(allocator, Location.of(HOSTS[part], 0),
               DuckDBEngine.builder().filesUnder(root).build())
-          .dataRoot(root).shard("lineitem", "p" + part, "lineitem/part" + part);
+          .dataRoot(root).shard("lineitem", "p" + part, "lineitem/part" + part).meterRegistry(registry);
       if (part == 1) {
         server.shard("middle", "m1", "lineitem/part1"); // a sharded dataset of one server only
       }
@@ -253,6 +256,33 @@ class ShardedReadSparkTest {
     }
     assertThat(got).isNotEmpty().isEqualTo(expected);
     assertThat(q6.queryExecution().executedPlan().toString()).contains("pushedFilters=[");
+  }
+
+  /** How many times each server has answered a DESCRIBE of a sharded dataset (a layout). */
+  private static List<Double> layoutsAsked() {
+    return meters.stream().map(m -> {
+      var counter = m.find("thallus.describes").tag("kind", "shard").counter();
+      return counter == null ? 0.0 : counter.count();
+    }).toList();
+  }
+
+  @Test
+  void eachServerIsAskedForTheLayoutOncePerRead() {
+    List<Double> before = layoutsAsked();
+    Dataset<Row> read = lineitem().filter("l_tax > 0.04").groupBy("l_returnflag").count();
+    assertThat(read.collectAsList()).hasSize(3);
+    List<Double> after = layoutsAsked();
+    for (int i = 0; i < HOSTS.length; i++) {
+      assertThat(after.get(i) - before.get(i)).as("layouts asked of server %d by one read", i).isEqualTo(1.0);
+    }
+    before = after;
+    assertThat(spark.sql("SELECT count(*) FROM shardcat.shards.lineitem").collectAsList().get(0).getLong(0))
+        .isEqualTo(3L * ROWS_PER_PART);
+    after = layoutsAsked();
+    for (int i = 0; i < HOSTS.length; i++) {
+      assertThat(after.get(i) - before.get(i)).as("layouts asked of server %d by one catalog read", i)
+          .isEqualTo(1.0);
+    }
   }
 
   @Test
