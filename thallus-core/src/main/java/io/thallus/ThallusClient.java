@@ -288,8 +288,8 @@ public final class ThallusClient implements AutoCloseable {
 
   /**
    * The names of the sharded datasets this server declares parts of (docs/sharding.md), in declaration order; empty
-   * when it declares none. Each can be described ({@link #describe(String)}, kind {@link DatasetDescription.Kind#SHARD})
-   * or read with {@link ShardLayout#discover}.
+   * when it declares none. Each can be described ({@link #describe(String)}, kind
+   * {@link DatasetDescription.Kind#SHARD}) or read with {@link ShardLayout#discover}.
    */
   public List<String> shardedDatasets() {
     synchronized (this) {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.thallus.Location;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.server.ThallusServer;
+import io.thallus.testing.ShardedServers;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,9 +40,10 @@ class ShardedReadSparkTest {
   @TempDir
   static Path work;
 
-  private static final String[] HOSTS = {"127.0.0.1", "127.0.0.2", "127.0.0.3"};
+  private static final String[] HOSTS = ShardedServers.HOSTS.toArray(String[]::new);
   private static final int ROWS_PER_PART = 30_000;
   private static BufferAllocator allocator;
+  private static ShardedServers sharded;
   private static final List<ThallusServer> servers = new ArrayList<>();
   private static final List<Path> partDirs = new ArrayList<>();
   private static final List<io.micrometer.core.instrument.simple.SimpleMeterRegistry> meters = new ArrayList<>();
@@ -51,31 +53,18 @@ class ShardedReadSparkTest {
   @BeforeAll
   static void start() throws Exception {
     allocator = new RootAllocator();
-    for (int part = 0; part < HOSTS.length; part++) {
-      Path root = Files.createDirectories(work.resolve("node" + part));
-      Path dir = Files.createDirectories(root.resolve("lineitem/part" + part));
-      partDirs.add(dir);
-      try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
-           Statement statement = duckdb.createStatement()) {
-        long from = (long) part * ROWS_PER_PART;
-        statement.execute("COPY (SELECT i AS l_orderkey, ['A','N','R'][1 + i % 3] AS l_returnflag, "
-            + "['F','O'][1 + (i // 7) % 2] AS l_linestatus, (1 + i % 50)::DECIMAL(15,2) AS l_quantity, "
-            + "((i % 9973) * 1.37)::DECIMAL(15,2) AS l_extendedprice, ((i % 11) / 100)::DECIMAL(15,2) AS l_discount, "
-            + "((i % 9) / 100)::DECIMAL(15,2) AS l_tax, DATE '1992-01-01' + (i % 2500)::INTEGER AS l_shipdate "
-            + "FROM range(" + from + ", " + (from + ROWS_PER_PART) + ") t(i)) TO '" + dir.resolve("data.parquet")
-            + "' (FORMAT parquet, ROW_GROUP_SIZE 8192)");
-      }
-      var registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
-      meters.add(registry);
-      ThallusServer.Builder server = ThallusServer.builder(allocator, Location.of(HOSTS[part], 0),
-              DuckDBEngine.builder().filesUnder(root).build())
-          .dataRoot(root).shard("lineitem", "p" + part, "lineitem/part" + part).meterRegistry(registry);
-      if (part == 1) {
-        server.shard("middle", "m1", "lineitem/part1"); // a sharded dataset of one server only
-      }
-      servers.add(server.build().start());
+    sharded = ShardedServers.start(allocator, work, "lineitem", ShardedServers.lineitem(ROWS_PER_PART),
+        (part, server) -> {
+          if (part == 1) {
+            server.shard("middle", "m1", "lineitem/part1"); // a sharded dataset of one server only
+          }
+        });
+    for (ShardedServers.Node node : sharded.nodes()) {
+      servers.add(node.server());
+      partDirs.add(node.partDir());
+      meters.add(node.meters());
     }
-    urls = String.join(",", servers.stream().map(s -> s.getLocation().withTransport("tcp").toString()).toList());
+    urls = sharded.urls("tcp");
     spark = TestSpark.session();
     spark.conf().set("spark.sql.catalog.shardcat", ThallusCatalog.class.getName());
     spark.conf().set("spark.sql.catalog.shardcat.url", urls);
@@ -83,7 +72,7 @@ class ShardedReadSparkTest {
 
   @AfterAll
   static void stop() {
-    servers.forEach(ThallusServer::close);
+    sharded.close();
     allocator.close();
   }
 

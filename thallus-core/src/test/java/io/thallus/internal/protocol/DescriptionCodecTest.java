@@ -20,7 +20,10 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.junit.jupiter.api.Test;
 
-/** DESCRIBE, DESCRIBED, LIST_SHARDS and SHARDS on Netty's EmbeddedChannel: their bytes as documented, and bad frames refused by name. */
+/**
+ * DESCRIBE, DESCRIBED, LIST_SHARDS and SHARDS on Netty's EmbeddedChannel: their bytes as documented, and bad frames
+ * refused by name.
+ */
 class DescriptionCodecTest {
   private static final Schema SCHEMA = new Schema(List.of(
       Field.nullable("id", new ArrowType.Int(64, true)),
