@@ -168,8 +168,37 @@ public final class CompletionQueue implements AutoCloseable {
     return completions.get(JAVA_INT, index * Layout.WC_SIZE + Layout.WC_OPCODE);
   }
 
+  /**
+   * Bytes received: for a receive, what the SEND carried into its buffer, or what the WRITE with immediate put into
+   * this side's memory; for a READ, the bytes read. Valid for successful completions only.
+   */
   public int byteLength(int index) {
     return completions.get(JAVA_INT, index * Layout.WC_SIZE + Layout.WC_BYTE_LEN);
+  }
+
+  /** Whether a successful completion carries an immediate value (a SEND or WRITE with immediate, received). */
+  public boolean hasImmediate(int index) {
+    return (completions.get(JAVA_INT, index * Layout.WC_SIZE + Layout.WC_FLAGS) & Layout.WC_WITH_IMM) != 0;
+  }
+
+  /** The immediate value the peer posted, as it posted it (the wire's big-endian order undone). */
+  public int immediate(int index) {
+    return completions.get(SendChain.IMMEDIATE, index * Layout.WC_SIZE + Layout.WC_IMM_DATA);
+  }
+
+  /** The local queue pair the completion belongs to: where several share this queue, this tells them apart. */
+  public int queuePairNumber(int index) {
+    return completions.get(JAVA_INT, index * Layout.WC_SIZE + Layout.WC_QP_NUM);
+  }
+
+  /** A successful receive: a SEND landed in a posted buffer, or a WRITE with immediate consumed a receive. */
+  public boolean isReceive(int index) {
+    return (opcode(index) & Layout.WC_RECV) != 0;
+  }
+
+  /** A successful receive that a peer's RDMA WRITE with immediate consumed (the data is in this side's memory). */
+  public boolean isWriteWithImmediate(int index) {
+    return opcode(index) == Layout.WC_RECV_RDMA_WITH_IMM;
   }
 
   /** Throws the completion's failure, named, unless it succeeded. */

@@ -14,6 +14,7 @@ final class Layout {
   static final long OPS_POLL_CQ = CONTEXT_OPS + 88;
   static final long OPS_REQ_NOTIFY_CQ = CONTEXT_OPS + 96;
   static final long OPS_POST_SEND = CONTEXT_OPS + 200;
+  static final long OPS_POST_RECV = CONTEXT_OPS + 208;
   static final long OPS_ALLOC_MW = CONTEXT_OPS + 56;
   static final long OPS_DEALLOC_MW = CONTEXT_OPS + 72;
 
@@ -62,6 +63,7 @@ final class Layout {
   static final long QP_CAP_MAX_RECV_WR = 4;
   static final long QP_CAP_MAX_SEND_SGE = 8;
   static final long QP_CAP_MAX_RECV_SGE = 12;
+  static final long QP_CAP_MAX_INLINE_DATA = 16;
 
   static final long QP_ATTR_SIZE = 144;
   static final long QP_ATTR_STATE = 0;
@@ -96,12 +98,20 @@ final class Layout {
   static final long SEND_WR_REMOTE_ADDR = 40;
   static final long SEND_WR_RKEY = 48;
   static final long SEND_WR_INVALIDATE_RKEY = 36;
+  /** Shares its four bytes with {@code invalidate_rkey}; big-endian ({@code __be32}) on the wire and in memory. */
+  static final long SEND_WR_IMM_DATA = 36;
   static final long SEND_WR_BIND_MW = 80;
   static final long SEND_WR_BIND_RKEY = 88;
   static final long SEND_WR_BIND_MR = 96;
   static final long SEND_WR_BIND_ADDR = 104;
   static final long SEND_WR_BIND_LENGTH = 112;
   static final long SEND_WR_BIND_ACCESS = 120;
+
+  static final long RECV_WR_SIZE = 32;
+  static final long RECV_WR_ID = 0;
+  static final long RECV_WR_NEXT = 8;
+  static final long RECV_WR_SG_LIST = 16;
+  static final long RECV_WR_NUM_SGE = 24;
 
   static final long SGE_SIZE = 16;
   static final long SGE_ADDR = 0;
@@ -113,7 +123,15 @@ final class Layout {
   static final long WC_STATUS = 8;
   static final long WC_OPCODE = 12;
   static final long WC_BYTE_LEN = 20;
+  /** Big-endian, like the work request's; valid where {@link #WC_FLAGS} has {@link #WC_WITH_IMM}. */
+  static final long WC_IMM_DATA = 24;
+  static final long WC_QP_NUM = 28;
+  static final long WC_FLAGS = 36;
 
+  static final int WR_RDMA_WRITE = 0;
+  static final int WR_RDMA_WRITE_WITH_IMM = 1;
+  static final int WR_SEND = 2;
+  static final int WR_SEND_WITH_IMM = 3;
   static final int WR_RDMA_READ = 4;
   static final int WR_LOCAL_INV = 7;
   static final int WR_BIND_MW = 8;
@@ -123,6 +141,16 @@ final class Layout {
   static final int WC_BIND_MW = 5;
   static final int WC_LOCAL_INV = 6;
   static final int SEND_SIGNALED = 2;
+  static final int SEND_INLINE = 8;
+  static final int WC_SEND = 0;
+  static final int WC_RDMA_WRITE = 1;
+  static final int WC_RDMA_READ = 2;
+  static final int WC_RECV = 128;
+  static final int WC_RECV_RDMA_WITH_IMM = 129;
+  static final int WC_WITH_IMM = 2;
+  static final int ACCESS_LOCAL_WRITE = 1;
+  static final int ACCESS_REMOTE_WRITE = 2;
+  static final int ACCESS_REMOTE_READ = 4;
   static final int QPT_RC = 2;
   static final int QPS_INIT = 1;
   static final int QPS_RTR = 2;

@@ -9,9 +9,10 @@ import java.lang.foreign.MemorySegment;
 public final class MemoryRegion implements AutoCloseable {
   /** What registered memory may be used for. */
   public enum Access {
-    LOCAL_WRITE(1),
-    REMOTE_WRITE(2),
-    REMOTE_READ(4),
+    LOCAL_WRITE(Layout.ACCESS_LOCAL_WRITE),
+    /** Peers may write into it (RDMA WRITE, with or without immediate); needs LOCAL_WRITE too, as verbs demands. */
+    REMOTE_WRITE(Layout.ACCESS_REMOTE_WRITE),
+    REMOTE_READ(Layout.ACCESS_REMOTE_READ),
     /** Memory windows may be bound to it: peers then reach it only through a window's key, never the region's. */
     MEMORY_WINDOW_BIND(Layout.ACCESS_MW_BIND);
 

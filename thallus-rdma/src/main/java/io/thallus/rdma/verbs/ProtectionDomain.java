@@ -29,6 +29,11 @@ public final class ProtectionDomain implements AutoCloseable {
     }
   }
 
+  /** The device this domain belongs to: its queue pairs' completion queues are created there. */
+  public RdmaDevice device() {
+    return device;
+  }
+
   /**
    * Registers {@code length} bytes at {@code address} for the given uses: {@code REMOTE_READ} for memory peers pull
    * from (never writable by them), {@code LOCAL_WRITE} for receive buffers. Registration pins pages and is slow:

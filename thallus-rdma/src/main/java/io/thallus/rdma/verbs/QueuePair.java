@@ -11,14 +11,33 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.security.SecureRandom;
 import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Set;
 
 /**
  * A reliable-connected queue pair. Two peers exchange {@link Endpoint}s over any channel (Thallus uses its control
  * connection) and each calls {@link #connect}; then one side's {@link ReadChain}s read the other's registered memory.
  */
 public final class QueuePair implements AutoCloseable {
-  /** How many requests the send queue holds and how many buffers one request may scatter into. */
-  public record Capacity(int sendRequests, int scatterGather) {}
+  /**
+   * How many requests the send queue holds, how many buffers one request may scatter into, and how many receives may
+   * be posted at once (one each for a reader, which receives nothing; one per message a peer may send or write with
+   * an immediate value ahead of this side's reposting, for {@link SendChain}'s two-sided and notifying verbs).
+   */
+  public record Capacity(int sendRequests, int scatterGather, int receiveRequests) {
+    public Capacity {
+      if (sendRequests < 1 || scatterGather < 1 || receiveRequests < 1) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a queue pair holds at least one request of each "
+            + "kind and one buffer per request: " + sendRequests + " sends, " + scatterGather + " buffers, "
+            + receiveRequests + " receives");
+      }
+    }
+
+    /** A queue pair that only reads and binds: one receive slot, which it never uses. */
+    public Capacity(int sendRequests, int scatterGather) {
+      this(sendRequests, scatterGather, 1);
+    }
+  }
 
   /** What a peer needs to connect to this queue pair. */
   public record Endpoint(int queuePairNumber, int packetSequence, byte[] gid, int lid) {
@@ -123,7 +142,7 @@ public final class QueuePair implements AutoCloseable {
       attr.set(ADDRESS, Layout.QP_INIT_ATTR_SEND_CQ, completions.cq);
       attr.set(ADDRESS, Layout.QP_INIT_ATTR_RECV_CQ, completions.cq);
       attr.set(JAVA_INT, Layout.QP_INIT_ATTR_CAP + Layout.QP_CAP_MAX_SEND_WR, capacity.sendRequests());
-      attr.set(JAVA_INT, Layout.QP_INIT_ATTR_CAP + Layout.QP_CAP_MAX_RECV_WR, 1);
+      attr.set(JAVA_INT, Layout.QP_INIT_ATTR_CAP + Layout.QP_CAP_MAX_RECV_WR, capacity.receiveRequests());
       attr.set(JAVA_INT, Layout.QP_INIT_ATTR_CAP + Layout.QP_CAP_MAX_SEND_SGE, capacity.scatterGather());
       attr.set(JAVA_INT, Layout.QP_INIT_ATTR_CAP + Layout.QP_CAP_MAX_RECV_SGE, 1);
       attr.set(JAVA_INT, Layout.QP_INIT_ATTR_QP_TYPE, Layout.QPT_RC);
@@ -169,14 +188,31 @@ public final class QueuePair implements AutoCloseable {
     }
   }
 
-  /** INIT, then ready to receive from {@code remote}, then ready to send. */
+  /** INIT, then ready to receive from {@code remote}, then ready to send; the peer may read, never write. */
   public void connect(Endpoint remote, ConnectOptions options) {
+    connect(remote, options, EnumSet.of(MemoryRegion.Access.REMOTE_READ));
+  }
+
+  /**
+   * Connects as {@link #connect(Endpoint, ConnectOptions)} does, letting the peer use this side's memory as
+   * {@code peerAccess} says ({@code REMOTE_READ}, {@code REMOTE_WRITE}, or both). The queue pair's flags only open
+   * the door: a peer still reaches only memory registered (or a window bound) for that access, under its key.
+   */
+  public void connect(Endpoint remote, ConnectOptions options, Set<MemoryRegion.Access> peerAccess) {
+    int access = 0;
+    for (MemoryRegion.Access a : peerAccess) {
+      if (a != MemoryRegion.Access.REMOTE_READ && a != MemoryRegion.Access.REMOTE_WRITE) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a peer is granted REMOTE_READ or REMOTE_WRITE, "
+            + "not " + a);
+      }
+      access |= a.flag;
+    }
     try (Arena scratch = Arena.ofConfined()) {
       MemorySegment attr = scratch.allocate(Layout.QP_ATTR_SIZE, 8);
       attr.set(JAVA_INT, Layout.QP_ATTR_STATE, Layout.QPS_INIT);
       attr.set(JAVA_SHORT, Layout.QP_ATTR_PKEY_INDEX, (short) 0);
       attr.set(JAVA_BYTE, Layout.QP_ATTR_PORT_NUM, (byte) options.port());
-      attr.set(JAVA_INT, Layout.QP_ATTR_ACCESS_FLAGS, MemoryRegion.Access.REMOTE_READ.flag);
+      attr.set(JAVA_INT, Layout.QP_ATTR_ACCESS_FLAGS, access);
       modify(attr, Layout.QP_STATE | Layout.QP_PKEY_INDEX | Layout.QP_PORT | Layout.QP_ACCESS_FLAGS, "INIT");
 
       attr.fill((byte) 0);
@@ -226,6 +262,36 @@ public final class QueuePair implements AutoCloseable {
     if (rc != 0) {
       throw Verbs.failure("ibv_post_send (" + what + ")", rc);
     }
+  }
+
+  /** Posts a chain of receive requests built in native memory ({@code ibv_post_recv} through the ops table). */
+  void postReceive(MemorySegment requests, MemorySegment badRequest, String what) {
+    int rc;
+    try {
+      rc = (int) Verbs.POST_RECV.invokeExact(domain.device.postRecv, qp, requests, badRequest);
+    } catch (Throwable e) {
+      throw new IllegalStateException("ibv_post_recv failed to run: " + e, e);
+    }
+    if (rc != 0) {
+      throw Verbs.failure("ibv_post_recv (" + what + ")", rc);
+    }
+  }
+
+  /**
+   * A reusable chain of up to {@code requests} SEND, SEND with immediate, RDMA WRITE and RDMA WRITE with immediate
+   * work requests for this queue pair.
+   */
+  public SendChain newSendChain(int requests) {
+    return new SendChain(this, requests);
+  }
+
+  /** {@code slots} receive requests for this queue pair, built once and reposted one by one. */
+  public ReceiveSlots newReceiveSlots(int slots) {
+    if (slots < 1 || slots > capacity.receiveRequests()) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "1.." + capacity.receiveRequests()
+          + " receive slots fit this queue pair, not " + slots);
+    }
+    return new ReceiveSlots(this, slots);
   }
 
   /** A reusable chain of up to {@code requests} RDMA READ work requests for this queue pair. */

@@ -42,6 +42,7 @@ public final class RdmaDevice implements AutoCloseable {
   final MemorySegment pollCq;
   final MemorySegment reqNotifyCq;
   final MemorySegment postSend;
+  final MemorySegment postRecv;
   final MemorySegment allocMw;
   final MemorySegment deallocMw;
   private boolean closed;
@@ -52,6 +53,7 @@ public final class RdmaDevice implements AutoCloseable {
     this.pollCq = this.context.get(ADDRESS, Layout.OPS_POLL_CQ);
     this.reqNotifyCq = this.context.get(ADDRESS, Layout.OPS_REQ_NOTIFY_CQ);
     this.postSend = this.context.get(ADDRESS, Layout.OPS_POST_SEND);
+    this.postRecv = this.context.get(ADDRESS, Layout.OPS_POST_RECV);
     this.allocMw = this.context.get(ADDRESS, Layout.OPS_ALLOC_MW);
     this.deallocMw = this.context.get(ADDRESS, Layout.OPS_DEALLOC_MW);
   }
@@ -153,7 +155,7 @@ public final class RdmaDevice implements AutoCloseable {
     if (back.address() != device.address()) {
       throw layoutMismatch("ibv_context.device");
     }
-    for (MemorySegment function : List.of(pollCq, reqNotifyCq, postSend)) {
+    for (MemorySegment function : List.of(pollCq, reqNotifyCq, postSend, postRecv)) {
       if (function.equals(MemorySegment.NULL) || !isCode(function)) {
         throw layoutMismatch("ibv_context.ops");
       }

@@ -1,13 +1,7 @@
 package io.thallus.rdma.verbs;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 
 /**
  * A stateful verb call, as jVerbs named it: an array of RDMA READ work requests and their scatter-gather entries
@@ -16,29 +10,15 @@ import java.lang.foreign.MemorySegment;
  * {@link #post} makes one downcall to the provider's {@code post_send}.
  */
 public final class ReadChain implements AutoCloseable {
-  private final QueuePair pair;
   private final int capacity;
   private final int scatter;
-  private final Arena arena = Arena.ofShared();
-  private final MemorySegment requests;
-  private final MemorySegment entries;
-  private final MemorySegment badRequest;
+  private final SendRequests requests;
   private int size;
 
   ReadChain(QueuePair pair, int capacity) {
-    this.pair = pair;
     this.capacity = capacity;
     this.scatter = Math.max(1, pair.capacity().scatterGather());
-    this.requests = arena.allocate(Layout.SEND_WR_SIZE * capacity, 8);
-    this.entries = arena.allocate(Layout.SGE_SIZE * capacity * scatter, 8);
-    this.badRequest = arena.allocate(ADDRESS);
-    for (int i = 0; i < capacity; i++) {
-      long wr = i * Layout.SEND_WR_SIZE;
-      requests.set(ADDRESS, wr + Layout.SEND_WR_SG_LIST,
-          entries.asSlice(i * scatter * Layout.SGE_SIZE, scatter * Layout.SGE_SIZE));
-      requests.set(JAVA_INT, wr + Layout.SEND_WR_NUM_SGE, 1);
-      requests.set(JAVA_INT, wr + Layout.SEND_WR_OPCODE, Layout.WR_RDMA_READ);
-    }
+    this.requests = new SendRequests(pair, capacity, scatter);
   }
 
   public int capacity() {
@@ -58,11 +38,8 @@ public final class ReadChain implements AutoCloseable {
     if (size == capacity) {
       throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "read chain full at " + capacity + " requests");
     }
-    long wr = size * Layout.SEND_WR_SIZE;
-    setEntry(size * scatter, localAddress, length, localKey);
-    requests.set(JAVA_INT, wr + Layout.SEND_WR_NUM_SGE, 1);
-    requests.set(JAVA_LONG, wr + Layout.SEND_WR_REMOTE_ADDR, remoteAddress);
-    requests.set(JAVA_INT, wr + Layout.SEND_WR_RKEY, remoteKey);
+    requests.entry(size, 0, localAddress, length, localKey);
+    requests.request(size, Layout.WR_RDMA_READ, 1, remoteAddress, remoteKey);
     size++;
   }
 
@@ -79,20 +56,10 @@ public final class ReadChain implements AutoCloseable {
           + " local buffers, got " + lengths.length);
     }
     for (int i = 0; i < lengths.length; i++) {
-      setEntry(size * scatter + i, localAddresses[i], lengths[i], localKey);
+      requests.entry(size, i, localAddresses[i], lengths[i], localKey);
     }
-    long wr = size * Layout.SEND_WR_SIZE;
-    requests.set(JAVA_INT, wr + Layout.SEND_WR_NUM_SGE, lengths.length);
-    requests.set(JAVA_LONG, wr + Layout.SEND_WR_REMOTE_ADDR, remoteAddress);
-    requests.set(JAVA_INT, wr + Layout.SEND_WR_RKEY, remoteKey);
+    requests.request(size, Layout.WR_RDMA_READ, lengths.length, remoteAddress, remoteKey);
     size++;
-  }
-
-  private void setEntry(int index, long address, int length, int key) {
-    long sge = index * Layout.SGE_SIZE;
-    entries.set(JAVA_LONG, sge + Layout.SGE_ADDR, address);
-    entries.set(JAVA_INT, sge + Layout.SGE_LENGTH, length);
-    entries.set(JAVA_INT, sge + Layout.SGE_LKEY, key);
   }
 
   /** Posts the chain; its last request carries {@code id} and is the only one signalled. */
@@ -100,19 +67,11 @@ public final class ReadChain implements AutoCloseable {
     if (size == 0) {
       throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "nothing to post");
     }
-    for (int i = 0; i < size; i++) {
-      long wr = i * Layout.SEND_WR_SIZE;
-      boolean last = i == size - 1;
-      requests.set(JAVA_LONG, wr + Layout.SEND_WR_ID, id);
-      requests.set(JAVA_INT, wr + Layout.SEND_WR_SEND_FLAGS, last ? Layout.SEND_SIGNALED : 0);
-      requests.set(ADDRESS, wr + Layout.SEND_WR_NEXT,
-          last ? MemorySegment.NULL : requests.asSlice((i + 1) * Layout.SEND_WR_SIZE, Layout.SEND_WR_SIZE));
-    }
-    pair.post(requests, badRequest, size + " reads");
+    requests.post(size, id, true, size + " reads");
   }
 
   @Override
   public void close() {
-    arena.close();
+    requests.close();
   }
 }

@@ -315,6 +315,9 @@ final class Verbs {
   // Data path: provider functions found in the ops table; the first argument is the function's address.
   static final MethodHandle POST_SEND = LINKER.downcallHandle(
       FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+  /** {@code post_recv(qp, wr, bad_wr)}: the same shape as {@code post_send}. */
+  static final MethodHandle POST_RECV = LINKER.downcallHandle(
+      FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
   static final MethodHandle POLL_CQ = LINKER.downcallHandle(
       FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
   static final MethodHandle REQ_NOTIFY_CQ = LINKER.downcallHandle(
