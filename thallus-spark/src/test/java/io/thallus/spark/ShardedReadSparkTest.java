@@ -314,6 +314,13 @@ class ShardedReadSparkTest {
     assertThat(middle.getLong(1)).isEqualTo(ROWS_PER_PART);
     assertThatThrownBy(() -> spark.sql("DROP TABLE shardcat.shards.lineitem").collectAsList())
         .hasMessageContaining("read only");
+
+    // A server that cannot be reached might declare more: the listing fails naming it, never a shorter list.
+    String down = "thallus+tcp://127.0.0.1:1";
+    spark.conf().set("spark.sql.catalog.downcat", ThallusCatalog.class.getName());
+    spark.conf().set("spark.sql.catalog.downcat.url", urls + "," + down);
+    assertThatThrownBy(() -> spark.sql("SHOW TABLES IN downcat.shards").collectAsList())
+        .hasMessageContaining("cannot list the sharded datasets of server " + down);
   }
 
   @Test
