@@ -104,7 +104,7 @@ class ShardedReadSparkTest {
   }
 
   private static BigDecimal decimal(Object value) {
-    return value instanceof BigDecimal d ? d.stripTrailingZeros() : new BigDecimal(value.toString()).stripTrailingZeros();
+    return (value instanceof BigDecimal d ? d : new BigDecimal(value.toString())).stripTrailingZeros();
   }
 
   @Test
@@ -201,8 +201,9 @@ class ShardedReadSparkTest {
     Path root = work.resolve("node0");
     try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
          Statement statement = duckdb.createStatement()) {
-      statement.execute("COPY (SELECT i AS o_orderkey, i % 1500 AS o_custkey, DATE '1992-01-01' + (i * 7 % 2400)::INTEGER"
-          + " AS o_orderdate, 0 AS o_shippriority FROM range(0, " + (3 * ROWS_PER_PART) + ") t(i)) TO '"
+      statement.execute("COPY (SELECT i AS o_orderkey, i % 1500 AS o_custkey, "
+          + "DATE '1992-01-01' + (i * 7 % 2400)::INTEGER AS o_orderdate, 0 AS o_shippriority FROM range(0, "
+          + (3 * ROWS_PER_PART) + ") t(i)) TO '"
           + root.resolve("orders.parquet") + "' (FORMAT parquet)");
       statement.execute("COPY (SELECT c AS c_custkey, ['BUILDING','AUTOMOBILE','MACHINERY'][1 + c % 3] AS c_mktsegment"
           + " FROM range(0, 1500) t(c)) TO '" + root.resolve("customer.parquet") + "' (FORMAT parquet)");
