@@ -342,7 +342,12 @@ class ShardedReadSparkTest {
       List<ThallusInputPartition> planned = partitions(read.queryExecution().sparkPlan());
       assertThat(planned).singleElement().satisfies(p -> assertThat(p.preferredLocations())
           .containsExactly(HOSTS[0]));
+      // Loaded (the layout learned) while both are up, planned into two partitions after the first went down.
+      Dataset<Row> split = spark.read().format("thallus").option("url", both).option("sharded", "copies")
+          .option("partitions", "2").load();
       holders.get(0).close();
+      assertThat(partitions(split.queryExecution().sparkPlan())).hasSize(2);
+      assertThat(split.count()).isEqualTo(ROWS_PER_PART);
       long rows = 0;
       try (var reader = ThallusReaderFactory.INSTANCE.createColumnarReader(planned.get(0))) {
         while (reader.next()) {
