@@ -249,10 +249,26 @@ public final class ClientConnection implements AutoCloseable {
       streams.put(first + i, state);
       states.add(state);
     }
+    failIfBrokenMeanwhile(states);
     send(new Message.Open(first, request.sql(), request.dataset(), request.batchRows(), request.credits(),
         request.timeoutMillis(), request.flags(), request.parameters(), request.options(), request.parameterRows(),
         parts));
     return states;
+  }
+
+  /**
+   * Fails {@code states} if the connection broke after openParts checked it but before they were registered:
+   * failAll sets {@code broken} before it fails the registered streams, so a stream registered too late for it sees
+   * {@code broken} here instead, and its reader gets the error at once rather than at its timeout.
+   */
+  private void failIfBrokenMeanwhile(java.util.List<StreamState> states) {
+    ThallusException failure = broken;
+    if (failure != null) {
+      for (StreamState state : states) {
+        state.onFailure(failure);
+      }
+      throw failure;
+    }
   }
 
   /** Sends DESCRIBE under the next free stream id and waits (within the client's timeout) for its answer. */
@@ -292,6 +308,12 @@ public final class ClientConnection implements AutoCloseable {
     int id = nextStreamId.getAndIncrement();
     IngestState state = new IngestState(this, id, settings.timeout());
     ingests.put(id, state);
+    ThallusException brokenMeanwhile = broken;
+    if (brokenMeanwhile != null) {
+      // As for streams (failIfBrokenMeanwhile): the connection broke between the check above and the registration.
+      state.onFailure(brokenMeanwhile);
+      throw brokenMeanwhile;
+    }
     Map<String, String> options = new HashMap<>(request.options());
     IngestPlacer placer = sender.placesBodies() ? session.ingestPlacer() : null;
     if (placer != null) {

@@ -1,0 +1,167 @@
+package io.thallus.exchange;
+
+import io.thallus.QueryRequest;
+import io.thallus.ThallusClient;
+import io.thallus.ThallusStream;
+import io.thallus.exchange.internal.Counters;
+import io.thallus.exchange.internal.ExchangeRequests;
+import io.thallus.exchange.internal.PeerClients;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * One reduce task's batches of one partition: what was pushed here, what this endpoint made itself, then what it
+ * pulls, one request per peer endpoint for all that peer's maps. Each map's batches come in the order they were
+ * added, maps not interleaved. A peer that is down or lost its output ends the read with a
+ * {@link ShuffleFetchException} naming it and the maps. Read by one thread; close it.
+ */
+public final class PartitionReader implements AutoCloseable {
+  /** Batches already here (pushed, or this endpoint's own), in order. */
+  static final class Held {
+    final Schema schema;
+    final Deque<ArrowRecordBatch> batches;
+    final boolean pushed;
+
+    Held(Schema schema, List<ArrowRecordBatch> batches, boolean pushed) {
+      this.schema = schema;
+      this.batches = new ArrayDeque<>(batches);
+      this.pushed = pushed;
+    }
+  }
+
+  /** Maps to pull from one peer with one request. */
+  record Pull(EndpointAddress peer, List<Long> mapIds) {}
+
+  private final int shuffleId;
+  private final int partition;
+  private final Deque<Object> sources;
+  private final PeerClients peers;
+  private final BufferAllocator allocator;
+  private final Duration timeout;
+  private final Counters counters;
+  private Object current;
+  private VectorSchemaRoot heldRoot;
+  private ThallusStream stream;
+  private ThallusClient streamClient;
+  private boolean closed;
+
+  PartitionReader(int shuffleId, int partition, List<Object> sources, PeerClients peers, BufferAllocator allocator,
+      Duration timeout, Counters counters) {
+    this.shuffleId = shuffleId;
+    this.partition = partition;
+    this.sources = new ArrayDeque<>(sources);
+    this.peers = peers;
+    this.allocator = allocator;
+    this.timeout = timeout;
+    this.counters = counters;
+  }
+
+  /**
+   * The next batch, or null at the end. It stays valid until the next call or {@link #close()}; copy what you keep.
+   */
+  public VectorSchemaRoot next() {
+    if (closed) {
+      throw new IllegalStateException("the partition reader is closed");
+    }
+    while (true) {
+      if (current == null) {
+        current = sources.poll();
+        if (current == null) {
+          return null;
+        }
+      }
+      VectorSchemaRoot batch = current instanceof Held held ? nextHeld(held) : nextPulled((Pull) current);
+      if (batch != null) {
+        return batch;
+      }
+      current = null;
+    }
+  }
+
+  private VectorSchemaRoot nextHeld(Held held) {
+    ArrowRecordBatch batch = held.batches.poll();
+    if (batch == null) {
+      return null;
+    }
+    if (heldRoot == null || !heldRoot.getSchema().equals(held.schema)) {
+      if (heldRoot != null) {
+        heldRoot.close();
+      }
+      heldRoot = VectorSchemaRoot.create(held.schema, allocator);
+    }
+    try (batch) {
+      new VectorLoader(heldRoot).load(batch);
+    }
+    if (held.pushed) {
+      counters.pushedBatchesRead.incrementAndGet();
+    }
+    return heldRoot;
+  }
+
+  private VectorSchemaRoot nextPulled(Pull pull) {
+    try {
+      if (stream == null) {
+        streamClient = peers.client(pull.peer());
+        byte[] request = ExchangeRequests.encode(new ExchangeRequests.Pull(shuffleId, partition,
+            pull.mapIds().stream().mapToLong(Long::longValue).toArray()));
+        counters.pullRequests.incrementAndGet();
+        stream = streamClient.query(QueryRequest.builder(ExchangeRequests.PULL_STATEMENT).parameters(request)
+            .timeout(timeout).build());
+      }
+      if (stream.loadNextBatch()) {
+        VectorSchemaRoot root = stream.getVectorSchemaRoot();
+        counters.pulledBatches.incrementAndGet();
+        long bytes = 0;
+        for (var vector : root.getFieldVectors()) {
+          bytes += vector.getBufferSize();
+        }
+        counters.pulledBytes.addAndGet(bytes);
+        return root;
+      }
+      stream.close();
+      stream = null;
+      streamClient = null;
+      return null;
+    } catch (RuntimeException | java.io.IOException e) {
+      if (stream != null) {
+        stream.close();
+        stream = null;
+      }
+      if (streamClient != null && !streamClient.isConnected()) {
+        peers.forget(pull.peer(), streamClient);
+      }
+      streamClient = null;
+      throw new ShuffleFetchException(pull.peer(), shuffleId, partition, pull.mapIds(), e);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (stream != null) {
+      stream.close();
+    }
+    if (heldRoot != null) {
+      heldRoot.close();
+    }
+    if (current instanceof Held held) {
+      held.batches.forEach(ArrowRecordBatch::close);
+    }
+    for (Object source : sources) {
+      if (source instanceof Held held) {
+        held.batches.forEach(ArrowRecordBatch::close);
+      }
+    }
+    sources.clear();
+  }
+}
