@@ -12,11 +12,17 @@
 #   benchmarks/multicore/scaling-16core.sh ingest [plan]     # there: ingest only, K = 1 and 16 over shm and cma, with
 #                                                            #   8 and then 32 credits per client (how far receiving
 #                                                            #   must run ahead of DuckDB's workers)
+#   benchmarks/multicore/scaling-16core.sh shard             # there: issue 38's sharded Q1, three `thallus serve`
+#                                                            #   processes pinned to 4 cores each vs one pinned to 4
 #   benchmarks/multicore/scaling-16core.sh all [plan]        # there: scaling, then profile
 # Results go under $OUT (the device machine's folder that comes back), else benchmarks/target/multicore-out.
 # Environment: SCALING_LIMIT_S and PROFILE_LIMIT_S (seconds, default 480 and 150) bound each run; PROFILE_CLIENTS
 # (default 16) and PROFILE_ONLY (read or ingest, default read) narrow the profiling run; SPLIT_LIMIT_S (default
-# 240) bounds the split run; INGEST_LIMIT_S (default 130) bounds each of the ingest step's two runs.
+# 240) bounds the split run; INGEST_LIMIT_S (default 130) bounds each of the ingest step's two runs; SHARD_LIMIT_S
+# (default 480) bounds the shard step, SHARD_SF (default 10), SHARD_CORES (4), SHARD_RUNS (5), SHARD_PINS (taskset
+# lists of the three servers, ';' between; default consecutive blocks of SHARD_CORES from core 0), SHARD_ONE_PIN
+# (default the first block) and SHARD_COORDINATOR_PIN (the measuring JVM; default the fourth block when the machine
+# has it) shape it.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -52,7 +58,8 @@ java_in_bundle() {
   shift
   [[ -f "$bundle/run.sh" ]] || { echo "scaling-16core: no bundle at $bundle (run the bundle step first)" >&2; exit 1; }
   # Heap for the batches held in client memory; direct memory for K clients' and the server's batches at once.
-  timeout "$limit" bash "$bundle/run.sh" -Xmx16g -XX:MaxDirectMemorySize=64g \
+  # JAVA_PIN: a taskset cpu list to run the JVM on (the shard step's measuring JVM).
+  ${JAVA_PIN:+taskset -c "$JAVA_PIN"} timeout "$limit" bash "$bundle/run.sh" -Xmx16g -XX:MaxDirectMemorySize=64g \
     -Dthallus.commit="$(cat "$bundle/commit")" "$@"
 }
 
@@ -156,12 +163,37 @@ ingest() {
   done
 }
 
+# Issue 38's 16-core target, server side (Spark's jars cannot be carried): TPC-H Q1 as Spark's plan runs it over a
+# sharded lineitem (each shard's partial aggregate on its own server at once, merged by the measuring JVM), three
+# `thallus serve` processes pinned with taskset to SHARD_CORES cores each against one pinned to SHARD_CORES holding
+# every part (the same partials, and Q1 whole). Data made on the machine by DuckDB (ShardScalingBench says how).
+shard() {
+  facts
+  command -v taskset > /dev/null || { echo "scaling-16core: the shard step needs taskset (util-linux)" >&2; exit 1; }
+  local cores="${SHARD_CORES:-4}"
+  local coordinator="${SHARD_COORDINATOR_PIN:-}"
+  if [[ -z "$coordinator" && "$(nproc --all)" -ge $((4 * cores)) ]]; then
+    coordinator="$((3 * cores))-$((4 * cores - 1))"
+  fi
+  local options=(--sf "${SHARD_SF:-10}" --shards 3 --cores "$cores" --runs "${SHARD_RUNS:-5}"
+    --work "${SHARD_WORK:-/tmp/shard-scaling}" --out "$out/shard")
+  [[ -n "${SHARD_PINS:-}" ]] && options+=(--pins "$SHARD_PINS")
+  [[ -n "${SHARD_ONE_PIN:-}" ]] && options+=(--one-pin "$SHARD_ONE_PIN")
+  mkdir -p "$out/shard"
+  echo "sharded Q1: 3 servers of $cores cores vs one, sf ${SHARD_SF:-10}, measuring JVM on cpus ${coordinator:-any}," \
+    "at most ${SHARD_LIMIT_S:-480} s ..."
+  JAVA_PIN="$coordinator" java_in_bundle "${SHARD_LIMIT_S:-480}" io.thallus.benchmarks.ShardScalingBench \
+    "${options[@]}" 2>&1 | tee "$out/shard.log" \
+    || echo "shard run stopped (time limit or failure): see $out/shard.log" | tee -a "$out/shard.log"
+}
+
 case "$step" in
   bundle) make_bundle ;;
   scaling) scaling ;;
   profile) profile ;;
   split) split ;;
   ingest) ingest ;;
+  shard) shard ;;
   all) scaling; profile ;;
-  *) sed -n '2,19p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,25p' "$0" >&2; exit 2 ;;
 esac

@@ -14,7 +14,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * {@link DatasetDescription.Kind#SHARD}) and the answers are joined by part id. Servers answering the same id with
  * the same checksum hold replicas of that part; the same id with different checksums, or different schemas, is an
  * error naming both servers. Every server must answer: one that cannot be reached might hold a part no other does,
- * so learning the layout fails naming it rather than reading part of the data.
+ * so learning the layout fails naming it rather than reading part of the data. A server that answers that it
+ * declares no part of the name (NOT_FOUND) holds none (servers of one cluster may hold different datasets); no
+ * server declaring any part is NOT_FOUND.
  */
 public record ShardLayout(String name, Schema schema, List<Shard> shards) {
   /** One part of the dataset and the servers that hold it, in the order the servers were listed. */
@@ -58,6 +60,9 @@ public record ShardLayout(String name, Schema schema, List<Shard> shards) {
     Location schemaServer = null;
     for (Location server : servers) {
       DatasetDescription description = describeOn(allocator, server, name, options);
+      if (description == null) {
+        continue; // it declares no part of the name
+      }
       if (schema == null) {
         schema = description.schema();
         schemaServer = server;
@@ -79,6 +84,10 @@ public record ShardLayout(String name, Schema schema, List<Shard> shards) {
         }
       }
     }
+    if (schema == null) {
+      throw ThallusException.of(StatusCode.NOT_FOUND, "no server of " + servers + " declares a part of sharded "
+          + "dataset " + name);
+    }
     List<Shard> shards = new ArrayList<>();
     for (PartSeen seen : parts.values()) {
       shards.add(new Shard(seen.first.id(), seen.first.checksum(), seen.first.bytes(), seen.first.rows(),
@@ -99,6 +108,7 @@ public record ShardLayout(String name, Schema schema, List<Shard> shards) {
     }
   }
 
+  /** What {@code server} holds of {@code name}; null when it says it has no such name. */
   private static DatasetDescription describeOn(BufferAllocator allocator, Location server, String name,
       ClientOptions options) {
     DatasetDescription description;
@@ -106,8 +116,7 @@ public record ShardLayout(String name, Schema schema, List<Shard> shards) {
       description = client.describe(name);
     } catch (ThallusException e) {
       if (e.code() == StatusCode.NOT_FOUND) {
-        throw ThallusException.of(StatusCode.NOT_FOUND, "server " + server + " holds no part of sharded dataset "
-            + name + ": " + e.status().description(), e);
+        return null;
       }
       throw ThallusException.of(e.code(), "cannot learn which parts of sharded dataset " + name + " server " + server
           + " holds: " + e.status().description(), e);

@@ -286,6 +286,20 @@ public final class ThallusClient implements AutoCloseable {
     return connection.describe(name, dataset);
   }
 
+  /**
+   * The names of the sharded datasets this server declares parts of (docs/sharding.md), in declaration order; empty
+   * when it declares none. Each can be described ({@link #describe(String)}, kind
+   * {@link DatasetDescription.Kind#SHARD}) or read with {@link ShardLayout#discover}.
+   */
+  public List<String> shardedDatasets() {
+    synchronized (this) {
+      if (closed) {
+        throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "the client is closed");
+      }
+    }
+    return connection.shardedDatasets();
+  }
+
   private StreamState open(QueryRequest request, int flags) {
     synchronized (this) {
       if (closed) {

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.thallus.Location;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.server.ThallusServer;
+import io.thallus.testing.ShardedServers;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -43,7 +44,6 @@ import org.apache.spark.sql.SparkSession;
 public final class SparkShardBenchmarkMain {
   private SparkShardBenchmarkMain() {}
 
-  private static final String[] HOSTS = {"127.0.0.1", "127.0.0.2", "127.0.0.3"};
   private static final String SELECTIVE = """
       SELECT l_orderkey, l_linenumber, l_quantity, l_extendedprice, l_shipdate FROM lineitem
       WHERE l_orderkey BETWEEN %d AND %d ORDER BY l_orderkey, l_linenumber""";
@@ -77,7 +77,7 @@ public final class SparkShardBenchmarkMain {
     if (!Files.isRegularFile(source)) {
       throw new IllegalArgumentException("no " + source + ": make it with harness/tpch-data.sh");
     }
-    long[] bounds = split(source, work);
+    long[] bounds = bounds(source);
     // A range of 2,000 keys inside the middle shard (TPC-H uses about one key in four).
     long from = bounds[1] + (bounds[2] - bounds[1]) / 2;
     Map<String, String> queries = new LinkedHashMap<>();
@@ -88,34 +88,19 @@ public final class SparkShardBenchmarkMain {
         + "the filter reads keys %d to %d (in p1)%n", data.getFileName(), bounds[0], bounds[1], bounds[1], bounds[2],
         bounds[2], bounds[3], from, from + 1_999);
 
-    List<Server> started = new ArrayList<>();
-    try (BufferAllocator allocator = new RootAllocator()) {
-      try {
-        List<Server> shards = new ArrayList<>();
-        for (int part = 0; part < HOSTS.length; part++) {
-          Path root = work.resolve("node" + part);
-          shards.add(start(allocator, "shard p" + part + " (" + HOSTS[part] + ")", HOSTS[part], root,
-              "p" + part, "lineitem/part" + part));
-        }
-        started.addAll(shards);
-        Server one = start(allocator, "one server (127.0.0.1)", "127.0.0.1", work.resolve("all"), null, null);
-        started.add(one);
-        run(data.getFileName().toString(), work, queries, runs, shards, one);
-      } finally {
-        started.forEach(s -> s.server().close());
+    try (BufferAllocator allocator = new RootAllocator();
+         ShardedServers sharded = ShardedServers.start(allocator, work, "lineitem",
+             (part, dir) -> writePart(source, bounds, part, dir, work))) {
+      List<Server> shards = sharded.nodes().stream().map(node -> new Server("shard p" + node.part() + " ("
+          + node.host() + ")", node.server(), node.meters())).toList();
+      SimpleMeterRegistry meters = new SimpleMeterRegistry();
+      Path all = work.resolve("all");
+      try (ThallusServer oneServer = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+          DuckDBEngine.builder().filesUnder(all).build()).meterRegistry(meters).dataRoot(all).build().start()) {
+        run(data.getFileName().toString(), work, queries, runs, shards,
+            new Server("one server (127.0.0.1)", oneServer, meters));
       }
     }
-  }
-
-  private static Server start(BufferAllocator allocator, String label, String host, Path root, String partId,
-      String partPath) {
-    SimpleMeterRegistry meters = new SimpleMeterRegistry();
-    ThallusServer.Builder builder = ThallusServer.builder(allocator, Location.of(host, 0),
-        DuckDBEngine.builder().filesUnder(root).build()).meterRegistry(meters).dataRoot(root);
-    if (partId != null) {
-      builder.shard("lineitem", partId, partPath);
-    }
-    return new Server(label, builder.build().start(), meters);
   }
 
   private static void run(String dataName, Path work, Map<String, String> queries, int runs, List<Server> shards,
@@ -264,35 +249,35 @@ public final class SparkShardBenchmarkMain {
     return sent;
   }
 
+  /** The smallest key, the two points that split lineitem's keys in three ranges, and the largest key plus one. */
+  private static long[] bounds(Path source) throws Exception {
+    try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
+         Statement statement = duckdb.createStatement();
+         ResultSet rs = statement.executeQuery("SELECT min(l_orderkey), max(l_orderkey) FROM read_parquet('"
+             + source + "')")) {
+      rs.next();
+      long min = rs.getLong(1);
+      long max = rs.getLong(2) + 1;
+      return new long[] {min, min + (max - min) / 3, min + 2 * (max - min) / 3, max};
+    }
+  }
+
   /**
-   * Writes lineitem's three {@code l_orderkey} ranges as {@code node<i>/lineitem/part<i>/data.parquet} under
-   * {@code work} (DuckDB, in the source's order), and hard links to them under {@code all/lineitem} for the one
-   * server. Returns the smallest key, the two split points and the largest key plus one.
+   * Writes lineitem's {@code part}th {@code l_orderkey} range as {@code dir/data.parquet} (DuckDB, in the source's
+   * order; {@code dir} is {@code node<i>/lineitem/part<i>} under {@code work}) and a hard link to it under
+   * {@code all/lineitem} for the one server.
    */
-  private static long[] split(Path source, Path work) throws Exception {
-    long[] bounds = new long[4];
+  private static void writePart(Path source, long[] bounds, int part, Path dir, Path work) throws Exception {
+    Path file = dir.resolve("data.parquet");
+    Files.deleteIfExists(file);
     try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
          Statement statement = duckdb.createStatement()) {
-      try (ResultSet rs = statement.executeQuery("SELECT min(l_orderkey), max(l_orderkey) FROM read_parquet('"
-          + source + "')")) {
-        rs.next();
-        long min = rs.getLong(1);
-        long max = rs.getLong(2) + 1;
-        bounds = new long[] {min, min + (max - min) / 3, min + 2 * (max - min) / 3, max};
-      }
-      Path all = Files.createDirectories(work.resolve("all/lineitem"));
-      for (int part = 0; part < 3; part++) {
-        Path dir = Files.createDirectories(work.resolve("node" + part + "/lineitem/part" + part));
-        Path file = dir.resolve("data.parquet");
-        Files.deleteIfExists(file);
-        statement.execute("COPY (SELECT * FROM read_parquet('" + source + "') WHERE l_orderkey >= " + bounds[part]
-            + " AND l_orderkey < " + bounds[part + 1] + ") TO '" + file + "' (FORMAT parquet)");
-        Path link = all.resolve("part" + part + ".parquet");
-        Files.deleteIfExists(link);
-        Files.createLink(link, file);
-      }
+      statement.execute("COPY (SELECT * FROM read_parquet('" + source + "') WHERE l_orderkey >= " + bounds[part]
+          + " AND l_orderkey < " + bounds[part + 1] + ") TO '" + file + "' (FORMAT parquet)");
     }
-    return bounds;
+    Path link = Files.createDirectories(work.resolve("all/lineitem")).resolve("part" + part + ".parquet");
+    Files.deleteIfExists(link);
+    Files.createLink(link, file);
   }
 
   private static List<String> partFiles(Path work) {

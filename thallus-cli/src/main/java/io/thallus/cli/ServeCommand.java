@@ -34,10 +34,12 @@ final class ServeCommand implements Callable<Integer> {
       + "config file).")
   Path dataRoot;
 
-  @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--host", defaultValue = "127.0.0.1",
+      description = "Address to listen on (default: ${DEFAULT-VALUE}).")
   String host;
 
-  @Option(names = "--port", defaultValue = "47470", description = "Port to listen on, 0 for any (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--port", defaultValue = "47470",
+      description = "Port to listen on, 0 for any (default: ${DEFAULT-VALUE}).")
   int port;
 
   @Option(names = "--database", paramLabel = "FILE", description = "Keep tables in this DuckDB file (created if "

@@ -24,7 +24,8 @@ import org.duckdb.DuckDBConnection;
  * at once (one DuckDB result is one consumer: its Arrow export converts on the thread that reads it).
  *
  * <p>What splits: a single {@code SELECT} of projections and filters over one base table ({@code FROM t [AS a]
- * [WHERE ...]}), no parameters and no dataset (named or not), which DuckDB plans as only a table scan, filters and projections.
+ * [WHERE ...]}), no parameters and no dataset (named or not), which DuckDB plans as only a table scan, filters and
+ * projections.
  * Partition i reads the table through {@code (SELECT * FROM t WHERE rowid >= a AND rowid < b) AS t}: DuckDB pushes
  * the rowid range into the scan, which then reads only that range's row groups. Ranges follow DuckDB's row groups
  * (122,880 rows), so a table of fewer row groups than parts gives fewer parts. Anything else (aggregates, joins,

@@ -39,6 +39,7 @@ final class ThallusConnection implements Connection {
   private final ThallusClient client;
   private final OpenStatements statements = new OpenStatements();
   private final SessionTransaction transaction;
+  private final ShardedRefusal shardedRefusal;
   private volatile boolean closed;
   /** Whether INSERT ... VALUES batches go on the write path: until a server says its engine takes no ingests. */
   private volatile boolean ingests = true;
@@ -48,6 +49,7 @@ final class ThallusConnection implements Connection {
     this.allocator = allocator;
     this.client = client;
     this.transaction = new SessionTransaction(client);
+    this.shardedRefusal = new ShardedRefusal(client, url.location());
   }
 
   static ThallusConnection open(JdbcUrl url) throws SQLException {
@@ -84,6 +86,11 @@ final class ThallusConnection implements Connection {
 
   ThallusClient client() {
     return client;
+  }
+
+  /** Refuses {@code sql} if it reads a sharded dataset of the server ({@link ShardedRefusal}). */
+  void refuseShardedReads(String sql) throws SQLException {
+    shardedRefusal.check(sql);
   }
 
   Optional<String> dataset() {

@@ -51,6 +51,7 @@ final class ThallusPreparedStatement extends ThallusStatement implements Prepare
     if (sql == null || sql.isBlank()) {
       throw Errors.invalid("empty SQL");
     }
+    connection.refuseShardedReads(sql);
     this.sql = sql;
   }
 

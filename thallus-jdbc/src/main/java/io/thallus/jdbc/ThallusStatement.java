@@ -102,6 +102,7 @@ class ThallusStatement implements Statement {
     if (sql == null || sql.isBlank()) {
       throw Errors.invalid("empty SQL");
     }
+    connection.refuseShardedReads(sql);
     // DuckDB's type names where Arrow's do not tell (UHUGEINT, UUID, BIT, ...): values read as DuckDB's driver reads them.
     QueryRequest.Builder request = QueryRequest.builder(sql).engineTypeNames(true);
     connection.dataset().ifPresent(request::dataset);

@@ -122,10 +122,11 @@ final class Partitioner {
    * than one answer holds (OUT_OF_RANGE); the scan then splits by hash, which is right but reads every row in
    * every partition, so it is logged as a warning. Any other error (no such table, a name that is not one, a
    * server that cannot be reached, or is short of connections or memory now: RESOURCE_EXHAUSTED) fails the plan
-   * here with the server's message, never a silent hash split.
+   * here with the server's message, never a silent hash split. The first server of the read is asked, or, when it
+   * cannot be reached, the next in turn, as a task connects (replicas, or a shard's other holders).
    */
   private static Optional<DatasetDescription> describe(ReadConf conf, String name, String dataset) {
-    try (ThallusClient client = Connector.connect(conf, 0)) {
+    try (ThallusClient client = Connector.connectForRead(conf, 0)) {
       return Optional.of(client.describe(name, dataset));
     } catch (ThallusException e) {
       if (e.code() == StatusCode.UNIMPLEMENTED || e.code() == StatusCode.OUT_OF_RANGE) {

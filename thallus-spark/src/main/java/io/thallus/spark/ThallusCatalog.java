@@ -44,7 +44,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@code thallus} format and its tables writable ({@code INSERT INTO}, {@code df.writeTo(...)}, CREATE/REPLACE
  * TABLE ... AS SELECT, DROP TABLE), each write atomic at job level. The namespace {@link #FILES} lists the datasets
  * under the server's data root, a table per file named by its path ({@code thallus.files.`tpch/lineitem.parquet`});
- * a directory of Parquet files reads the same way by its path.
+ * a directory of Parquet files reads the same way by its path. The namespace {@code shards} lists the sharded
+ * datasets the servers of {@code url} declare (docs/sharding.md), each read as one table across them
+ * ({@code thallus.shards.lineitem}).
  */
 public final class ThallusCatalog implements StagingTableCatalog, SupportsNamespaces {
   /** The namespace of the data root's files. */
@@ -93,6 +95,9 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
         namespaces.add(new String[] {FILES});
       }
     }
+    if (!ShardedReads.names(conf).isEmpty()) {
+      namespaces.add(new String[] {ShardedReads.NAMESPACE});
+    }
     return namespaces.toArray(String[][]::new);
   }
 
@@ -106,7 +111,7 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
 
   @Override
   public boolean namespaceExists(String[] namespace) {
-    if (isFiles(namespace)) {
+    if (isFiles(namespace) || ShardedReads.isShardNamespace(namespace)) {
       return true;
     }
     if (namespace.length < 1 || namespace.length > 2 || HIDDEN_SCHEMAS.contains(namespace[namespace.length - 1])) {
@@ -163,6 +168,12 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
       throw new NoSuchNamespaceException(namespace);
     }
     List<Identifier> tables = new ArrayList<>();
+    if (ShardedReads.isShardNamespace(namespace)) {
+      for (String sharded : ShardedReads.names(conf)) {
+        tables.add(Identifier.of(namespace, sharded));
+      }
+      return tables.toArray(Identifier[]::new);
+    }
     try (ThallusClient client = connect()) {
       if (isFiles(namespace)) {
         for (String path : files(client)) {
@@ -186,8 +197,13 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
     if (ShardedReads.isShardNamespace(ident.namespace())) {
       try {
         return ShardedReads.table(conf, ident.name(), name + "." + ShardedReads.NAMESPACE + "." + ident.name());
-      } catch (ThallusException | IllegalArgumentException e) {
-        throw new NoSuchTableException(ident); // no server declares it, or not a name one could
+      } catch (IllegalArgumentException e) {
+        throw new NoSuchTableException(ident); // not a name a server could declare
+      } catch (ThallusException e) {
+        if (e.code() == io.thallus.StatusCode.NOT_FOUND) {
+          throw new NoSuchTableException(ident); // no server declares it
+        }
+        throw e; // a server down, two servers disagreeing: said as it is, never read as "no such table"
       }
     }
     if (isFiles(ident.namespace())) {
@@ -254,6 +270,7 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
     if (isFiles(ident.namespace())) {
       throw new UnsupportedOperationException("the files under the data root are read only");
     }
+    checkNotSharded(ident.namespace());
     ServerSql.Relation relation = find(tableName(ident));
     if (relation == null) {
       return false;
@@ -365,7 +382,15 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
     return true;
   }
 
+  private static void checkNotSharded(String[] namespace) {
+    if (ShardedReads.isShardNamespace(namespace)) {
+      throw new UnsupportedOperationException("the sharded datasets are what the servers declare (docs/sharding.md)"
+          + " and read only");
+    }
+  }
+
   private static void checkSchemaNamespace(String[] namespace) {
+    checkNotSharded(namespace);
     if (namespace.length < 1 || namespace.length > 2 || isFiles(namespace)) {
       throw new IllegalArgumentException("a namespace of the thallus catalog is a schema, or a database and a "
           + "schema; got " + Arrays.toString(namespace));
@@ -395,6 +420,7 @@ public final class ThallusCatalog implements StagingTableCatalog, SupportsNamesp
   }
 
   private static TableName writableName(Identifier ident, Transform[] partitions) {
+    checkNotSharded(ident.namespace());
     if (isFiles(ident.namespace())) {
       throw new UnsupportedOperationException("the files under the data root are read only; write into a schema "
           + "of the server's database, e.g. " + "main." + ident.name().replaceAll("\\W", "_"));

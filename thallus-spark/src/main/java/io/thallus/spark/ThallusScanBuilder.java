@@ -83,8 +83,8 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
    * Two reads join on the server when they reach the same servers the same way and one request can bind what both
    * read ({@link JoinSources}: the server's database, the same dataset, or files of each under a view of their own):
    * the join then runs in one DuckDB query. With several partitions the left side must be a table or Parquet files
-   * read whole (or a join split by one, {@link #splitSource}) and the right side no split join: each partition joins its share of that source
-   * with the whole right side, so the partitions together hold every row of the join once.
+   * read whole (or a join split by one, {@link #splitSource}) and the right side no split join: each partition joins
+   * its share of that source with the whole right side, so the partitions together hold every row of the join once.
    */
   @Override
   public boolean isOtherSideCompatibleForJoin(SupportsPushDownJoin other) {
@@ -305,7 +305,8 @@ final class ThallusScanBuilder implements SupportsPushDownV2Filters, SupportsPus
     aggregateSchema = new StructType(fields.toArray(StructField[]::new));
     aggregateTypes = outputTypes;
     aggregateOutputs = outputs;
-    aggregateDescription = String.join(", ", select) + (groups.isEmpty() ? "" : " GROUP BY " + String.join(", ", groups));
+    aggregateDescription = String.join(", ", select)
+        + (groups.isEmpty() ? "" : " GROUP BY " + String.join(", ", groups));
     return true;
   }
 

@@ -36,6 +36,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 public final class ThallusSource implements TableProvider, DataSourceRegister, CreatableRelationProvider {
   private ReadConf inferredFor;
   private List<TypeMapping.Column> inferred;
+  private ReadConf resolvedFrom;
+  private ReadConf resolved;
 
   public ThallusSource() {}
 
@@ -46,7 +48,7 @@ public final class ThallusSource implements TableProvider, DataSourceRegister, C
 
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
-    ReadConf conf = ShardedReads.resolve(ReadConf.from(options.asCaseSensitiveMap()));
+    ReadConf conf = resolve(ReadConf.from(options.asCaseSensitiveMap()));
     return TypeMapping.schema(columns(conf));
   }
 
@@ -62,7 +64,7 @@ public final class ThallusSource implements TableProvider, DataSourceRegister, C
    */
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
-    ReadConf conf = ShardedReads.resolve(ReadConf.from(properties));
+    ReadConf conf = resolve(ReadConf.from(properties));
     try {
       // A read asked inferSchema first, so the columns are known and this costs no round trip.
       return new ThallusTable(conf, columns(conf));
@@ -97,6 +99,18 @@ public final class ThallusSource implements TableProvider, DataSourceRegister, C
         return schema;
       }
     };
+  }
+
+  /**
+   * A sharded read's layout, learned once for {@link #inferSchema} and the {@link #getTable} that follows with the
+   * same options (Spark asks both of one instance): the servers are asked once per read.
+   */
+  private synchronized ReadConf resolve(ReadConf conf) {
+    if (resolved == null || !conf.equals(resolvedFrom)) {
+      resolved = ShardedReads.resolve(conf);
+      resolvedFrom = conf;
+    }
+    return resolved;
   }
 
   /** Spark asks for the schema, then for the table with the same options: the server is asked once. */

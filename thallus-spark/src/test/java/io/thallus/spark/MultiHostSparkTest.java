@@ -2,10 +2,8 @@ package io.thallus.spark;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.thallus.Location;
-import io.thallus.duckdb.DuckDBEngine;
-import io.thallus.server.ThallusServer;
 import io.thallus.testing.Eventually;
+import io.thallus.testing.ShardedServers;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -49,10 +47,10 @@ class MultiHostSparkTest {
   @TempDir
   static Path work;
 
-  private static final String[] HOSTS = {"127.0.0.1", "127.0.0.2", "127.0.0.3"};
+  private static final String[] HOSTS = ShardedServers.HOSTS.toArray(String[]::new);
   private static final int ROWS_PER_PART = 20_000;
   private static BufferAllocator allocator;
-  private static final List<ThallusServer> servers = new ArrayList<>();
+  private static ShardedServers servers;
   private static final List<io.micrometer.core.instrument.simple.SimpleMeterRegistry> meters = new ArrayList<>();
   private static final List<Path> files = new ArrayList<>();
   private static final List<RpcEnv> cluster = new ArrayList<>();
@@ -62,24 +60,13 @@ class MultiHostSparkTest {
   @BeforeAll
   static void start() throws Exception {
     allocator = new RootAllocator();
-    for (int part = 0; part < HOSTS.length; part++) {
-      Path root = Files.createDirectories(work.resolve("node" + part));
-      Path dir = Files.createDirectories(root.resolve("lineitem"));
-      try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
-           Statement statement = duckdb.createStatement()) {
-        long from = (long) part * ROWS_PER_PART;
-        statement.execute("COPY (SELECT i AS l_orderkey, ['A','N','R'][1 + i % 3] AS l_returnflag, "
-            + "(1 + i % 50)::DECIMAL(15,2) AS l_quantity FROM range(" + from + ", " + (from + ROWS_PER_PART)
-            + ") t(i)) TO '" + dir.resolve("data.parquet") + "' (FORMAT parquet)");
-      }
-      files.add(dir.resolve("data.parquet"));
-      meters.add(new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
-      servers.add(ThallusServer.builder(allocator, Location.of(HOSTS[part], 0),
-              DuckDBEngine.builder().filesUnder(root).build())
-          .meterRegistry(meters.get(part)).dataRoot(root).shard("lineitem", "p" + part, "lineitem").build().start());
+    servers = ShardedServers.start(allocator, work, "lineitem", ShardedServers.lineitem(ROWS_PER_PART));
+    for (ShardedServers.Node node : servers.nodes()) {
+      files.add(node.partDir().resolve("data.parquet"));
+      meters.add(node.meters());
     }
     // The servers' default transport: each task beside its server reads over a local one (shm or cma).
-    urls = String.join(",", servers.stream().map(s -> s.getLocation().toString()).toList());
+    urls = servers.urls();
 
     // Another test's local session would be this JVM's SparkContext: one at a time.
     SparkSession.getDefaultSession().foreach(s -> {
@@ -132,7 +119,7 @@ class MultiHostSparkTest {
       env.shutdown();
       env.awaitTermination();
     });
-    servers.forEach(ThallusServer::close);
+    servers.close();
     allocator.close();
   }
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.thallus.Location;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.server.ThallusServer;
+import io.thallus.testing.ShardedServers;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,36 +40,31 @@ class ShardedReadSparkTest {
   @TempDir
   static Path work;
 
-  private static final String[] HOSTS = {"127.0.0.1", "127.0.0.2", "127.0.0.3"};
+  private static final String[] HOSTS = ShardedServers.HOSTS.toArray(String[]::new);
   private static final int ROWS_PER_PART = 30_000;
   private static BufferAllocator allocator;
+  private static ShardedServers sharded;
   private static final List<ThallusServer> servers = new ArrayList<>();
   private static final List<Path> partDirs = new ArrayList<>();
+  private static final List<io.micrometer.core.instrument.simple.SimpleMeterRegistry> meters = new ArrayList<>();
   private static SparkSession spark;
   private static String urls;
 
   @BeforeAll
   static void start() throws Exception {
     allocator = new RootAllocator();
-    for (int part = 0; part < HOSTS.length; part++) {
-      Path root = Files.createDirectories(work.resolve("node" + part));
-      Path dir = Files.createDirectories(root.resolve("lineitem/part" + part));
-      partDirs.add(dir);
-      try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
-           Statement statement = duckdb.createStatement()) {
-        long from = (long) part * ROWS_PER_PART;
-        statement.execute("COPY (SELECT i AS l_orderkey, ['A','N','R'][1 + i % 3] AS l_returnflag, "
-            + "['F','O'][1 + (i // 7) % 2] AS l_linestatus, (1 + i % 50)::DECIMAL(15,2) AS l_quantity, "
-            + "((i % 9973) * 1.37)::DECIMAL(15,2) AS l_extendedprice, ((i % 11) / 100)::DECIMAL(15,2) AS l_discount, "
-            + "((i % 9) / 100)::DECIMAL(15,2) AS l_tax, DATE '1992-01-01' + (i % 2500)::INTEGER AS l_shipdate "
-            + "FROM range(" + from + ", " + (from + ROWS_PER_PART) + ") t(i)) TO '" + dir.resolve("data.parquet")
-            + "' (FORMAT parquet, ROW_GROUP_SIZE 8192)");
-      }
-      servers.add(ThallusServer.builder(allocator, Location.of(HOSTS[part], 0),
-              DuckDBEngine.builder().filesUnder(root).build())
-          .dataRoot(root).shard("lineitem", "p" + part, "lineitem/part" + part).build().start());
+    sharded = ShardedServers.start(allocator, work, "lineitem", ShardedServers.lineitem(ROWS_PER_PART),
+        (part, server) -> {
+          if (part == 1) {
+            server.shard("middle", "m1", "lineitem/part1"); // a sharded dataset of one server only
+          }
+        });
+    for (ShardedServers.Node node : sharded.nodes()) {
+      servers.add(node.server());
+      partDirs.add(node.partDir());
+      meters.add(node.meters());
     }
-    urls = String.join(",", servers.stream().map(s -> s.getLocation().withTransport("tcp").toString()).toList());
+    urls = sharded.urls("tcp");
     spark = TestSpark.session();
     spark.conf().set("spark.sql.catalog.shardcat", ThallusCatalog.class.getName());
     spark.conf().set("spark.sql.catalog.shardcat.url", urls);
@@ -76,7 +72,7 @@ class ShardedReadSparkTest {
 
   @AfterAll
   static void stop() {
-    servers.forEach(ThallusServer::close);
+    sharded.close();
     allocator.close();
   }
 
@@ -108,7 +104,7 @@ class ShardedReadSparkTest {
   }
 
   private static BigDecimal decimal(Object value) {
-    return value instanceof BigDecimal d ? d.stripTrailingZeros() : new BigDecimal(value.toString()).stripTrailingZeros();
+    return (value instanceof BigDecimal d ? d : new BigDecimal(value.toString())).stripTrailingZeros();
   }
 
   @Test
@@ -205,8 +201,9 @@ class ShardedReadSparkTest {
     Path root = work.resolve("node0");
     try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
          Statement statement = duckdb.createStatement()) {
-      statement.execute("COPY (SELECT i AS o_orderkey, i % 1500 AS o_custkey, DATE '1992-01-01' + (i * 7 % 2400)::INTEGER"
-          + " AS o_orderdate, 0 AS o_shippriority FROM range(0, " + (3 * ROWS_PER_PART) + ") t(i)) TO '"
+      statement.execute("COPY (SELECT i AS o_orderkey, i % 1500 AS o_custkey, "
+          + "DATE '1992-01-01' + (i * 7 % 2400)::INTEGER AS o_orderdate, 0 AS o_shippriority FROM range(0, "
+          + (3 * ROWS_PER_PART) + ") t(i)) TO '"
           + root.resolve("orders.parquet") + "' (FORMAT parquet)");
       statement.execute("COPY (SELECT c AS c_custkey, ['BUILDING','AUTOMOBILE','MACHINERY'][1 + c % 3] AS c_mktsegment"
           + " FROM range(0, 1500) t(c)) TO '" + root.resolve("customer.parquet") + "' (FORMAT parquet)");
@@ -251,6 +248,33 @@ class ShardedReadSparkTest {
     assertThat(q6.queryExecution().executedPlan().toString()).contains("pushedFilters=[");
   }
 
+  /** How many times each server has answered a DESCRIBE of a sharded dataset (a layout). */
+  private static List<Double> layoutsAsked() {
+    return meters.stream().map(m -> {
+      var counter = m.find("thallus.describes").tag("kind", "shard").counter();
+      return counter == null ? 0.0 : counter.count();
+    }).toList();
+  }
+
+  @Test
+  void eachServerIsAskedForTheLayoutOncePerRead() {
+    List<Double> before = layoutsAsked();
+    Dataset<Row> read = lineitem().filter("l_tax > 0.04").groupBy("l_returnflag").count();
+    assertThat(read.collectAsList()).hasSize(3);
+    List<Double> after = layoutsAsked();
+    for (int i = 0; i < HOSTS.length; i++) {
+      assertThat(after.get(i) - before.get(i)).as("layouts asked of server %d by one read", i).isEqualTo(1.0);
+    }
+    before = after;
+    assertThat(spark.sql("SELECT count(*) FROM shardcat.shards.lineitem").collectAsList().get(0).getLong(0))
+        .isEqualTo(3L * ROWS_PER_PART);
+    after = layoutsAsked();
+    for (int i = 0; i < HOSTS.length; i++) {
+      assertThat(after.get(i) - before.get(i)).as("layouts asked of server %d by one catalog read", i)
+          .isEqualTo(1.0);
+    }
+  }
+
   @Test
   void eachPartitionPrefersTheHostOfItsShardsServer() {
     Dataset<Row> read = spark.read().format("thallus").option("url", urls).option("sharded", "lineitem")
@@ -275,6 +299,29 @@ class ShardedReadSparkTest {
     assertThat(decimal(row.get(1))).isEqualTo(decimal(want.get(1)));
     assertThatThrownBy(() -> spark.sql("SELECT * FROM shardcat.shards.nothing").collectAsList())
         .hasMessageContaining("nothing");
+
+    // Listed as the servers declare them: the union of their names.
+    assertThat(spark.sql("SHOW TABLES IN shardcat.shards").collectAsList()).extracting(r -> r.getString(1))
+        .containsExactly("lineitem", "middle");
+    assertThat(spark.sql("SHOW NAMESPACES IN shardcat").collectAsList()).extracting(r -> r.getString(0))
+        .contains("shards");
+    assertThat(spark.sql("DESCRIBE TABLE shardcat.shards.lineitem").collectAsList()).extracting(r -> r.getString(0))
+        .containsExactly("l_orderkey", "l_returnflag", "l_linestatus", "l_quantity", "l_extendedprice",
+            "l_discount", "l_tax", "l_shipdate");
+    assertThat(spark.table("shardcat.shards.lineitem").schema().fieldNames()).hasSize(8);
+    // Declared by the second server only: the other two hold none of it.
+    Row middle = spark.sql("SELECT count(*), min(l_orderkey) FROM shardcat.shards.middle").collectAsList().get(0);
+    assertThat(middle.getLong(0)).isEqualTo(ROWS_PER_PART);
+    assertThat(middle.getLong(1)).isEqualTo(ROWS_PER_PART);
+    assertThatThrownBy(() -> spark.sql("DROP TABLE shardcat.shards.lineitem").collectAsList())
+        .hasMessageContaining("read only");
+
+    // A server that cannot be reached might declare more: the listing fails naming it, never a shorter list.
+    String down = "thallus+tcp://127.0.0.1:1";
+    spark.conf().set("spark.sql.catalog.downcat", ThallusCatalog.class.getName());
+    spark.conf().set("spark.sql.catalog.downcat.url", urls + "," + down);
+    assertThatThrownBy(() -> spark.sql("SHOW TABLES IN downcat.shards").collectAsList())
+        .hasMessageContaining("cannot list the sharded datasets of server " + down);
   }
 
   @Test
@@ -295,7 +342,12 @@ class ShardedReadSparkTest {
       List<ThallusInputPartition> planned = partitions(read.queryExecution().sparkPlan());
       assertThat(planned).singleElement().satisfies(p -> assertThat(p.preferredLocations())
           .containsExactly(HOSTS[0]));
+      // Loaded (the layout learned) while both are up, planned into two partitions after the first went down.
+      Dataset<Row> split = spark.read().format("thallus").option("url", both).option("sharded", "copies")
+          .option("partitions", "2").load();
       holders.get(0).close();
+      assertThat(partitions(split.queryExecution().sparkPlan())).hasSize(2);
+      assertThat(split.count()).isEqualTo(ROWS_PER_PART);
       long rows = 0;
       try (var reader = ThallusReaderFactory.INSTANCE.createColumnarReader(planned.get(0))) {
         while (reader.next()) {
@@ -312,6 +364,64 @@ class ShardedReadSparkTest {
       holders.forEach(ThallusServer::close);
     }
     assertThat(Connector.allocatedBytes()).isZero();
+  }
+
+  /**
+   * The layout is learned once, when the read is loaded: a server that goes down after that fails the query naming
+   * it, and once it is back on the same port the same read succeeds, as Spark's retried task does (a new reader of
+   * the same partition connects again).
+   */
+  @Test
+  void aReadWhoseServerWentDownAfterPlanningFailsNamingItAndSucceedsOnceItIsBack() throws Exception {
+    Path root = Files.createDirectories(work.resolve("restart"));
+    Files.createDirectories(root.resolve("part"));
+    Files.copy(partDirs.get(2).resolve("data.parquet"), root.resolve("part/data.parquet"));
+    ThallusServer first = restartable(root, 0);
+    int port = first.getLocation().port();
+    String url = first.getLocation().withTransport("tcp").toString();
+    ThallusServer back = null;
+    try {
+      Dataset<Row> read = spark.read().format("thallus").option("url", url).option("sharded", "again").load();
+      List<ThallusInputPartition> planned = partitions(read.queryExecution().sparkPlan());
+      first.close();
+      assertThatThrownBy(read::count).hasMessageContaining("UNAVAILABLE").hasMessageContaining(url);
+      assertThatThrownBy(() -> ThallusReaderFactory.INSTANCE.createColumnarReader(planned.get(0)))
+          .hasMessageContaining(url);
+      // Back on the same port (its old socket may linger a moment: started again until the bind succeeds).
+      ThallusServer[] started = new ThallusServer[1];
+      io.thallus.testing.Eventually.await("the server to bind port " + port + " again",
+          java.time.Duration.ofMinutes(1), () -> {
+            if (started[0] != null) {
+              return true;
+            }
+            try {
+              started[0] = restartable(root, port);
+              return true;
+            } catch (RuntimeException bindFailed) {
+              return false;
+            }
+          });
+      back = started[0];
+      long rows = 0;
+      try (var reader = ThallusReaderFactory.INSTANCE.createColumnarReader(planned.get(0))) {
+        while (reader.next()) {
+          rows += reader.get().numRows();
+        }
+      }
+      assertThat(rows).isEqualTo(ROWS_PER_PART);
+      assertThat(read.count()).isEqualTo(ROWS_PER_PART);
+    } finally {
+      first.close();
+      if (back != null) {
+        back.close();
+      }
+    }
+    assertThat(Connector.allocatedBytes()).isZero();
+  }
+
+  private static ThallusServer restartable(Path root, int port) {
+    return ThallusServer.builder(allocator, Location.of(HOSTS[0], port), DuckDBEngine.builder().filesUnder(root)
+        .build()).dataRoot(root).shard("again", "p2", "part").build().start();
   }
 
   private static List<ThallusInputPartition> partitions(SparkPlan plan) {

@@ -320,6 +320,9 @@ class DescribeTest {
         assertThat(e.streamId()).isEqualTo(6);
         assertThat(e.code()).isEqualTo(StatusCode.NOT_FOUND);
       });
+      // LIST_SHARDS is answered on its id too (this server declares no sharded dataset).
+      raw.send(new io.thallus.internal.protocol.Message.ListShards(7));
+      assertThat(raw.receive()).isEqualTo(new io.thallus.internal.protocol.Message.Shards(7, List.of()));
       raw.send(new io.thallus.internal.protocol.Message.Describe(0, "numbers", ""));
       assertThat(raw.receive()).isInstanceOfSatisfying(io.thallus.internal.protocol.Message.Error.class, e -> {
         assertThat(e.streamId()).isZero();

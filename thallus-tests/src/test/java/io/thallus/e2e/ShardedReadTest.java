@@ -238,7 +238,35 @@ class ShardedReadTest {
     try (ThallusServer plain = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
         DuckDBEngine.builder().filesUnder(v).build()).dataRoot(v).build().start()) {
       assertThatThrownBy(() -> ShardLayout.discover(allocator, List.of(plain.getLocation()), "lineitem",
-          ClientOptions.defaults())).hasMessageContaining("holds no part of sharded dataset lineitem");
+          ClientOptions.defaults())).hasMessageContaining("no server of [" + plain.getLocation()
+          + "] declares a part of sharded dataset lineitem")
+          .satisfies(e -> assertThat(((ThallusException) e).code()).isEqualTo(StatusCode.NOT_FOUND));
+    }
+  }
+
+  @Test
+  void eachServerListsTheShardedDatasetsItDeclares() throws Exception {
+    Path u = Files.createDirectories(work.resolve("u"));
+    writePart(u, 0);
+    try (ThallusServer two = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+            DuckDBEngine.builder().filesUnder(u).build()).dataRoot(u)
+            .shard("orders", "o0", "lineitem/part0/f0.parquet").shard("lineitem", "p0", "lineitem/part0")
+            .shard("Orders", "o1", "lineitem/part0/f1.parquet").build().start();
+         ThallusServer plain = ThallusServer.builder(allocator, Location.of("127.0.0.1", 0),
+            DuckDBEngine.builder().filesUnder(u).build()).dataRoot(u).build().start();
+         ThallusClient client = ThallusClient.connect(allocator, two.getLocation());
+         ThallusClient none = ThallusClient.connect(allocator, plain.getLocation())) {
+      // In declaration order, each name once, as first declared.
+      assertThat(client.shardedDatasets()).containsExactly("orders", "lineitem");
+      assertThat(client.describe("ORDERS").parts()).hasSize(2);
+      assertThat(none.shardedDatasets()).isEmpty();
+      // A server that declares no part of the name holds none of it: the others' parts make the layout.
+      ShardLayout withPlain = ShardLayout.discover(allocator, List.of(plain.getLocation(), two.getLocation()),
+          "orders", ClientOptions.defaults());
+      assertThat(withPlain.shards()).extracting(ShardLayout.Shard::partId).containsExactly("o0", "o1");
+      assertThat(withPlain.shards()).allSatisfy(shard -> assertThat(shard.holders())
+          .extracting(ShardLayout.Holder::server).containsExactly(two.getLocation()));
+      assertThat(withPlain.rows()).isEqualTo(ROWS_PER_PART);
     }
   }
 }

@@ -65,7 +65,7 @@ public final class ClientConnection implements AutoCloseable {
   private final EventLoopGroup loop;
   private final Map<Integer, StreamState> streams = new ConcurrentHashMap<>();
   private final Map<Integer, IngestState> ingests = new ConcurrentHashMap<>();
-  private final PendingDescribes describes = new PendingDescribes();
+  private final PendingAnswers answers = new PendingAnswers();
   /** Sends ingested batches: made at the first ingest, with the transport's placer for the write direction. */
   private BatchSender ingestSender;
   private boolean serializes;
@@ -273,13 +273,24 @@ public final class ClientConnection implements AutoCloseable {
 
   /** Sends DESCRIBE under the next free stream id and waits (within the client's timeout) for its answer. */
   public io.thallus.DatasetDescription describe(String name, String dataset) {
-    return describes.ask(new Message.Describe(nextStreamId.getAndIncrement(), name, dataset), message -> {
-      ThallusException failure = broken;
-      if (failure != null) {
-        throw failure;
-      }
-      send(message);
-    }, settings.timeout());
+    int streamId = nextStreamId.getAndIncrement();
+    return answers.ask(streamId, new Message.Describe(streamId, name, dataset), Message.Described.class,
+        "describing " + name, this::sendUnlessBroken, settings.timeout()).description();
+  }
+
+  /** Sends LIST_SHARDS under the next free stream id and waits (within the client's timeout) for its answer. */
+  public List<String> shardedDatasets() {
+    int streamId = nextStreamId.getAndIncrement();
+    return answers.ask(streamId, new Message.ListShards(streamId), Message.Shards.class,
+        "listing sharded datasets", this::sendUnlessBroken, settings.timeout()).names();
+  }
+
+  private void sendUnlessBroken(Message message) {
+    ThallusException failure = broken;
+    if (failure != null) {
+      throw failure;
+    }
+    send(message);
   }
 
   /**
@@ -425,7 +436,7 @@ public final class ClientConnection implements AutoCloseable {
       broken = error;
     }
     welcome.completeExceptionally(error);
-    describes.failAll(error);
+    answers.failAll(error);
     for (StreamState state : List.copyOf(streams.values())) {
       state.onFailure(error);
     }
@@ -504,8 +515,9 @@ public final class ClientConnection implements AutoCloseable {
             ingest.onCredits(n.credits());
           }
         }
-        case Message.Described d -> describes.onDescribed(d);
-        case Message.Error e when describes.isWaiting(e.streamId()) -> describes.onError(e);
+        case Message.Described d -> answers.onAnswer(d.streamId(), d);
+        case Message.Shards s -> answers.onAnswer(s.streamId(), s);
+        case Message.Error e when answers.isWaiting(e.streamId()) -> answers.onError(e);
         case Message.End e when ingests.get(e.streamId()) instanceof IngestState ingest -> ingest.onEnd(
             new IngestState.End(e.rows(), e.batches(), e.bytes(), e.serverNanos()));
         case Message.Error e when ingests.get(e.streamId()) instanceof IngestState ingest -> ingest.onFailure(

@@ -29,11 +29,14 @@ import org.apache.arrow.vector.types.pojo.Schema;
  *                                          1 row range: firstRowId i64, endRowId i64, rows i64, bytes i64
  *                                          2 shard part: id string, checksum string, dataset string, bytes i64,
  *                                                        rows i64
+ * LIST_SHARDS streamId i32
+ * SHARDS      streamId i32, nameCount u32, name string * nameCount
  * </pre>
  *
  * A DESCRIBED is refused as a corrupt frame unless it is one the server could have meant: a known kind, parts of
  * that kind only, row ranges in order and a file's row groups adding up to its rows, at most
- * {@link DatasetDescription#MAX_PARTS} parts.
+ * {@link DatasetDescription#MAX_PARTS} parts. A SHARDS answer is refused unless each name is a plain SQL identifier
+ * of at most 128 characters, named once (letter case aside), at most {@link #MAX_SHARD_NAMES} of them.
  */
 final class DescriptionCodec {
   private static final int FILE = 0;
@@ -42,7 +45,42 @@ final class DescriptionCodec {
   /** The fewest bytes a part takes on the wire (a row range; a file with an empty path and no group takes 25). */
   private static final int MIN_PART_BYTES = 25;
 
+  /** The most sharded dataset names one SHARDS answer holds. */
+  static final int MAX_SHARD_NAMES = 100_000;
+  /** What a sharded dataset's name is (as a server's declaration checks it). */
+  private static final java.util.regex.Pattern SHARD_NAME = java.util.regex.Pattern.compile(
+      "[A-Za-z_][A-Za-z0-9_]{0,127}");
+
   private DescriptionCodec() {}
+
+  static Message.Shards readShards(ByteBuf in) {
+    int streamId = readInt(in);
+    int count = readCount(in, 5);
+    if (count > MAX_SHARD_NAMES) {
+      throw new CorruptedFrameException(count + " sharded dataset names are over the maximum of " + MAX_SHARD_NAMES);
+    }
+    List<String> names = new ArrayList<>(count);
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    for (int i = 0; i < count; i++) {
+      String name = readString(in);
+      if (!SHARD_NAME.matcher(name).matches()) {
+        throw new CorruptedFrameException("'" + name + "' is not a sharded dataset name (a plain SQL identifier)");
+      }
+      if (!seen.add(name.toLowerCase(java.util.Locale.ROOT))) {
+        throw new CorruptedFrameException("sharded dataset " + name + " is named twice");
+      }
+      names.add(name);
+    }
+    return new Message.Shards(streamId, names);
+  }
+
+  static void writeShards(ByteBuf out, Message.Shards message) {
+    out.writeInt(message.streamId());
+    out.writeInt(message.names().size());
+    for (String name : message.names()) {
+      writeString(out, name);
+    }
+  }
 
   static Message.Describe readDescribe(ByteBuf in) {
     return new Message.Describe(readInt(in), readString(in), readString(in));

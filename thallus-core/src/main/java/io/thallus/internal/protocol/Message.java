@@ -315,4 +315,27 @@ public sealed interface Message {
       return MessageType.DESCRIBED;
     }
   }
+
+  /**
+   * Client → server: which sharded datasets does the server declare parts of? The server answers SHARDS or ERROR on
+   * the same stream id, which is free again after the answer.
+   */
+  record ListShards(int streamId) implements Message {
+    @Override
+    public MessageType type() {
+      return MessageType.LIST_SHARDS;
+    }
+  }
+
+  /** Server → client: the answer to LIST_SHARDS, the declared names in declaration order. */
+  record Shards(int streamId, java.util.List<String> names) implements Message {
+    public Shards {
+      names = java.util.List.copyOf(names);
+    }
+
+    @Override
+    public MessageType type() {
+      return MessageType.SHARDS;
+    }
+  }
 }

@@ -54,7 +54,7 @@ import java.util.Map;
  * INGEST   streamId i32, table string, mode u8 (0 create, 1 append, 2 replace), credits i32, timeoutMillis i64,
  *            schema: u32 count + bytes (an Arrow IPC Schema message), flags u8 (1: in the session's transaction),
  *            insertStatement string (empty: none), options map
- * DESCRIBE, DESCRIBED: see {@link DescriptionCodec}
+ * DESCRIBE, DESCRIBED, LIST_SHARDS, SHARDS: see {@link DescriptionCodec}
  * </pre>
  *
  * On an ingest stream the roles of BATCH, NEXT and END turn around: the client sends BATCH and, after its last batch,
@@ -102,6 +102,8 @@ public final class MessageCodec {
         case INGEST -> readIngest(frame);
         case DESCRIBE -> DescriptionCodec.readDescribe(frame);
         case DESCRIBED -> DescriptionCodec.readDescribed(frame);
+        case LIST_SHARDS -> new Message.ListShards(readInt(frame));
+        case SHARDS -> DescriptionCodec.readShards(frame);
       };
       if (frame.isReadable()) {
         if (message instanceof Message.Batch batch) {
@@ -291,6 +293,8 @@ public final class MessageCodec {
         }
         case Message.Describe m -> DescriptionCodec.writeDescribe(out, m);
         case Message.Described m -> DescriptionCodec.writeDescribed(out, m);
+        case Message.ListShards m -> out.writeInt(m.streamId());
+        case Message.Shards m -> DescriptionCodec.writeShards(out, m);
       }
     }
 

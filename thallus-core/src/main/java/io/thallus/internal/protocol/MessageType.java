@@ -14,9 +14,11 @@ public enum MessageType {
   CLOSE(10),
   INGEST(11),
   DESCRIBE(12),
-  DESCRIBED(13);
+  DESCRIBED(13),
+  LIST_SHARDS(14),
+  SHARDS(15);
 
-  private static final MessageType[] BY_WIRE_VALUE = new MessageType[14];
+  private static final MessageType[] BY_WIRE_VALUE = new MessageType[16];
 
   static {
     for (MessageType type : values()) {

@@ -20,7 +20,10 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.junit.jupiter.api.Test;
 
-/** DESCRIBE and DESCRIBED on Netty's EmbeddedChannel: their bytes as documented, and bad frames refused by name. */
+/**
+ * DESCRIBE, DESCRIBED, LIST_SHARDS and SHARDS on Netty's EmbeddedChannel: their bytes as documented, and bad frames
+ * refused by name.
+ */
 class DescriptionCodecTest {
   private static final Schema SCHEMA = new Schema(List.of(
       Field.nullable("id", new ArrowType.Int(64, true)),
@@ -149,6 +152,42 @@ class DescriptionCodecTest {
         .writeByte(0xff).writeInt(0), "not valid UTF-8");
     assertRefused(Unpooled.buffer().writeByte(MessageType.DESCRIBE.wireValue()).writeInt(1).writeInt(3)
         .writeByte('t'), "only 1 left");
+  }
+
+  @Test
+  void listShardsAndItsAnswerRoundTripAsDocumented() {
+    for (Message message : List.of(new Message.ListShards(5), new Message.Shards(5, List.of()),
+        new Message.Shards(6, List.of("lineitem", "_Orders2")))) {
+      assertThat(roundTrip(message)).isEqualTo(message);
+    }
+    ByteBuf bytes = encode(new Message.Shards(7, List.of("ab")));
+    ByteBuf expected = Unpooled.buffer().writeInt(1 + 4 + 4 + 4 + 2).writeByte(15).writeInt(7).writeInt(1)
+        .writeInt(2).writeBytes("ab".getBytes(StandardCharsets.UTF_8));
+    assertThat(ByteBufUtil.hexDump(bytes)).isEqualTo(ByteBufUtil.hexDump(expected));
+    bytes.release();
+    expected.release();
+    ByteBuf list = encode(new Message.ListShards(9));
+    assertThat(ByteBufUtil.hexDump(list)).isEqualTo("000000050e00000009");
+    list.release();
+  }
+
+  @Test
+  void badShardListsAreRefused() {
+    assertRefused(shards("line item"), "'line item' is not a sharded dataset name");
+    assertRefused(shards("1x"), "'1x' is not a sharded dataset name");
+    assertRefused(shards("x".repeat(129)), "is not a sharded dataset name");
+    assertRefused(shards("Lineitem", "lineitem"), "sharded dataset lineitem is named twice");
+    assertRefused(Unpooled.buffer().writeByte(MessageType.SHARDS.wireValue()).writeInt(1).writeInt(1_000),
+        "count 1000 needs");
+  }
+
+  private static ByteBuf shards(String... names) {
+    ByteBuf body = Unpooled.buffer().writeByte(MessageType.SHARDS.wireValue()).writeInt(1).writeInt(names.length);
+    for (String name : names) {
+      byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
+      body.writeInt(bytes.length).writeBytes(bytes);
+    }
+    return body;
   }
 
   @Test

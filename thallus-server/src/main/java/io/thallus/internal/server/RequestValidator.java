@@ -119,6 +119,11 @@ final class RequestValidator {
     return dataset;
   }
 
+  /** Checks a LIST_SHARDS: its stream id is free (the answer goes out on it at once, holding nothing). */
+  void listShards(Message.ListShards request) {
+    checkIdFree(request.streamId());
+  }
+
   /** Checks an INGEST of a connection on {@code transportName}. */
   Ingest ingest(Message.Ingest request, String transportName) {
     checkIdFree(request.streamId());

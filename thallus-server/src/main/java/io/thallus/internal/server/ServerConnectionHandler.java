@@ -83,6 +83,7 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       }
       case Message.Ingest ingest -> onIngest(ingest);
       case Message.Describe describe -> onDescribe(describe);
+      case Message.ListShards list -> onListShards(list);
       case Message.Batch batch -> onIngestBatch(batch);
       case Message.End end -> {
         ServerIngest ingest = table.ingest(end.streamId());
@@ -198,6 +199,21 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
     }
     try {
       describes.start(request.streamId(), request.name(), validator.describe(request));
+    } catch (ThallusException e) {
+      connection.outbox().send(new Message.Error(request.streamId(), e.code(), e.status().description()));
+    }
+  }
+
+  /** The declarations are the server's settings, fixed at start: answered at once, without the engine. */
+  private void onListShards(Message.ListShards request) {
+    Optional<Status> fault = RequestValidator.connectionFault(request.streamId());
+    if (fault.isPresent()) {
+      fail(fault.get());
+      return;
+    }
+    try {
+      validator.listShards(request);
+      connection.outbox().send(new Message.Shards(request.streamId(), context.shards().names()));
     } catch (ThallusException e) {
       connection.outbox().send(new Message.Error(request.streamId(), e.code(), e.status().description()));
     }

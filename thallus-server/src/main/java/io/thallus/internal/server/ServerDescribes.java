@@ -55,6 +55,7 @@ final class ServerDescribes {
           ? shards.describe(name, connection.engineSession(), connection.allocator(), cancel)
           : connection.engineSession().describe(name, dataset, connection.allocator(), cancel);
       answer = new Message.Described(streamId, description);
+      connection.context().metrics().described(description.kind());
     } catch (ThallusException e) {
       answer = new Message.Error(streamId, cancel.isCancelled() ? StatusCode.CANCELLED : e.code(),
           cancel.isCancelled() ? "describing " + name + " was cancelled" : e.status().description());

@@ -16,7 +16,8 @@ import org.apache.arrow.memory.BufferAllocator;
 
 /**
  * What one server reports to a Micrometer registry: clients, streams, queries by outcome and their latency, batches
- * and bytes sent per transport, credit stalls, batches made ahead on producer threads, and the batch memory held against its budget. With no registry given
+ * and bytes sent per transport, describes answered by kind, credit stalls, batches made ahead on producer threads,
+ * and the batch memory held against its budget. With no registry given
  * the server reports into an empty composite, which records nothing.
  */
 public final class ServerMetrics implements AutoCloseable {
@@ -27,6 +28,7 @@ public final class ServerMetrics implements AutoCloseable {
   private final Map<String, Counter> outcomes = new ConcurrentHashMap<>();
   private final Map<String, Counter[]> sent = new ConcurrentHashMap<>();
   private final Map<String, Counter[]> received = new ConcurrentHashMap<>();
+  private final Map<String, Counter> describes = new ConcurrentHashMap<>();
   private final Timer queryDuration;
   private final Counter creditStalls;
   private final Counter batchesMadeAhead;
@@ -104,6 +106,13 @@ public final class ServerMetrics implements AutoCloseable {
             .description("Arrow buffer bytes ingested, per transport").tag("transport", t).register(registry))});
     counters[0].increment(batches);
     counters[1].increment(bytes);
+  }
+
+  /** A DESCRIBE was answered with a name of {@code kind} (a sharded dataset's answer is its layout). */
+  void described(io.thallus.DatasetDescription.Kind kind) {
+    describes.computeIfAbsent(kind.name().toLowerCase(Locale.ROOT), k -> keep(Counter.builder(PREFIX + "describes")
+        .description("DESCRIBE requests answered, by kind: table, view, files, shard").tag("kind", k)
+        .register(registry))).increment();
   }
 
   void creditStall() {

@@ -28,7 +28,7 @@ public final class ServerShards {
   /** A server that declares none. */
   public static final ServerShards NONE = new ServerShards(Map.of());
 
-  /** Declared parts by lowercase dataset name, in declaration order. */
+  /** Declared parts by lowercase dataset name, names and parts in declaration order. */
   private final Map<String, List<LocalPart>> parts;
 
   private record LocalPart(ShardDeclaration declaration, Path resolved, String relative) {}
@@ -59,7 +59,12 @@ public final class ServerShards {
       String relative = root.path().relativize(resolved.normalize()).toString();
       parts.computeIfAbsent(key, k -> new ArrayList<>()).add(new LocalPart(declaration, resolved, relative));
     }
-    return new ServerShards(Map.copyOf(parts));
+    return new ServerShards(java.util.Collections.unmodifiableMap(parts));
+  }
+
+  /** The names of the declared sharded datasets, in declaration order, each as first declared. */
+  public List<String> names() {
+    return parts.values().stream().map(declared -> declared.get(0).declaration().name()).toList();
   }
 
   /** Whether a DESCRIBE of {@code name} with {@code dataset} is one of a declared sharded dataset. */
