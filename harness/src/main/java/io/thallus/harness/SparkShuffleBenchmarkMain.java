@@ -30,37 +30,11 @@ import scala.Option;
  * times from Spark's task metrics.
  *
  * <p>Options: --rows 5000000 --data harness/target/tpch-sf1 --runs 3 --executors 2 --executor-memory 2g
- * --partitions 200 --queries synthetic,Q3,Q9,Q18
+ * --partitions 200 --queries synthetic,Q3,Q9,Q18 --tpch-queries thallus-spark/src/test/resources/tpch (the folder
+ * of q3.sql, q9.sql, q18.sql)
  */
 public final class SparkShuffleBenchmarkMain {
   private static final String HOST = "127.0.0.1";
-  private static final String Q3 = """
-      SELECT l_orderkey, SUM(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate, o_shippriority
-      FROM customer, orders, lineitem
-      WHERE c_mktsegment = 'BUILDING' AND c_custkey = o_custkey AND l_orderkey = o_orderkey
-        AND o_orderdate < DATE '1995-03-15' AND l_shipdate > DATE '1995-03-15'
-      GROUP BY l_orderkey, o_orderdate, o_shippriority
-      ORDER BY revenue DESC, o_orderdate
-      LIMIT 10""";
-  private static final String Q9 = """
-      SELECT nation, o_year, SUM(amount) AS sum_profit
-      FROM (SELECT n_name AS nation, YEAR(o_orderdate) AS o_year,
-                   l_extendedprice * (1 - l_discount) - ps_supplycost * l_quantity AS amount
-            FROM part, supplier, lineitem, partsupp, orders, nation
-            WHERE s_suppkey = l_suppkey AND ps_suppkey = l_suppkey AND ps_partkey = l_partkey
-              AND p_partkey = l_partkey AND o_orderkey = l_orderkey AND s_nationkey = n_nationkey
-              AND p_name LIKE '%green%') AS profit
-      GROUP BY nation, o_year
-      ORDER BY nation, o_year DESC""";
-  private static final String Q18 = """
-      SELECT c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice, SUM(l_quantity)
-      FROM customer, orders, lineitem
-      WHERE o_orderkey IN (SELECT l_orderkey FROM lineitem GROUP BY l_orderkey HAVING SUM(l_quantity) > 300)
-        AND c_custkey = o_custkey AND o_orderkey = l_orderkey
-      GROUP BY c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice
-      ORDER BY o_totalprice DESC, o_orderdate
-      LIMIT 100""";
-
   private SparkShuffleBenchmarkMain() {}
 
   public static void main(String[] args) throws Exception {
@@ -122,9 +96,12 @@ public final class SparkShuffleBenchmarkMain {
         .selectExpr("id * 7 + 3 AS v", "id % 1000 AS k")
         .repartition(org.apache.spark.sql.functions.col("v"))
         .selectExpr("SUM(v)", "SUM(k)", "COUNT(*)"));
-    workloads.put("Q3", () -> spark.sql(Q3));
-    workloads.put("Q9", () -> spark.sql(Q9));
-    workloads.put("Q18", () -> spark.sql(Q18));
+    // The TPC-H texts the whole-plan tests and benchmark run, not copies of them.
+    Path texts = Path.of(options.getOrDefault("tpch-queries", "thallus-spark/src/test/resources/tpch"));
+    for (String q : List.of("3", "9", "18")) {
+      String text = Files.readString(texts.resolve("q" + q + ".sql"));
+      workloads.put("Q" + q, () -> spark.sql(text));
+    }
     workloads.keySet().retainAll(queries);
 
     String[] modes = {"spark", "thallus"};
