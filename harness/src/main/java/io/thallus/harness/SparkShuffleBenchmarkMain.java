@@ -125,7 +125,8 @@ public final class SparkShuffleBenchmarkMain {
               && !query.queryExecution().executedPlan().toString().contains("ThallusShuffleExchange")) {
             throw new AssertionError(workload.getKey() + ": the plan has no Thallus exchange");
           }
-          Thread.sleep(500); // lets the last task-end events reach the listener before they are read
+          // The job's last task-end events reach the listener before its figures are read (a deadline, no guess).
+          spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
           double[] figures = metrics.figures(seconds);
           System.out.printf(Locale.ROOT, "%s %s run %d: %.2f s, %.1f MB written, %d records; map tasks %.2f s,"
               + " to Arrow %.2f s, encode %.2f s, write %.2f s, decode %.2f s, fetch wait %.2f s%n",
