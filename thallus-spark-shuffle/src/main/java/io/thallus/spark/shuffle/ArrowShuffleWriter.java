@@ -2,7 +2,6 @@ package io.thallus.spark.shuffle;
 
 import java.io.IOException;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.scheduler.MapStatus;
 import org.apache.spark.scheduler.MapStatus$;
@@ -83,7 +82,7 @@ final class ArrowShuffleWriter extends ShuffleWriter<Object, Object> {
       dependency.metrics().dataSize.add(builder.rawBytes());
     }
     status = MapStatus$.MODULE$.apply(
-        SparkEnv.get().blockManager().shuffleServerId(), partitionLengths, mapId, MapStatus$.MODULE$.apply$default$4());
+        store.location(), partitionLengths, mapId, MapStatus$.MODULE$.apply$default$4());
   }
 
   @Override

@@ -19,5 +19,19 @@ public final class ShuffleOptions {
   /** The most rows a map task puts in one batch for one reduce partition (default 8192, 64 to 1048576). */
   public static final String BATCH_ROWS = "spark.thallus.shuffle.batchRows";
 
+  /**
+   * Where map outputs are kept and how reducers get them (executor-wide, read when the executor starts): {@code spark}
+   * (default: Spark's shuffle files and block transfer) or {@code exchange} (a Thallus exchange endpoint per
+   * executor; reducers pull over a Thallus transport).
+   */
+  public static final String STORE = "spark.thallus.shuffle.store";
+  /**
+   * With {@code store=exchange}: the transport reducers pull over, {@code tcp} (default, any hosts) or {@code shm} /
+   * {@code cma} (every executor on one host).
+   */
+  public static final String EXCHANGE_TRANSPORT = "spark.thallus.shuffle.exchange.transport";
+  /** With {@code store=exchange}: map output an executor keeps in memory before it spills to local disk (256m). */
+  public static final String EXCHANGE_MEMORY = "spark.thallus.shuffle.exchange.memory";
+
   private ShuffleOptions() {}
 }

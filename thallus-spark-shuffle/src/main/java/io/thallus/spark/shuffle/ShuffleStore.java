@@ -1,6 +1,7 @@
 package io.thallus.spark.shuffle;
 
 import java.io.IOException;
+import java.util.Collection;
 import java.util.Iterator;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -19,7 +20,7 @@ import scala.collection.Seq;
  * shuffle files); a store that pushes batches to the reducers' executors as they are made keeps a copy with the map
  * task's executor, so that a lost reducer re-reads it and Spark recomputes a lost map output as usual.
  */
-interface ShuffleStore {
+interface ShuffleStore extends AutoCloseable {
   /** A map task's output, batch by batch (in any partition order), then committed once. */
   MapOutputSink openMapOutput(int shuffleId, long mapId, ExchangeLayout layout);
 
@@ -33,8 +34,15 @@ interface ShuffleStore {
       boolean fetchContiguousBlocksAtOnce, ExchangeLayout layout, BufferAllocator allocator, TaskContext context,
       ShuffleReadMetricsReporter metrics);
 
-  /** Forgets a map output of a shuffle Spark has unregistered (its files, its buffers). */
-  void removeMapOutput(int shuffleId, long mapId);
+  /** Where this executor's MapStatus points: what reducers hand back to {@link #openReduceInput} as locations. */
+  BlockManagerId location();
+
+  /** Forgets a shuffle Spark has unregistered: the map outputs this executor wrote ({@code mapIds}), files and buffers. */
+  void removeShuffle(int shuffleId, Collection<Long> mapIds);
+
+  /** Frees what the store holds when the shuffle manager stops. */
+  @Override
+  void close();
 
   /** One map task's output on its way into the store. */
   interface MapOutputSink extends AutoCloseable {

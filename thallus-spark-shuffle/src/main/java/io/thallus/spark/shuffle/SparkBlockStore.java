@@ -4,6 +4,7 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.util.Collection;
 import java.util.Iterator;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
@@ -84,8 +85,18 @@ final class SparkBlockStore implements ShuffleStore {
   }
 
   @Override
-  public void removeMapOutput(int shuffleId, long mapId) {
-    resolver.removeDataByMap(shuffleId, mapId);
+  public BlockManagerId location() {
+    return SparkEnv.get().blockManager().shuffleServerId();
+  }
+
+  @Override
+  public void removeShuffle(int shuffleId, Collection<Long> mapIds) {
+    mapIds.forEach(mapId -> resolver.removeDataByMap(shuffleId, mapId));
+  }
+
+  @Override
+  public void close() {
+    // Spark's block manager owns the files.
   }
 
   /** Frames a map task's batches per reduce partition on the heap, then writes them as Spark's shuffle files. */

@@ -19,7 +19,8 @@ import org.apache.spark.shuffle.sort.SortShuffleManager;
 /**
  * Spark's shuffle manager with the Thallus exchange's shuffles added: it serves the shuffles of the Thallus exchange
  * (Arrow batches, {@link ShuffleOptions}) and hands every other shuffle to the {@link SortShuffleManager} it holds.
- * Both write into the same block storage, so Spark's block manager serves and cleans both.
+ * The exchange's batches go to the store {@link ShuffleOptions#STORE} names: Spark's block storage (the default, so
+ * Spark's block manager serves and cleans both kinds of shuffle) or a Thallus exchange endpoint per executor.
  *
  * <pre>{@code
  * spark.shuffle.manager = io.thallus.spark.shuffle.ThallusShuffleManager
@@ -35,7 +36,10 @@ public final class ThallusShuffleManager implements ShuffleManager {
   /** Made by Spark's SparkEnv on the driver and on each executor. */
   public ThallusShuffleManager(SparkConf conf) {
     this.sort = new SortShuffleManager(conf);
-    this.store = new SparkBlockStore(conf, (IndexShuffleBlockResolver) sort.shuffleBlockResolver());
+    this.store = switch (ShuffleStoreKind.of(conf)) {
+      case SPARK -> new SparkBlockStore(conf, (IndexShuffleBlockResolver) sort.shuffleBlockResolver());
+      case EXCHANGE -> new ExchangeStore(conf);
+    };
   }
 
   @Override
@@ -72,9 +76,7 @@ public final class ThallusShuffleManager implements ShuffleManager {
   @Override
   public boolean unregisterShuffle(int shuffleId) {
     Set<Long> maps = mapOutputs.remove(shuffleId);
-    if (maps != null) {
-      maps.forEach(mapId -> store.removeMapOutput(shuffleId, mapId));
-    }
+    store.removeShuffle(shuffleId, maps == null ? Set.of() : maps);
     return sort.unregisterShuffle(shuffleId);
   }
 
@@ -85,6 +87,7 @@ public final class ThallusShuffleManager implements ShuffleManager {
 
   @Override
   public void stop() {
+    store.close();
     sort.stop();
   }
 }

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,7 +21,8 @@ import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -34,9 +36,15 @@ class ExecutorLossTest {
   @TempDir
   Path work;
 
-  @Test
-  void aKilledExecutorsMapOutputIsRecomputedAndTheAnswerHolds() throws Exception {
-    try (TestCluster cluster = new TestCluster(work, 2)) {
+  /**
+   * With {@code store=exchange} the output lives in the killed executor's endpoint: the reducers, which asked the
+   * tracker before the kill, fail to pull from it, and their FetchFailedException has Spark run the maps again.
+   */
+  @ParameterizedTest(name = "store {0}")
+  @ValueSource(strings = {"spark", "exchange"})
+  void aKilledExecutorsMapOutputIsRecomputedAndTheAnswerHolds(String store) throws Exception {
+    try (TestCluster cluster = new TestCluster(work, 2, Map.of(ShuffleOptions.STORE, store,
+        ShuffleOptions.EXCHANGE_TRANSPORT, "shm"))) {
       SparkSession spark = cluster.spark;
       spark.conf().set("spark.sql.adaptive.enabled", "false");
       Set<String> mapExecutors = ConcurrentHashMap.newKeySet();

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.SparkConf;
 import org.apache.spark.deploy.master.Master;
 import org.apache.spark.deploy.worker.Worker;
@@ -27,6 +28,11 @@ final class TestCluster implements AutoCloseable {
   final Path localDirs;
 
   TestCluster(Path work, int workers) throws Exception {
+    this(work, workers, Map.of());
+  }
+
+  /** With {@code conf} added to the session's (executor-wide settings such as {@link ShuffleOptions#STORE}). */
+  TestCluster(Path work, int workers, Map<String, String> conf) throws Exception {
     SparkSession.getDefaultSession().foreach(s -> {
       s.stop();
       return null;
@@ -47,7 +53,9 @@ final class TestCluster implements AutoCloseable {
         .filter(f -> f.startsWith("--add-opens") || f.startsWith("--enable-native-access")
             || f.startsWith("--sun-misc") || f.startsWith("-D"))
         .toList();
-    spark = SparkSession.builder()
+    SparkSession.Builder builder = SparkSession.builder();
+    conf.forEach(builder::config);
+    spark = builder
         .master(masterUrl)
         .appName("thallus-shuffle-test")
         .config("spark.ui.enabled", "false")

@@ -1,0 +1,112 @@
+package io.thallus.spark.shuffle;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.Map;
+import org.apache.spark.SparkConf;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The Thallus exchange with {@code spark.thallus.shuffle.store=exchange} on two executor JVMs: map outputs stay in
+ * each executor's exchange endpoint and reducers pull them over shm. Each answer is compared with the same query
+ * on Spark's own exchange (same cluster, {@code spark.thallus.shuffle.enabled=false}).
+ */
+class ExchangeStoreTest {
+  @TempDir
+  static Path work;
+  private static TestCluster cluster;
+  private static SparkSession spark;
+
+  @BeforeAll
+  static void start() throws Exception {
+    cluster = new TestCluster(work, 2, Map.of(ShuffleOptions.STORE, "exchange",
+        ShuffleOptions.EXCHANGE_TRANSPORT, "shm"));
+    spark = cluster.spark;
+  }
+
+  @AfterAll
+  static void stop() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  @ParameterizedTest(name = "AQE {0}")
+  @ValueSource(booleans = {false, true})
+  void syntheticPlanGivesSparksAnswer(boolean adaptive) {
+    spark.conf().set("spark.sql.adaptive.enabled", String.valueOf(adaptive));
+    try {
+      ExchangeAnswers answers = ExchangeAnswers.of(spark,
+          () -> ThallusExchangeTest.syntheticPlan(spark, 200_000));
+      assertThat(answers.thallus).hasSize(200_000).isEqualTo(answers.spark);
+      assertThat(answers.thallusPlan).contains("ThallusShuffleExchange");
+
+      ExchangeAnswers total = ExchangeAnswers.of(spark,
+          () -> ThallusExchangeTest.syntheticPlan(spark, 200_000).selectExpr("SUM(v)", "COUNT(DISTINCT k)", "MAX(s)"));
+      assertThat(total.thallus).hasSize(1).isEqualTo(total.spark);
+    } finally {
+      spark.conf().unset("spark.sql.adaptive.enabled");
+    }
+  }
+
+  @Test
+  void tpchQ3AndQ18GiveSparksAnswersWithAqe() throws Exception {
+    TpchShapes.create(spark, work.resolve("tpch"), 20_000);
+    spark.conf().set("spark.sql.adaptive.enabled", "true");
+    try {
+      for (String query : new String[] {TpchShapes.Q3, TpchShapes.Q18}) {
+        ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> spark.sql(query));
+        assertThat(answers.thallus).as(query).isNotEmpty().isEqualTo(answers.spark);
+        assertThat(answers.thallusPlan).as(query).contains("ThallusShuffleExchange");
+      }
+    } finally {
+      spark.conf().unset("spark.sql.adaptive.enabled");
+    }
+  }
+
+  @Test
+  void skewedJoinSplitsAndCoalescesWithAqe() {
+    // Coalesced specs read each partition of their range; partial specs read only the maps the tracker lists.
+    spark.conf().set("spark.sql.adaptive.enabled", "true");
+    spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "1k");
+    spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionFactor", "1");
+    spark.conf().set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "4k");
+    try {
+      ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> {
+        Dataset<Row> skewed = spark.sql("SELECT IF(id % 10 < 8, 0, id % 500) AS k, id FROM range(40000)")
+            .repartition(4);
+        Dataset<Row> small = spark.sql("SELECT id AS k, id * 2 AS w FROM range(500)");
+        return skewed.join(small, "k").groupBy("k").count();
+      });
+      assertThat(answers.thallus).isEqualTo(answers.spark).isNotEmpty();
+      assertThat(answers.thallusPlan).contains("ThallusShuffleExchange");
+    } finally {
+      spark.conf().unset("spark.sql.adaptive.enabled");
+      spark.conf().unset("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes");
+      spark.conf().unset("spark.sql.adaptive.skewJoin.skewedPartitionFactor");
+      spark.conf().unset("spark.sql.adaptive.advisoryPartitionSizeInBytes");
+    }
+  }
+
+  @Test
+  void anUnknownStoreIsRefusedNamingTheKeyAndTheChoices() {
+    assertThat(ShuffleStoreKind.of(new SparkConf())).isEqualTo(ShuffleStoreKind.SPARK);
+    assertThat(ShuffleStoreKind.of(new SparkConf().set(ShuffleOptions.STORE, " Exchange ")))
+        .isEqualTo(ShuffleStoreKind.EXCHANGE);
+    assertThatThrownBy(() -> ShuffleStoreKind.of(new SparkConf().set(ShuffleOptions.STORE, "push")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("spark.thallus.shuffle.store must be one of spark, exchange, not 'push'");
+    assertThatThrownBy(() -> new ExchangeStore(new SparkConf().set(ShuffleOptions.EXCHANGE_TRANSPORT, "rdma")))
+        .hasMessageContaining(ShuffleOptions.EXCHANGE_TRANSPORT);
+  }
+}
