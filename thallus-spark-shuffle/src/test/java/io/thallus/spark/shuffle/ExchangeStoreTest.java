@@ -3,7 +3,10 @@ package io.thallus.spark.shuffle;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
 import java.util.Map;
 import org.apache.spark.SparkConf;
 import org.apache.spark.sql.Dataset;
@@ -95,6 +98,25 @@ class ExchangeStoreTest {
       spark.conf().unset("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes");
       spark.conf().unset("spark.sql.adaptive.skewJoin.skewedPartitionFactor");
       spark.conf().unset("spark.sql.adaptive.advisoryPartitionSizeInBytes");
+    }
+  }
+
+  @Test
+  void mapOutputsStayInTheExecutorsEndpointsNotInSparksFiles() throws Exception {
+    spark.conf().set("spark.sql.adaptive.enabled", "false");
+    try {
+      Dataset<Row> shuffled = spark.range(0, 50_000, 1, 3).toDF().repartition(5, org.apache.spark.sql.functions.col("id"));
+      assertThat(shuffled.collectAsList()).hasSize(50_000);
+      int shuffleId = ThallusExchangeTest.thallusShuffleId(shuffled.queryExecution().executedPlan());
+      assertThat(shuffleId).isNotNegative();
+      try (Stream<Path> files = Files.walk(cluster.localDirs)) {
+        List<String> names = files.map(f -> f.getFileName().toString()).toList();
+        assertThat(names).as("Spark's shuffle files of shuffle " + shuffleId)
+            .noneMatch(name -> name.startsWith("shuffle_" + shuffleId + "_"));
+        assertThat(names).as("the executors' endpoints' spill folders").anyMatch(name -> name.startsWith("exchange-"));
+      }
+    } finally {
+      spark.conf().unset("spark.sql.adaptive.enabled");
     }
   }
 

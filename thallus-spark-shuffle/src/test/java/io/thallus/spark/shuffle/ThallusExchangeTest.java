@@ -160,7 +160,7 @@ class ThallusExchangeTest {
     }
   }
 
-  private static int thallusShuffleId(org.apache.spark.sql.execution.SparkPlan plan) {
+  static int thallusShuffleId(org.apache.spark.sql.execution.SparkPlan plan) {
     if (plan instanceof ThallusShuffleExchangeExec exchange) {
       return exchange.shuffleId();
     }
