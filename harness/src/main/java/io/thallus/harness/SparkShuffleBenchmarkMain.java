@@ -23,15 +23,17 @@ import org.apache.spark.sql.SparkSession;
 import scala.Option;
 
 /**
- * Spark's sort shuffle against the Thallus exchange (thallus-spark-shuffle) on one standalone cluster of executor
- * JVMs started here: the research's synthetic plan (range, shuffle by key, project, shuffle again, aggregate) and
- * TPC-H Q3, Q9 and Q18 over Spark's Parquet reader, broadcasts off. Both run in one session, switched by
- * spark.thallus.shuffle.enabled, alternating, medians of --runs after a warm-up; answers compared; shuffle bytes and
- * times from Spark's task metrics.
+ * Spark's sort shuffle against the Thallus exchange (thallus-spark-shuffle) on standalone clusters of executor JVMs
+ * started here: the research's synthetic plan (range, shuffle by key, project, shuffle again, aggregate) and TPC-H
+ * Q3, Q9 and Q18 over Spark's Parquet reader, broadcasts off. Three modes: Spark's shuffle, the Thallus exchange on
+ * Spark's shuffle files ("thallus files") and on exchange endpoints ("thallus exchange",
+ * spark.thallus.shuffle.store=exchange, which is executor-wide: a second cluster, where Spark's shuffle runs again as
+ * that cluster's baseline). Within a cluster the modes alternate (spark.thallus.shuffle.enabled), medians of --runs
+ * after a warm-up; answers compared; shuffle bytes and times from Spark's task metrics.
  *
  * <p>Options: --rows 5000000 --data harness/target/tpch-sf1 --runs 3 --executors 2 --executor-memory 2g
  * --partitions 200 --queries synthetic,Q3,Q9,Q18 --tpch-queries thallus-spark/src/test/resources/tpch (the folder
- * of q3.sql, q9.sql, q18.sql)
+ * of q3.sql, q9.sql, q18.sql) --exchange-transport shm (the exchange store's peer transport)
  */
 public final class SparkShuffleBenchmarkMain {
   private static final String HOST = "127.0.0.1";
@@ -46,6 +48,59 @@ public final class SparkShuffleBenchmarkMain {
     String executorMemory = options.getOrDefault("executor-memory", "2g");
     List<String> queries = List.of(options.getOrDefault("queries", "synthetic,Q3,Q9,Q18").split(","));
 
+    // Modes by cluster: the store is an executor-wide setting, so the exchange store gets a cluster of its own, and
+    // Spark's shuffle runs again on it (alternating with it, as on the first) for a baseline of the same cluster.
+    Map<String, Map<String, List<double[]>>> results = new LinkedHashMap<>();
+    Map<String, List<String>> expected = new LinkedHashMap<>();
+    runCluster("spark", new String[] {"spark", "thallus files"}, options, data, runs, executors, executorMemory,
+        rows, queries, results, expected);
+    runCluster("exchange", new String[] {"spark (2nd cluster)", "thallus exchange"}, options, data, runs, executors,
+        executorMemory, rows, queries, results, expected);
+
+    System.out.printf(Locale.ROOT, "%n%d executors x 1 core, %s each; synthetic plan %d rows; TPC-H %s; medians of %d"
+        + " runs; answers equal%n", executors, executorMemory, rows, data.getFileName(), runs);
+    System.out.println("| workload | mode | s | speed-up vs Spark on the same cluster | shuffle MB | map s"
+        + " | fetch wait s |");
+    System.out.println("|---|---|---|---|---|---|---|");
+    Map<String, double[]> logSums = new LinkedHashMap<>();
+    for (Map.Entry<String, Map<String, List<double[]>>> workload : results.entrySet()) {
+      double[] baseline = null;
+      for (Map.Entry<String, List<double[]>> mode : workload.getValue().entrySet()) {
+        double[] m = medians(mode.getValue());
+        if (mode.getKey().startsWith("spark")) {
+          baseline = m;
+        }
+        double speedUp = baseline[0] / m[0];
+        System.out.printf(Locale.ROOT, "| %s | %s | %.2f | %.2fx | %.1f | %.2f | %.2f |%n", workload.getKey(),
+            mode.getKey(), m[0], speedUp, m[1] / 1e6, m[3], m[4]);
+        if (workload.getKey().startsWith("Q") && mode.getKey().startsWith("thallus")) {
+          double[] sum = logSums.computeIfAbsent(mode.getKey(), k -> new double[2]);
+          sum[0] += Math.log(speedUp);
+          sum[1]++;
+        }
+      }
+    }
+    System.out.println();
+    System.out.println("Where the Thallus exchange's task time goes (seconds summed over tasks, medians; with the"
+        + " exchange store, 'encode' is the copy into the endpoint):");
+    System.out.println("| workload | mode | map tasks' run time | rows to Arrow (incl. the child's own work) | encode +"
+        + " compress | file write | reduce: decompress + decode | fetch wait |");
+    System.out.println("|---|---|---|---|---|---|---|---|");
+    for (Map.Entry<String, Map<String, List<double[]>>> workload : results.entrySet()) {
+      for (String mode : List.of("thallus files", "thallus exchange")) {
+        double[] t = medians(workload.getValue().get(mode));
+        System.out.printf(Locale.ROOT, "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |%n", workload.getKey(),
+            mode, t[3], t[5], t[6], t[8], t[7], t[4]);
+      }
+    }
+    logSums.forEach((mode, sum) -> System.out.printf(Locale.ROOT, "TPC-H geometric mean speed-up, %s: %.2fx%n",
+        mode, Math.exp(sum[0] / sum[1])));
+  }
+
+  /** Starts a standalone cluster whose executors keep the exchange's batches in {@code store}, and runs the modes. */
+  private static void runCluster(String store, String[] modes, Map<String, String> options, Path data, int runs,
+      int executors, String executorMemory, long rows, List<String> queries,
+      Map<String, Map<String, List<double[]>>> results, Map<String, List<String>> expected) throws Exception {
     List<RpcEnv> cluster = new ArrayList<>();
     SparkConf clusterConf = new SparkConf().set("spark.ui.enabled", "false");
     RpcEnv master = Master.startRpcEnvAndEndpoint(HOST, 0, 0, clusterConf)._1();
@@ -63,7 +118,7 @@ public final class SparkShuffleBenchmarkMain {
             || f.startsWith("--sun-misc") || f.startsWith("-Dlog4j") || f.startsWith("-Djdk")
             || f.startsWith("-Dio.netty"))
         .toList();
-    SparkSession spark = SparkSession.builder().master(masterUrl).appName("thallus-shuffle-bench")
+    SparkSession spark = SparkSession.builder().master(masterUrl).appName("thallus-shuffle-bench-" + store)
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", HOST).config("spark.driver.bindAddress", HOST)
         .config("spark.executor.memory", executorMemory).config("spark.executor.cores", "1")
@@ -74,6 +129,9 @@ public final class SparkShuffleBenchmarkMain {
         .config("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
         .config("spark.shuffle.manager", "io.thallus.spark.shuffle.ThallusShuffleManager")
         .config("spark.sql.extensions", "io.thallus.spark.shuffle.ThallusShuffleExtensions")
+        .config("spark.thallus.shuffle.store", store)
+        // Every executor of this cluster is on this host.
+        .config("spark.thallus.shuffle.exchange.transport", options.getOrDefault("exchange-transport", "shm"))
         .config("spark.sql.autoBroadcastJoinThreshold", "-1")
         .config("spark.sql.shuffle.partitions", options.getOrDefault("partitions", "200"))
         .getOrCreate();
@@ -104,24 +162,20 @@ public final class SparkShuffleBenchmarkMain {
     }
     workloads.keySet().retainAll(queries);
 
-    String[] modes = {"spark", "thallus"};
-    Map<String, Map<String, List<double[]>>> results = new LinkedHashMap<>();
     for (Map.Entry<String, Supplier<Dataset<Row>>> workload : workloads.entrySet()) {
-      List<String> expected = null;
       for (int run = 0; run <= runs; run++) { // run 0 warms up and is not counted
         for (String mode : modes) {
-          spark.conf().set("spark.thallus.shuffle.enabled", String.valueOf(mode.equals("thallus")));
+          spark.conf().set("spark.thallus.shuffle.enabled", String.valueOf(mode.startsWith("thallus")));
           metrics.reset();
           long t0 = System.nanoTime();
           Dataset<Row> query = workload.getValue().get();
           List<String> answer = SparkRuns.text(query.collectAsList());
           double seconds = (System.nanoTime() - t0) / 1e9;
-          if (expected == null) {
-            expected = answer;
-          } else if (!expected.equals(answer)) {
-            throw new AssertionError(workload.getKey() + " on " + mode + " answered " + answer + ", not " + expected);
+          List<String> want = expected.putIfAbsent(workload.getKey(), answer);
+          if (want != null && !want.equals(answer)) {
+            throw new AssertionError(workload.getKey() + " on " + mode + " answered " + answer + ", not " + want);
           }
-          if (mode.equals("thallus") && run == 0
+          if (mode.startsWith("thallus") && run == 0
               && !query.queryExecution().executedPlan().toString().contains("ThallusShuffleExchange")) {
             throw new AssertionError(workload.getKey() + ": the plan has no Thallus exchange");
           }
@@ -138,38 +192,6 @@ public final class SparkShuffleBenchmarkMain {
           }
         }
       }
-    }
-
-    System.out.printf(Locale.ROOT, "%n%d executors x 1 core, %s each; synthetic plan %d rows; TPC-H %s; medians of %d"
-        + " runs; answers equal%n", executors, executorMemory, rows, data.getFileName(), runs);
-    System.out.println("| workload | Spark sort shuffle s | Thallus exchange s | speed-up | Spark shuffle MB"
-        + " | Thallus shuffle MB | bytes ratio | Spark map s | Thallus map s | Spark fetch wait s"
-        + " | Thallus fetch wait s |");
-    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
-    double logSum = 0;
-    int tpch = 0;
-    for (Map.Entry<String, Map<String, List<double[]>>> workload : results.entrySet()) {
-      double[] s = medians(workload.getValue().get("spark"));
-      double[] t = medians(workload.getValue().get("thallus"));
-      System.out.printf(Locale.ROOT, "| %s | %.2f | %.2f | %.2fx | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f |%n",
-          workload.getKey(), s[0], t[0], s[0] / t[0], s[1] / 1e6, t[1] / 1e6, t[1] / s[1], s[3], t[3], s[4], t[4]);
-      if (workload.getKey().startsWith("Q")) {
-        logSum += Math.log(s[0] / t[0]);
-        tpch++;
-      }
-    }
-    System.out.println();
-    System.out.println("Where the Thallus exchange's task time goes (seconds summed over tasks, medians):");
-    System.out.println("| workload | map tasks' run time | rows to Arrow (incl. the child's own work) | encode +"
-        + " compress | file write | reduce: decompress + decode | fetch wait |");
-    System.out.println("|---|---|---|---|---|---|---|");
-    for (Map.Entry<String, Map<String, List<double[]>>> workload : results.entrySet()) {
-      double[] t = medians(workload.getValue().get("thallus"));
-      System.out.printf(Locale.ROOT, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |%n", workload.getKey(), t[3],
-          t[5], t[6], t[8], t[7], t[4]);
-    }
-    if (tpch > 0) {
-      System.out.printf(Locale.ROOT, "TPC-H geometric mean speed-up: %.2fx%n", Math.exp(logSum / tpch));
     }
     spark.stop();
     cluster.reversed().forEach(env -> {
