@@ -15,10 +15,11 @@ import scala.collection.Seq;
 
 /**
  * Where a shuffle's batches live between its map and its reduce tasks, and how a reducer gets them. The exchange
- * above it makes Arrow batches per reduce partition and reads Arrow batches back; a store moves them. The first
+ * above it makes Arrow batches per reduce partition and reads Arrow batches back; a store moves them. The default
  * store is Spark's own block storage ({@link SparkBlockStore}, which frames and compresses them into Spark's
- * shuffle files); a store that pushes batches to the reducers' executors as they are made keeps a copy with the map
- * task's executor, so that a lost reducer re-reads it and Spark recomputes a lost map output as usual.
+ * shuffle files); {@link ExchangeStore} keeps them in a Thallus exchange endpoint per executor, from which reducers
+ * pull. Either way the output stays with the map task's executor, so that a lost reducer re-reads it and Spark
+ * recomputes a lost map output as usual ({@link ShuffleOptions#STORE} picks one).
  */
 interface ShuffleStore extends AutoCloseable {
   /** A map task's output, batch by batch (in any partition order), then committed once. */
