@@ -1,6 +1,7 @@
 package io.thallus.spark.shuffle;
 
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -27,6 +28,30 @@ final class ExchangeAnswers {
     // After the action: with AQE on, the final plan (with its query stages) is known only then.
     String plan = thallusQuery.queryExecution().executedPlan().toString();
     return new ExchangeAnswers(spark, thallus, plan);
+  }
+
+  /**
+   * A join whose key 0 holds most rows, under AQE with thresholds small enough that its skew join splits that
+   * partition (partial reducer specs: parts of a partition's map outputs; the other side's partition read once per
+   * part) and coalesces the small ones; AQE's settings are put back afterwards.
+   */
+  static ExchangeAnswers ofSkewedJoin(SparkSession session) {
+    Map<String, String> adaptive = Map.of(
+        "spark.sql.adaptive.enabled", "true",
+        "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "1k",
+        "spark.sql.adaptive.skewJoin.skewedPartitionFactor", "1",
+        "spark.sql.adaptive.advisoryPartitionSizeInBytes", "4k");
+    adaptive.forEach(session.conf()::set);
+    try {
+      return of(session, () -> {
+        Dataset<Row> skewed = session.sql("SELECT IF(id % 10 < 8, 0, id % 500) AS k, id FROM range(40000)")
+            .repartition(4);
+        Dataset<Row> small = session.sql("SELECT id AS k, id * 2 AS w FROM range(500)");
+        return skewed.join(small, "k").groupBy("k").count();
+      });
+    } finally {
+      adaptive.keySet().forEach(session.conf()::unset);
+    }
   }
 
   static List<String> rows(Dataset<Row> rows) {

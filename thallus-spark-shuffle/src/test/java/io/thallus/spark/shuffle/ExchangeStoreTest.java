@@ -79,26 +79,9 @@ class ExchangeStoreTest {
 
   @Test
   void skewedJoinSplitsAndCoalescesWithAqe() {
-    // Coalesced specs read each partition of their range; partial specs read only the maps the tracker lists.
-    spark.conf().set("spark.sql.adaptive.enabled", "true");
-    spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "1k");
-    spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionFactor", "1");
-    spark.conf().set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "4k");
-    try {
-      ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> {
-        Dataset<Row> skewed = spark.sql("SELECT IF(id % 10 < 8, 0, id % 500) AS k, id FROM range(40000)")
-            .repartition(4);
-        Dataset<Row> small = spark.sql("SELECT id AS k, id * 2 AS w FROM range(500)");
-        return skewed.join(small, "k").groupBy("k").count();
-      });
-      assertThat(answers.thallus).isEqualTo(answers.spark).isNotEmpty();
-      assertThat(answers.thallusPlan).contains("ThallusShuffleExchange");
-    } finally {
-      spark.conf().unset("spark.sql.adaptive.enabled");
-      spark.conf().unset("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes");
-      spark.conf().unset("spark.sql.adaptive.skewJoin.skewedPartitionFactor");
-      spark.conf().unset("spark.sql.adaptive.advisoryPartitionSizeInBytes");
-    }
+    ExchangeAnswers answers = ExchangeAnswers.ofSkewedJoin(spark);
+    assertThat(answers.thallus).isEqualTo(answers.spark).isNotEmpty();
+    assertThat(answers.thallusPlan).contains("ThallusShuffleExchange");
   }
 
   @Test
