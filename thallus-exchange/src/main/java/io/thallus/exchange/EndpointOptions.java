@@ -20,6 +20,7 @@ public final class EndpointOptions {
   private final long pushChunkBytes;
   private final long joinBytes;
   private final Duration timeout;
+  private final java.util.Optional<String> secret;
 
   private EndpointOptions(Builder b) {
     this.allocator = b.allocator;
@@ -34,6 +35,7 @@ public final class EndpointOptions {
     this.pushChunkBytes = b.pushChunkBytes;
     this.joinBytes = b.joinBytes;
     this.timeout = b.timeout;
+    this.secret = b.secret;
   }
 
   /** Options with the endpoint's parent allocator and spill folder, the rest default. */
@@ -85,6 +87,11 @@ public final class EndpointOptions {
     return joinBytes;
   }
 
+  /** The secret peers must present, and that this endpoint presents to its peers; empty: anyone may connect. */
+  public java.util.Optional<String> secret() {
+    return secret;
+  }
+
   public Duration timeout() {
     return timeout;
   }
@@ -102,6 +109,7 @@ public final class EndpointOptions {
     private long pushChunkBytes = 4L << 20;
     private long joinBytes = 64L << 20;
     private Duration timeout = Duration.ofMinutes(2);
+    private java.util.Optional<String> secret = java.util.Optional.empty();
 
     private Builder(BufferAllocator allocator, Path spillFolder) {
       this.allocator = Objects.requireNonNull(allocator, "allocator");
@@ -177,6 +185,19 @@ public final class EndpointOptions {
         throw new IllegalArgumentException("timeout " + value + " is not positive");
       }
       this.timeout = value;
+      return this;
+    }
+
+    /**
+     * A secret shared by the endpoints of one application (a Spark application's {@code spark.authenticate} secret):
+     * this endpoint refuses connections that do not present it, and presents it to its peers. Without one (the
+     * default) anyone who reaches the port may pull and push.
+     */
+    public Builder secret(String value) {
+      if (Objects.requireNonNull(value, "secret").isEmpty()) {
+        throw new IllegalArgumentException("the secret is empty");
+      }
+      this.secret = java.util.Optional.of(value);
       return this;
     }
 

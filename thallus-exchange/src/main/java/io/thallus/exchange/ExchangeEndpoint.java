@@ -10,6 +10,7 @@ import io.thallus.exchange.internal.PeerClients;
 import io.thallus.exchange.internal.PushSender;
 import io.thallus.exchange.internal.PushedStore;
 import io.thallus.exchange.internal.StoredMapOutput;
+import io.thallus.server.Authentication;
 import io.thallus.server.ThallusServer;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -71,11 +72,14 @@ public final class ExchangeEndpoint implements AutoCloseable {
     ExchangeEngine engine = new ExchangeEngine(outputs, pushed, options.pushBufferBytesPerPeer(),
         options.joinBytes());
     this.server = ThallusServer.builder(allocator, Location.of(options.bindHost(), options.port()), engine)
-        .transports(options.transports()).ioTimeout(options.timeout()).serverName("thallus-exchange").build()
-        .start();
+        .transports(options.transports()).ioTimeout(options.timeout()).serverName("thallus-exchange")
+        .authentication(options.secret().map(Authentication::token).orElse(Authentication.none()))
+        .build().start();
     this.address = new EndpointAddress(options.bindHost(), server.getLocation().port());
-    ClientOptions clientOptions = ClientOptions.builder().timeout(options.timeout())
-        .connectTimeout(options.timeout()).clientName("thallus-exchange " + address).build();
+    ClientOptions.Builder client = ClientOptions.builder().timeout(options.timeout())
+        .connectTimeout(options.timeout()).clientName("thallus-exchange " + address);
+    options.secret().ifPresent(client::token);
+    ClientOptions clientOptions = client.build();
     this.peers = new PeerClients(allocator, options.peerTransport(), clientOptions);
     this.pushes = new PushSender(peers, allocator.newChildAllocator("exchange-pushes", 0, Long.MAX_VALUE),
         options.timeout(), counters, "thallus-exchange-push-" + address.port());

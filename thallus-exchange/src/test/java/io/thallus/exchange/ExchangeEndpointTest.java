@@ -263,6 +263,29 @@ class ExchangeEndpointTest {
     }
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"shm", "tcp"})
+  void anEndpointWithASecretServesPeersThatShareItAndRefusesOthers(String transport) {
+    try (ExchangeEndpoint mapper = endpoint(transport, b -> b.secret("application secret"));
+         ExchangeEndpoint sharing = endpoint(transport, b -> b.secret("application secret"));
+         ExchangeEndpoint stranger = endpoint(transport, b -> b);
+         ExchangeEndpoint wrong = endpoint(transport, b -> b.secret("another application"))) {
+      writeMap(mapper, allocator, 11, 0, PARTITIONS, BATCHES, none());
+      try (PartitionReader reader = reader(sharing, 11, 2, Map.of(mapper.address(), List.of(0L)))) {
+        assertThat(readAll(reader)).containsExactlyElementsOf(expected(2, List.of(0), BATCHES));
+      }
+      for (ExchangeEndpoint refused : List.of(stranger, wrong)) {
+        try (PartitionReader reader = reader(refused, 11, 2, Map.of(mapper.address(), List.of(0L)))) {
+          assertThatThrownBy(() -> readAll(reader)).isInstanceOfSatisfying(ShuffleFetchException.class, e -> {
+            assertThat(e.peer()).isEqualTo(mapper.address());
+            assertThat(e.getCause()).isInstanceOfSatisfying(io.thallus.ThallusException.class,
+                cause -> assertThat(cause.code()).isEqualTo(io.thallus.StatusCode.UNAUTHENTICATED));
+          });
+        }
+      }
+    }
+  }
+
   private static PartitionReader reader(ExchangeEndpoint endpoint, int shuffle, int partition,
       Map<EndpointAddress, List<Long>> locations) {
     return endpoint.read(shuffle, partition, new LinkedHashMap<>(locations));

@@ -112,13 +112,19 @@ final class ExchangeStore implements ShuffleStore {
       Path spill = env.blockManager().diskBlockManager().localDirs()[0].toPath().resolve("thallus-exchange");
       allocator = ArrowUtils.rootAllocator().newChildAllocator("thallus-exchange-" + executor.executorId(), 0,
           Long.MAX_VALUE);
+      EndpointOptions.Builder options = EndpointOptions.builder(allocator, spill)
+          .bindHost(executor.host())
+          .peerTransport(transport)
+          .memoryBound(memoryBound)
+          .push(false);
+      // With spark.authenticate, only this application's executors may pull or push: the endpoint asks for the
+      // application's secret, as Spark's own block transfer does. Without it Spark's own ports are open to anyone
+      // who reaches them (RPC included), and so is the endpoint.
+      if (env.securityManager().isAuthenticationEnabled()) {
+        options.secret(env.securityManager().getSecretKey());
+      }
       try {
-        endpoint = ExchangeEndpoint.start(EndpointOptions.builder(allocator, spill)
-            .bindHost(executor.host())
-            .peerTransport(transport)
-            .memoryBound(memoryBound)
-            .push(false)
-            .build());
+        endpoint = ExchangeEndpoint.start(options.build());
       } catch (RuntimeException e) {
         allocator.close();
         throw e;
