@@ -44,6 +44,7 @@ public final class PushSender implements AutoCloseable {
   private long tail;
   private long pushed;
   private long released;
+  private int lastOffset;
 
   private PushSender(PushConnection connection, int maxMessages) {
     this.connection = connection;
@@ -133,6 +134,17 @@ public final class PushSender implements AutoCloseable {
     return pushed;
   }
 
+  /**
+   * Where in the ring the last push was written (0 after a skipped tail), for a caller that names the message to
+   * the receiver on another channel as well (the rdma transport's BATCH descriptors).
+   */
+  public int lastOffset() {
+    if (pushed == 0) {
+      throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "nothing was pushed yet");
+    }
+    return lastOffset;
+  }
+
   private void requireConnected(int length) {
     connection.checkUsable();
     if (ring == null) {
@@ -164,6 +176,7 @@ public final class PushSender implements AutoCloseable {
     long ticket = connection.postWriteWithImmediate(address, localKey, length, ring.address() + offset,
         ring.remoteKey(), offset, false);
     head = start + length;
+    lastOffset = offset;
     ends[(int) (pushed % maxMessages)] = head;
     pushed++;
     return ticket;

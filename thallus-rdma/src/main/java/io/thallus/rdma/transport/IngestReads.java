@@ -18,7 +18,9 @@ import java.time.Duration;
  * The server's side of rdma's write direction: each ingested body is pulled with one RDMA READ of the client's
  * registered buffer into a pooled, registered receive buffer of the client's budget, which core turns into the batch.
  * The read runs as the BATCH arrives, on the control connection's thread, and is waited for there (within the I/O
- * deadline), as cma's reads are: one read at a time per connection; the client's buffer is free once it is in.
+ * deadline), as cma's reads are: one read at a time per connection; the client's buffer is free once it is in. A
+ * body the client pushed into the connection's ring instead ({@link IngestTransfer#WRITE}; the BATCH names the
+ * ring's key) is taken from there ({@link IngestRing}) into a buffer of the same pool.
  */
 final class IngestReads implements IngestFetcher {
   private final QueuePair pair;
@@ -26,10 +28,14 @@ final class IngestReads implements IngestFetcher {
   private final RegisteredBufferPool receive;
   private final Duration ioTimeout;
   private final ReadChain chain;
+  /** The ring the client pushes bodies into; null where it asked for none. */
+  private final IngestRing ring;
   private long reads;
   private boolean closed;
 
-  IngestReads(QueuePair pair, CompletionQueue completions, RegisteredBufferPool receive, Duration ioTimeout) {
+  IngestReads(QueuePair pair, CompletionQueue completions, RegisteredBufferPool receive, Duration ioTimeout,
+      IngestRing ring) {
+    this.ring = ring;
     this.pair = pair;
     this.completions = completions;
     this.receive = receive;
@@ -47,6 +53,9 @@ final class IngestReads implements IngestFetcher {
       throw ThallusException.of(StatusCode.CANCELLED, "the rdma session is closed");
     }
     BufferDescriptor extent = RdmaTransport.oneRead(header);
+    if (ring != null && ring.holds(extent)) {
+      return ring.take(header, extent, receive, Deadline.after(ioTimeout));
+    }
     RegisteredBufferPool.Buffer buffer = receive.tryBorrow(extent.length());
     if (buffer == null) {
       throw ThallusException.of(StatusCode.RESOURCE_EXHAUSTED, "no registered memory left in the client's budget "

@@ -2,6 +2,7 @@ package io.thallus.rdma.transport;
 
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
+import io.thallus.rdma.push.PushRing;
 import io.thallus.rdma.verbs.CompletionQueue;
 import io.thallus.rdma.verbs.MemoryRegion;
 import io.thallus.rdma.verbs.ProtectionDomain;
@@ -75,6 +76,10 @@ final class RdmaClientSession implements ClientSession {
   private boolean ingestConnected;
   private RegisteredBufferPool exposed;
   private IngestPlacer placer;
+  /** How ingested bodies reach the server ({@value IngestTransfer#PROPERTY}). */
+  private final IngestTransfer transfer;
+  /** Ingest by RDMA WRITE into the server's ring: null where this client only reads. */
+  private final IngestPushes pushes;
   private long reads;
   private volatile boolean failed;
   private int lent;
@@ -107,6 +112,8 @@ final class RdmaClientSession implements ClientSession {
     this.ingestPair = domain.createQueuePair(ingestCompletions, new QueuePair.Capacity(1, 1));
     this.ingestOptions = QueuePair.ConnectOptions.forDevice(device, Math.min(16,
         device.attributes().maxReadsInFlightAsTarget()));
+    this.transfer = IngestTransfer.configured();
+    this.pushes = transfer == IngestTransfer.READ ? null : new IngestPushes(domain);
   }
 
   static ClientOffer offer(ClientOffer.Context context) {
@@ -114,10 +121,16 @@ final class RdmaClientSession implements ClientSession {
     return new ClientOffer() {
       @Override
       public Map<String, String> parameters() {
-        return Map.of(RdmaTransport.ENDPOINT, session.pair.endpoint(session.options).encode(),
+        Map<String, String> hello = new java.util.HashMap<>(Map.of(
+            RdmaTransport.ENDPOINT, session.pair.endpoint(session.options).encode(),
             RdmaTransport.INGEST_ENDPOINT, session.ingestPair.endpoint(session.ingestOptions).encode(),
             RdmaTransport.MTU, Integer.toString(QueuePair.Mtu.bytes(session.localMtu)),
-            RdmaTransport.READS_PER_BATCH, Integer.toString(session.readsPerBatch));
+            RdmaTransport.READS_PER_BATCH, Integer.toString(session.readsPerBatch)));
+        if (session.pushes != null) {
+          hello.put(RdmaTransport.PUSH_ENDPOINT, session.pushes.endpoint(session.options).encode());
+          hello.put(RdmaTransport.PUSH_MESSAGES, Integer.toString(IngestPushes.MESSAGES));
+        }
+        return Map.copyOf(hello);
       }
 
       @Override
@@ -130,6 +143,12 @@ final class RdmaClientSession implements ClientSession {
           if (ingest != null) {
             session.ingestPair.connect(QueuePair.Endpoint.decode(ingest), session.ingestOptions.withMtu(mtu));
             session.ingestConnected = true;
+            String pushEndpoint = welcome.get(RdmaTransport.PUSH_ENDPOINT);
+            String ring = welcome.get(RdmaTransport.PUSH_RING);
+            if (session.pushes != null && pushEndpoint != null && ring != null) {
+              session.pushes.connect(QueuePair.Endpoint.decode(pushEndpoint), session.options.withMtu(mtu),
+                  PushRing.decode(ring));
+            }
           }
           session.completer.start();
           return session;
@@ -164,7 +183,8 @@ final class RdmaClientSession implements ClientSession {
 
   /**
    * Ingested bodies are copied once into registered buffers the server may read (remote read, in this connection's
-   * own protection domain) and held until the server has read them; null from a server without the write direction.
+   * own protection domain) and held until the server has read them, or, as {@link IngestTransfer} says, pushed from
+   * such a buffer into the server's ring ({@link IngestPushes}); null from a server without the write direction.
    */
   @Override
   public synchronized IngestPlacer ingestPlacer() {
@@ -179,9 +199,18 @@ final class RdmaClientSession implements ClientSession {
           context.receivePoolBytes());
       exposed = buffers;
       placer = IngestPlacer.of(Map.of(), (body, deadline) -> {
+        if (pushes != null && transfer.pushes(body.length(), pushes.ringBytes())) {
+          return pushes.place(body, buffers, deadline);
+        }
         RegisteredBufferPool.Buffer buffer = buffers.tryBorrow(Math.max(body.length(), 8));
         if (buffer == null) {
           return null; // no room until the server has read earlier bodies
+        }
+        if (pushes != null && pushes.isRingKey(buffer.remoteKey())) {
+          // The server would take this body for a pushed one: keys of two hosts' devices can coincide.
+          buffer.close();
+          throw ThallusException.of(StatusCode.INTERNAL, "a buffer's remote key here equals the server's push ring"
+              + " key; ingest with " + IngestTransfer.PROPERTY + "=read on this connection");
         }
         try {
           body.copyTo(buffer.address());
@@ -447,6 +476,9 @@ final class RdmaClientSession implements ClientSession {
     // The queue pairs go first, so no read still in flight can land in a buffer given back below.
     pair.close();
     ingestPair.close();
+    if (pushes != null) {
+      pushes.close();
+    }
     for (Pending item : pending) {
       item.buffer().close();
     }

@@ -60,6 +60,8 @@ final class RdmaServer implements ServerTransport {
   private final int localMtu;
   /** Bodies of at least this many bytes are exposed in place for clients that read buffer by buffer. */
   private final long inPlaceBytes;
+  /** The ring each client that pushes its ingested bodies gets, in bytes; 0: none. */
+  private final int ringBytes;
 
   private RdmaServer(Context context, RdmaDevice device, long inPlaceBytes) {
     this.context = context;
@@ -72,6 +74,7 @@ final class RdmaServer implements ServerTransport {
     this.windows = attributes.memoryWindows()
         && Boolean.parseBoolean(System.getProperty(MEMORY_WINDOWS_PROPERTY, "true"));
     this.inPlaceBytes = inPlaceBytes;
+    this.ringBytes = RdmaTransport.pushRingBytes();
   }
 
   static ServerTransport start(Context context) {
@@ -98,6 +101,7 @@ final class RdmaServer implements ServerTransport {
     QueuePair pair = null;
     CompletionQueue ingestCompletions = null;
     QueuePair ingestPair = null;
+    AccountedRing ring = null;
     try {
       completions = device.createCompletionQueue(16);
       pair = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
@@ -107,10 +111,16 @@ final class RdmaServer implements ServerTransport {
         ingestPair = domain.createQueuePair(ingestCompletions, new QueuePair.Capacity(2, 1));
         ingestPair.connect(QueuePair.Endpoint.decode(ingestEndpoint), ingestOptions.withMtu(mtu));
       }
+      if (ingestPair != null) {
+        ring = pushRing(offer, domain, mtu, clientMemory);
+      }
       return new Session(domain, completions, pair, new RegisteredBufferPool(domain,
           EnumSet.of(windows ? MemoryRegion.Access.MEMORY_WINDOW_BIND : MemoryRegion.Access.REMOTE_READ),
-          context.memoryPerClient()), readsPerBatch, ingestCompletions, ingestPair, clientMemory);
+          context.memoryPerClient()), readsPerBatch, ingestCompletions, ingestPair, ring, clientMemory);
     } catch (RuntimeException e) {
+      if (ring != null) {
+        ring.close();
+      }
       if (ingestPair != null) {
         ingestPair.close();
       }
@@ -125,6 +135,55 @@ final class RdmaServer implements ServerTransport {
       }
       domain.close();
       throw e;
+    }
+  }
+
+  /**
+   * The ring a client that pushes its ingested bodies writes into (it offered a sending queue pair in HELLO),
+   * registered in its domain, connected to take its writes, and counted in its budget while it is connected; null
+   * for a client that reads, where rings are off ({@value RdmaTransport#PUSH_RING_BYTES_PROPERTY} = 0), or where the
+   * client's budget has no room for one: the client then reads.
+   */
+  private AccountedRing pushRing(Map<String, String> offer, ProtectionDomain domain, int mtu,
+      BufferAllocator clientMemory) {
+    String sender = offer.get(RdmaTransport.PUSH_ENDPOINT);
+    int messages = Math.min(IngestPushes.MESSAGES, RdmaTransport.pushMessages(offer));
+    if (sender == null || messages < 1 || ringBytes == 0) {
+      return null;
+    }
+    QueuePair.Endpoint endpoint = QueuePair.Endpoint.decode(sender);
+    IngestRing ring = IngestRing.create(domain, ringBytes, messages);
+    ArrowBuf accounted;
+    try {
+      accounted = clientMemory.wrapForeignAllocation(new ForeignAllocation(ringBytes, ring.ring().address()) {
+        @Override
+        protected void release0() {
+          // Only the accounting: the ring's memory is the receiver's own.
+        }
+      });
+    } catch (RuntimeException e) {
+      ring.close();
+      return null; // no room in the client's budget: it reads
+    }
+    try {
+      ring.connect(endpoint, options.withMtu(mtu));
+      return new AccountedRing(ring, accounted);
+    } catch (RuntimeException e) {
+      ring.close();
+      accounted.close();
+      throw e;
+    }
+  }
+
+  /** A client's push ring and its place in the client's budget. */
+  private record AccountedRing(IngestRing ring, ArrowBuf accounted) implements AutoCloseable {
+    @Override
+    public void close() {
+      try {
+        ring.close();
+      } finally {
+        accounted.close();
+      }
     }
   }
 
@@ -154,12 +213,16 @@ final class RdmaServer implements ServerTransport {
     private final CompletionQueue ingestCompletions;
     private final QueuePair ingestPair;
     private IngestReads ingestReads;
+    /** The ring the client pushes ingested bodies into: null where it reads them all. */
+    private final AccountedRing ring;
     /** The client's own budget, inside its credential's: exposed buffers count there while the client may read them. */
     private final BufferAllocator clientMemory;
     private boolean closed;
 
     Session(ProtectionDomain domain, CompletionQueue completions, QueuePair pair, RegisteredBufferPool exposed,
-        int readsPerBatch, CompletionQueue ingestCompletions, QueuePair ingestPair, BufferAllocator clientMemory) {
+        int readsPerBatch, CompletionQueue ingestCompletions, QueuePair ingestPair, AccountedRing ring,
+        BufferAllocator clientMemory) {
+      this.ring = ring;
       this.clientMemory = clientMemory;
       this.domain = domain;
       this.completions = completions;
@@ -173,10 +236,17 @@ final class RdmaServer implements ServerTransport {
 
     @Override
     public Map<String, String> welcomeParameters() {
-      String mtu = Integer.toString(QueuePair.Mtu.bytes(localMtu));
-      return ingestPair == null ? Map.of(RdmaTransport.ENDPOINT, pair.endpoint(options).encode(), RdmaTransport.MTU,
-          mtu) : Map.of(RdmaTransport.ENDPOINT, pair.endpoint(options).encode(), RdmaTransport.INGEST_ENDPOINT,
-              ingestPair.endpoint(ingestOptions).encode(), RdmaTransport.MTU, mtu);
+      Map<String, String> welcome = new java.util.HashMap<>();
+      welcome.put(RdmaTransport.ENDPOINT, pair.endpoint(options).encode());
+      welcome.put(RdmaTransport.MTU, Integer.toString(QueuePair.Mtu.bytes(localMtu)));
+      if (ingestPair != null) {
+        welcome.put(RdmaTransport.INGEST_ENDPOINT, ingestPair.endpoint(ingestOptions).encode());
+      }
+      if (ring != null) {
+        welcome.put(RdmaTransport.PUSH_ENDPOINT, ring.ring().endpoint(options).encode());
+        welcome.put(RdmaTransport.PUSH_RING, ring.ring().ring().encode());
+      }
+      return Map.copyOf(welcome);
     }
 
     /**
@@ -193,7 +263,8 @@ final class RdmaServer implements ServerTransport {
       }
       if (ingestReads == null) {
         ingestReads = new IngestReads(ingestPair, ingestCompletions, new RegisteredBufferPool(domain,
-            EnumSet.of(MemoryRegion.Access.LOCAL_WRITE), context.memoryPerClient()), context.ioTimeout());
+            EnumSet.of(MemoryRegion.Access.LOCAL_WRITE), context.memoryPerClient()), context.ioTimeout(),
+            ring == null ? null : ring.ring());
       }
       return ingestReads;
     }
@@ -427,6 +498,10 @@ final class RdmaServer implements ServerTransport {
       }
       if (ingestReads != null) {
         ingestReads.close();
+      }
+      if (ring != null) {
+        // Its queue pair first, then the ring's memory and the budget it counted in.
+        ring.close();
       }
       binder.close();
       for (Placed batch : live) {

@@ -24,6 +24,21 @@ public final class RdmaTransport implements Transport {
    * queue the binder owns) and from the client's reads.
    */
   static final String INGEST_ENDPOINT = NAME + ".ingest_endpoint";
+  /**
+   * Ingest by RDMA WRITE ({@link IngestTransfer}): in HELLO the client's sending queue pair and how many messages it
+   * keeps in flight; in WELCOME the server's receiving queue pair and its ring ({@code PushRing.encode()}). A client
+   * that reads only says nothing, and a server that offers no ring answers nothing: the client then reads.
+   */
+  static final String PUSH_ENDPOINT = NAME + ".push_endpoint";
+  static final String PUSH_MESSAGES = NAME + ".push_messages";
+  static final String PUSH_RING = NAME + ".push_ring";
+  /**
+   * System property: the bytes of the ring a server registers for each client that pushes its ingested bodies
+   * ({@link IngestTransfer#WRITE}, {@link IngestTransfer#BY_SIZE}), counted in the client's memory budget while it is
+   * connected. Default {@value #DEFAULT_PUSH_RING_BYTES}; 0 offers no ring (such clients read).
+   */
+  public static final String PUSH_RING_BYTES_PROPERTY = "thallus.rdma.pushRingBytes";
+  static final int DEFAULT_PUSH_RING_BYTES = 8 << 20;
   /** This side's largest path MTU, in bytes: each side says it at the handshake, both connect at the smaller. */
   static final String MTU = NAME + ".mtu";
   /**
@@ -127,6 +142,29 @@ public final class RdmaTransport implements Transport {
     } catch (NumberFormatException e) {
       throw ThallusException.of(StatusCode.PROTOCOL_ERROR, "the peer's " + key + " is not a number: " + value);
     }
+  }
+
+  /** The push messages a client said it keeps in flight ({@value #PUSH_MESSAGES}); 0 when it did not say. */
+  static int pushMessages(java.util.Map<String, String> peer) {
+    return Math.max(0, said(peer, PUSH_MESSAGES, 0));
+  }
+
+  /** {@value #PUSH_RING_BYTES_PROPERTY}, checked: 0 (no ring) up to 1 GiB. */
+  static int pushRingBytes() {
+    String value = System.getProperty(PUSH_RING_BYTES_PROPERTY);
+    if (value == null) {
+      return DEFAULT_PUSH_RING_BYTES;
+    }
+    try {
+      int bytes = Integer.parseInt(value.strip());
+      if (bytes >= 0 && bytes <= 1 << 30) {
+        return bytes;
+      }
+    } catch (NumberFormatException e) {
+      // named below
+    }
+    throw ThallusException.of(StatusCode.INVALID_ARGUMENT, PUSH_RING_BYTES_PROPERTY
+        + " must be a number of bytes from 0 to 1 GiB, not " + value);
   }
 
   /** {@value #IN_PLACE_BYTES_PROPERTY}, checked. */

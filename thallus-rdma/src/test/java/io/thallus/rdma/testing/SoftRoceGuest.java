@@ -25,6 +25,13 @@ import org.junit.jupiter.api.Assumptions;
 public final class SoftRoceGuest {
   /** rxe-vm.sh's exit status when the guest itself could not be set up or started. */
   private static final int HARNESS_FAILED = 125;
+  /**
+   * System property: run only these guest tests ({@code CLASS} or {@code CLASS#METHOD}, fully qualified,
+   * comma-separated) instead of every tagged test of the packages, while working on a few (a full guest run takes
+   * many minutes): {@code ./mvnw -pl thallus-rdma -am verify -Dtest=RxeGuestTest
+   * -Dsurefire.failIfNoSpecifiedTests=false -Dthallus.rdma.guestTests=io.thallus.rdma.transport.IngestRingTest}.
+   */
+  public static final String ONLY_PROPERTY = "thallus.rdma.guestTests";
   /** Each guest test's limit (JUnit's duration syntax). */
   private static final String GUEST_TEST_TIMEOUT = "5m";
 
@@ -41,8 +48,16 @@ public final class SoftRoceGuest {
     command.addAll(List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
         "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
         "org.junit.platform.console.ConsoleLauncher", "execute", "--include-tag=rdma-device"));
-    for (String selectPackage : selectPackages) {
-      command.add("--select-package=" + selectPackage);
+    String only = System.getProperty(ONLY_PROPERTY, "").strip();
+    if (only.isEmpty()) {
+      for (String selectPackage : selectPackages) {
+        command.add("--select-package=" + selectPackage);
+      }
+    } else {
+      // A developer's run of a few guest tests: CLASS or CLASS#METHOD, comma-separated.
+      for (String selector : only.split(",")) {
+        command.add((selector.contains("#") ? "--select-method=" : "--select-class=") + selector.strip());
+      }
     }
     command.addAll(List.of("--disable-banner", "--disable-ansi-colors", "--details=flat", "--fail-if-no-tests",
         // A guest test that hangs fails alone, named, with every thread's stack, instead of holding the whole guest
