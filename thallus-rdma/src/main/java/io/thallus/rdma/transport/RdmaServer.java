@@ -101,7 +101,7 @@ final class RdmaServer implements ServerTransport {
     QueuePair pair = null;
     CompletionQueue ingestCompletions = null;
     QueuePair ingestPair = null;
-    AccountedRing ring = null;
+    IngestRing ring = null;
     try {
       completions = device.createCompletionQueue(16);
       pair = domain.createQueuePair(completions, new QueuePair.Capacity(16, 1));
@@ -112,7 +112,7 @@ final class RdmaServer implements ServerTransport {
         ingestPair.connect(QueuePair.Endpoint.decode(ingestEndpoint), ingestOptions.withMtu(mtu));
       }
       if (ingestPair != null) {
-        ring = pushRing(offer, domain, mtu, clientMemory);
+        ring = pushRing(offer, domain, mtu);
       }
       return new Session(domain, completions, pair, new RegisteredBufferPool(domain,
           EnumSet.of(windows ? MemoryRegion.Access.MEMORY_WINDOW_BIND : MemoryRegion.Access.REMOTE_READ),
@@ -140,50 +140,26 @@ final class RdmaServer implements ServerTransport {
 
   /**
    * The ring a client that pushes its ingested bodies writes into (it offered a sending queue pair in HELLO),
-   * registered in its domain, connected to take its writes, and counted in its budget while it is connected; null
-   * for a client that reads, where rings are off ({@value RdmaTransport#PUSH_RING_BYTES_PROPERTY} = 0), or where the
-   * client's budget has no room for one: the client then reads.
+   * registered in its domain and connected to take its writes; null for a client that reads, or where rings are off
+   * ({@value RdmaTransport#PUSH_RING_BYTES_PROPERTY} = 0): the client then reads. Like the connection's receive
+   * pool, the ring is registered memory of the connection rather than of a batch: it is not counted as batch memory,
+   * and it is at most a quarter of the client's budget.
    */
-  private AccountedRing pushRing(Map<String, String> offer, ProtectionDomain domain, int mtu,
-      BufferAllocator clientMemory) {
+  private IngestRing pushRing(Map<String, String> offer, ProtectionDomain domain, int mtu) {
     String sender = offer.get(RdmaTransport.PUSH_ENDPOINT);
     int messages = Math.min(IngestPushes.MESSAGES, RdmaTransport.pushMessages(offer));
-    if (sender == null || messages < 1 || ringBytes == 0) {
+    int bytes = (int) Math.min(ringBytes, context.memoryPerClient() / 4);
+    if (sender == null || messages < 1 || bytes < 4096) {
       return null;
     }
     QueuePair.Endpoint endpoint = QueuePair.Endpoint.decode(sender);
-    IngestRing ring = IngestRing.create(domain, ringBytes, messages);
-    ArrowBuf accounted;
-    try {
-      accounted = clientMemory.wrapForeignAllocation(new ForeignAllocation(ringBytes, ring.ring().address()) {
-        @Override
-        protected void release0() {
-          // Only the accounting: the ring's memory is the receiver's own.
-        }
-      });
-    } catch (RuntimeException e) {
-      ring.close();
-      return null; // no room in the client's budget: it reads
-    }
+    IngestRing ring = IngestRing.create(domain, bytes, messages);
     try {
       ring.connect(endpoint, options.withMtu(mtu));
-      return new AccountedRing(ring, accounted);
+      return ring;
     } catch (RuntimeException e) {
       ring.close();
-      accounted.close();
       throw e;
-    }
-  }
-
-  /** A client's push ring and its place in the client's budget. */
-  private record AccountedRing(IngestRing ring, ArrowBuf accounted) implements AutoCloseable {
-    @Override
-    public void close() {
-      try {
-        ring.close();
-      } finally {
-        accounted.close();
-      }
     }
   }
 
@@ -214,13 +190,13 @@ final class RdmaServer implements ServerTransport {
     private final QueuePair ingestPair;
     private IngestReads ingestReads;
     /** The ring the client pushes ingested bodies into: null where it reads them all. */
-    private final AccountedRing ring;
+    private final IngestRing ring;
     /** The client's own budget, inside its credential's: exposed buffers count there while the client may read them. */
     private final BufferAllocator clientMemory;
     private boolean closed;
 
     Session(ProtectionDomain domain, CompletionQueue completions, QueuePair pair, RegisteredBufferPool exposed,
-        int readsPerBatch, CompletionQueue ingestCompletions, QueuePair ingestPair, AccountedRing ring,
+        int readsPerBatch, CompletionQueue ingestCompletions, QueuePair ingestPair, IngestRing ring,
         BufferAllocator clientMemory) {
       this.ring = ring;
       this.clientMemory = clientMemory;
@@ -243,8 +219,8 @@ final class RdmaServer implements ServerTransport {
         welcome.put(RdmaTransport.INGEST_ENDPOINT, ingestPair.endpoint(ingestOptions).encode());
       }
       if (ring != null) {
-        welcome.put(RdmaTransport.PUSH_ENDPOINT, ring.ring().endpoint(options).encode());
-        welcome.put(RdmaTransport.PUSH_RING, ring.ring().ring().encode());
+        welcome.put(RdmaTransport.PUSH_ENDPOINT, ring.endpoint(options).encode());
+        welcome.put(RdmaTransport.PUSH_RING, ring.ring().encode());
       }
       return Map.copyOf(welcome);
     }
@@ -264,7 +240,7 @@ final class RdmaServer implements ServerTransport {
       if (ingestReads == null) {
         ingestReads = new IngestReads(ingestPair, ingestCompletions, new RegisteredBufferPool(domain,
             EnumSet.of(MemoryRegion.Access.LOCAL_WRITE), context.memoryPerClient()), context.ioTimeout(),
-            ring == null ? null : ring.ring());
+            ring);
       }
       return ingestReads;
     }
@@ -500,7 +476,7 @@ final class RdmaServer implements ServerTransport {
         ingestReads.close();
       }
       if (ring != null) {
-        // Its queue pair first, then the ring's memory and the budget it counted in.
+        // Its queue pair first, then the ring's memory.
         ring.close();
       }
       binder.close();

@@ -34,8 +34,8 @@ public final class RdmaTransport implements Transport {
   static final String PUSH_RING = NAME + ".push_ring";
   /**
    * System property: the bytes of the ring a server registers for each client that pushes its ingested bodies
-   * ({@link IngestTransfer#WRITE}, {@link IngestTransfer#BY_SIZE}), counted in the client's memory budget while it is
-   * connected. Default {@value #DEFAULT_PUSH_RING_BYTES}; 0 offers no ring (such clients read).
+   * ({@link IngestTransfer#WRITE}, {@link IngestTransfer#BY_SIZE}), while it is connected; at most a quarter of the
+   * client's memory budget. Default {@value #DEFAULT_PUSH_RING_BYTES}; 0 offers no ring (such clients read).
    */
   public static final String PUSH_RING_BYTES_PROPERTY = "thallus.rdma.pushRingBytes";
   static final int DEFAULT_PUSH_RING_BYTES = 8 << 20;
