@@ -17,6 +17,8 @@ import io.thallus.conformance.DuckDBReference;
 import io.thallus.conformance.TypeTable;
 import io.thallus.duckdb.DuckDBEngine;
 import io.thallus.server.ThallusServer;
+import io.thallus.testing.ChildJvm;
+import io.thallus.testing.Memory;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -168,6 +170,24 @@ class RdmaPushIngestTest {
       batches(wide, 2000, r -> client.ingest(IngestRequest.of("small", IngestMode.CREATE), r));
       assertThat(rows(client, WIDE_CHECK + "small")).isEqualTo(DuckDBReference.run(WIDE_CHECK + "(" + wide + ")",
           1024).rows());
+    }
+  }
+
+  @Test
+  void aClientKilledMidPushLeavesTheTableAsItWasAndTheServerServesOn() throws Exception {
+    startServer(RING);
+    try (ThallusClient client = connect(IngestTransfer.WRITE)) {
+      client.query("CREATE TABLE steady AS SELECT i AS v FROM range(5) t(i)").close();
+      try (ChildJvm child = ChildJvm.start(PushingClientMain.class,
+          server.getLocation().withTransport("rdma").toString(), "steady", "3", "write")) {
+        assertThat(child.awaitLine("INGESTING", 120)).isEqualTo("INGESTING 3 over rdma by write");
+        child.kill();
+      }
+      Memory.awaitZero(() -> server.memoryUse().connectionBytes(), "connection memory after the client was killed");
+      assertThat(rows(client, "SELECT count(*), sum(v)::BIGINT FROM steady")).containsExactly(List.of(5L, 10L));
+      String more = "SELECT (100 + i) AS v FROM range(100000) t(i)";
+      batches(more, 4000, r -> client.ingest(IngestRequest.of("steady", IngestMode.APPEND), r));
+      assertThat(rows(client, "SELECT count(*) FROM steady")).containsExactly(List.of(100_005L));
     }
   }
 
