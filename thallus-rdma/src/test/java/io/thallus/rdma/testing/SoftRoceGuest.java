@@ -45,6 +45,15 @@ public final class SoftRoceGuest {
     command.addAll(JvmFlags.forChild());
     ManagementFactory.getRuntimeMXBean().getInputArguments().stream().filter(f -> f.startsWith("-Xmx"))
         .forEach(command::add);
+    // The rdma transport's settings, where this run set them: the guest tests then run with them (say the whole
+    // conformance suite with ingest by WRITE: -Dthallus.rdma.ingestTransfer=by-size).
+    for (String setting : List.of("thallus.rdma.ingestTransfer", "thallus.rdma.pushRingBytes",
+        "thallus.rdma.inPlaceBytes")) {
+      String value = System.getProperty(setting, "");
+      if (!value.isBlank()) {
+        command.add("-D" + setting + "=" + value);
+      }
+    }
     command.addAll(List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
         "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
         "org.junit.platform.console.ConsoleLauncher", "execute", "--include-tag=rdma-device"));

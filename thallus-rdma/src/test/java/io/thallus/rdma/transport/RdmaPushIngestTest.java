@@ -51,10 +51,23 @@ class RdmaPushIngestTest {
 
   private BufferAllocator allocator;
   private ThallusServer server;
+  /** The settings this JVM was started with (a guest run may set them for every test): put back after each test. */
+  private String transferBefore;
+  private String ringBefore;
 
   @BeforeEach
   void allocator() {
     allocator = new RootAllocator();
+    transferBefore = System.getProperty(IngestTransfer.PROPERTY);
+    ringBefore = System.getProperty(RdmaTransport.PUSH_RING_BYTES_PROPERTY);
+  }
+
+  private static void restore(String property, String value) {
+    if (value == null) {
+      System.clearProperty(property);
+    } else {
+      System.setProperty(property, value);
+    }
   }
 
   @AfterEach
@@ -63,8 +76,8 @@ class RdmaPushIngestTest {
       server.close();
     }
     allocator.close();
-    System.clearProperty(IngestTransfer.PROPERTY);
-    System.clearProperty(RdmaTransport.PUSH_RING_BYTES_PROPERTY);
+    restore(IngestTransfer.PROPERTY, transferBefore);
+    restore(RdmaTransport.PUSH_RING_BYTES_PROPERTY, ringBefore);
   }
 
   private void startServer(int ringBytes) {
