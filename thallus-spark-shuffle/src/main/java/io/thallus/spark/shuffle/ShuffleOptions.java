@@ -33,5 +33,19 @@ public final class ShuffleOptions {
   /** With {@code store=exchange}: map output an executor keeps in memory before it spills to local disk (256m). */
   public static final String EXCHANGE_MEMORY = "spark.thallus.shuffle.exchange.memory";
 
+  /**
+   * With {@code store=exchange}, per session: whether map tasks push each reduce partition's batches to the executor
+   * that will reduce it, {@code auto} (default: when the shuffle's estimated size is at most
+   * {@link #EXCHANGE_PUSH_MAX_BYTES}), {@code on} or {@code off}. Reducers pull whatever was not pushed.
+   */
+  public static final String EXCHANGE_PUSH = "spark.thallus.shuffle.exchange.push";
+  /** With {@code push=auto}: the largest estimated shuffle (Spark's size estimate of its input) that is pushed (128m). */
+  public static final String EXCHANGE_PUSH_MAX_BYTES = "spark.thallus.shuffle.exchange.pushMaxBytes";
+  /**
+   * With push: how long a map task's commit waits for its pushes to leave (default {@code 30s}; {@code 0} does not
+   * wait), so that the reducers, which start when the map stage ends, find them.
+   */
+  public static final String EXCHANGE_PUSH_COMMIT_WAIT = "spark.thallus.shuffle.exchange.pushCommitWait";
+
   private ShuffleOptions() {}
 }

@@ -3,6 +3,7 @@ package io.thallus.spark.shuffle;
 import java.io.Serializable;
 import java.util.HashMap;
 import java.util.Objects;
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.spark.FutureAction;
 import org.apache.spark.MapOutputStatistics;
@@ -173,10 +174,22 @@ public final class ThallusShuffleExchangeExec extends Exchange implements Shuffl
       ShuffleConf options = new ShuffleConf(conf());
       ExchangeLayout layout = new ExchangeLayout(child.output(), partitionId, outputPartitioning.numPartitions(),
           columnarInput, options.codec(), options.batchRows());
+      PushPlan push = PushPlanner.plan(options, sparkContext(), outputPartitioning.numPartitions(), estimatedBytes());
       dependency = new ArrowShuffleDependency(input, layout, new UnsafeRowSerializer(child.output().size(), null),
-          ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics()), exchangeMetrics());
+          ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics()), exchangeMetrics(), push);
     }
     return dependency;
+  }
+
+  /** Spark's estimate of the child's output size (its logical plan's statistics), where it has one. */
+  private OptionalLong estimatedBytes() {
+    Option<org.apache.spark.sql.catalyst.plans.logical.LogicalPlan> logical = child.logicalLink();
+    if (logical.isEmpty()) {
+      return OptionalLong.empty();
+    }
+    BigInt size = logical.get().stats().sizeInBytes();
+    return size.isValidLong() && size.longValue() < Long.MAX_VALUE ? OptionalLong.of(size.longValue())
+        : OptionalLong.empty();
   }
 
   @Override
