@@ -53,6 +53,7 @@ class ExchangePushTest {
 
   @BeforeAll
   static void start() throws Exception {
+    long started = System.nanoTime();
     cluster = new TestCluster(work, 2, Map.of(ShuffleOptions.STORE, "exchange",
         ShuffleOptions.EXCHANGE_TRANSPORT, "shm"));
     spark = cluster.spark;
@@ -60,6 +61,7 @@ class ExchangePushTest {
     ExchangeDirectory directory = ((ThallusShuffleManager) SparkEnv.get().shuffleManager()).directory().orElseThrow();
     Eventually.await("both executors' endpoints registered", Duration.ofMinutes(2),
         () -> directory.live(CollectionConverters.asJava(spark.sparkContext().getExecutorIds())).size() == 2);
+    System.out.printf("cluster up and both endpoints registered in %d ms%n", (System.nanoTime() - started) / 1_000_000);
   }
 
   @AfterAll
@@ -72,7 +74,7 @@ class ExchangePushTest {
   @AfterEach
   void unset() {
     for (String key : List.of(ShuffleOptions.EXCHANGE_PUSH, "spark.sql.adaptive.enabled",
-        "spark.sql.shuffle.partitions", "spark.locality.wait")) {
+        "spark.sql.shuffle.partitions")) {
       spark.conf().unset(key);
     }
   }
@@ -82,12 +84,17 @@ class ExchangePushTest {
   void syntheticPlanGivesSparksAnswerFromPushedBatches(boolean adaptive) {
     spark.conf().set(ShuffleOptions.EXCHANGE_PUSH, "on");
     spark.conf().set("spark.sql.adaptive.enabled", String.valueOf(adaptive));
+    long started = System.nanoTime();
     ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> ThallusExchangeTest.syntheticPlan(spark, 200_000));
+    System.out.printf("synthetic plan, AQE %s: both answers in %d ms%n", adaptive,
+        (System.nanoTime() - started) / 1_000_000);
     assertThat(answers.thallus).hasSize(200_000).isEqualTo(answers.spark);
     assertThat(answers.thallusPlan).contains("ThallusShuffleExchange");
 
     Counts counts = Counts.of(spark, () -> ThallusExchangeTest.syntheticPlan(spark, 200_000)
         .selectExpr("SUM(v)", "COUNT(DISTINCT k)", "MAX(s)"));
+    System.out.printf("synthetic plan, AQE %s: %d pushes, %d pulls, %d pushed batches read, commits waited %d ms%n",
+        adaptive, counts.pushes, counts.pullRequests, counts.pushedBatchesRead, counts.pushWaitNanos / 1_000_000);
     assertThat(counts.pushes).as("pushes sent").isPositive();
     assertThat(counts.pushedBatchesRead).as("pushed batches read").isPositive();
   }
@@ -143,12 +150,12 @@ class ExchangePushTest {
   /**
    * One executor is kept busy by another job, so every task of the shuffle (maps and reducers) runs on the other:
    * half the partitions were pushed to the busy executor, and their reducers, scheduled away from it, read the map
-   * outputs where they are (here: their own executor) and give the same answer; what was pushed is never read.
+   * outputs where they are (here: their own executor, after Spark's locality wait for the busy one) and give the
+   * same answer; what was pushed is never read.
    */
   @Test
   void aReducerAwayFromItsPushTargetReadsTheMapOutputs() throws Exception {
     spark.conf().set("spark.sql.adaptive.enabled", "false");
-    spark.conf().set("spark.locality.wait", "0");
     spark.conf().set(ShuffleOptions.EXCHANGE_PUSH, "on");
     Path gate = work.resolve("busy-may-end");
     AtomicReference<String> busy = new AtomicReference<>();
@@ -223,7 +230,7 @@ class ExchangePushTest {
     assertThat(plan.target(66)).isEqualTo(executors.get(0));
     assertThat(plan.target(67)).isEqualTo(executors.get(1));
     assertThat(plan.target(199)).isEqualTo(executors.get(2));
-    assertThat(plan.holderOf(60, 70)).contains(executors.get(1));
+    assertThat(plan.holderOf(60, 80)).contains(executors.get(1));
     assertThat(plan.holderOf(60, 68)).contains(executors.get(0));
     assertThat(plan.addresses()).hasSize(200);
     assertThat(executors.get(2).taskLocation()).isEqualTo("executor_g_2");
@@ -231,7 +238,7 @@ class ExchangePushTest {
   }
 
   /** The exchange's push and pull counts of one query, summed over its Thallus exchanges, and its answer. */
-  record Counts(List<String> answer, long pushes, long pullRequests, long pushedBatchesRead) {
+  record Counts(List<String> answer, long pushes, long pullRequests, long pushedBatchesRead, long pushWaitNanos) {
     static Counts of(SparkSession session, java.util.function.Supplier<Dataset<Row>> query) {
       Dataset<Row> rows = query.get();
       List<String> answer = ExchangeAnswers.rows(rows);
@@ -241,12 +248,14 @@ class ExchangePushTest {
       long pushes = 0;
       long pulls = 0;
       long read = 0;
+      long waited = 0;
       for (ThallusShuffleExchangeExec exchange : exchanges) {
         pushes += exchange.metrics().apply("pushes").value();
         pulls += exchange.metrics().apply("pullRequests").value();
         read += exchange.metrics().apply("pushedBatchesRead").value();
+        waited += exchange.metrics().apply("pushWaitTime").value();
       }
-      return new Counts(answer, pushes, pulls, read);
+      return new Counts(answer, pushes, pulls, read, waited);
     }
 
     private static void collect(SparkPlan plan, Set<ThallusShuffleExchangeExec> into) {

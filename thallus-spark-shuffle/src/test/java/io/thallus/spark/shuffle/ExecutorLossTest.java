@@ -39,14 +39,24 @@ class ExecutorLossTest {
   /**
    * With {@code store=exchange} the output lives in the killed executor's endpoint: the reducers, which asked the
    * tracker before the kill, fail to pull from it, and their FetchFailedException has Spark run the maps again.
+   * With {@code exchange+push} the killed executor's maps also pushed to the survivor: the survivor's reducers read
+   * those pushes, the killed executor's reducers run again, find its outputs gone and have Spark rerun its maps.
    */
   @ParameterizedTest(name = "store {0}")
-  @ValueSource(strings = {"spark", "exchange"})
+  @ValueSource(strings = {"spark", "exchange", "exchange+push"})
   void aKilledExecutorsMapOutputIsRecomputedAndTheAnswerHolds(String store) throws Exception {
-    try (TestCluster cluster = new TestCluster(work, 2, Map.of(ShuffleOptions.STORE, store,
+    boolean push = store.endsWith("+push");
+    try (TestCluster cluster = new TestCluster(work, 2, Map.of(ShuffleOptions.STORE, push ? "exchange" : store,
         ShuffleOptions.EXCHANGE_TRANSPORT, "shm"))) {
       SparkSession spark = cluster.spark;
       spark.conf().set("spark.sql.adaptive.enabled", "false");
+      spark.conf().set(ShuffleOptions.EXCHANGE_PUSH, push ? "on" : "off");
+      if (push) {
+        ExchangeDirectory directory =
+            ((ThallusShuffleManager) org.apache.spark.SparkEnv.get().shuffleManager()).directory().orElseThrow();
+        Eventually.await("both executors' endpoints registered", Duration.ofMinutes(2), () -> directory.live(
+            scala.jdk.javaapi.CollectionConverters.asJava(spark.sparkContext().getExecutorIds())).size() == 2);
+      }
       Set<String> mapExecutors = ConcurrentHashMap.newKeySet();
       AtomicInteger mapTasksDone = new AtomicInteger();
       AtomicLong killedAt = new AtomicLong(Long.MAX_VALUE);
