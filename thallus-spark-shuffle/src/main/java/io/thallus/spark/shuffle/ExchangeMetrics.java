@@ -37,10 +37,10 @@ final class ExchangeMetrics implements Serializable {
     convertTime = SQLMetrics.createNanoTimingMetric(context, "thallus map: rows to Arrow", -1L);
     encodeTime = SQLMetrics.createNanoTimingMetric(context, "thallus map: encode and compress", -1L);
     decodeTime = SQLMetrics.createNanoTimingMetric(context, "thallus reduce: decompress and decode", -1L);
-    pushes = SQLMetrics.createMetric(context, "thallus push: pushes sent");
+    pushes = SQLMetrics.createMetric(context, "thallus exchange: pushes sent");
     pushWaitTime = SQLMetrics.createNanoTimingMetric(context, "thallus push: commit waiting for pushes", -1L);
-    pullRequests = SQLMetrics.createMetric(context, "thallus reduce: pull requests");
-    pushedBatchesRead = SQLMetrics.createMetric(context, "thallus reduce: pushed batches read");
+    pullRequests = SQLMetrics.createMetric(context, "thallus exchange: pull requests");
+    pushedBatchesRead = SQLMetrics.createMetric(context, "thallus exchange: pushed batches read");
   }
 
   Map<String, SQLMetric> byName() {
