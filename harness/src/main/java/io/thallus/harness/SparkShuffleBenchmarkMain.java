@@ -25,10 +25,11 @@ import scala.Option;
 /**
  * Spark's sort shuffle against the Thallus exchange (thallus-spark-shuffle) on standalone clusters of executor JVMs
  * started here: the research's synthetic plan (range, shuffle by key, project, shuffle again, aggregate) and TPC-H
- * Q3, Q9 and Q18 over Spark's Parquet reader, broadcasts off. Four modes: Spark's shuffle, the Thallus exchange on
+ * Q3, Q9 and Q18 over Spark's Parquet reader, broadcasts off. Five modes: Spark's shuffle, the Thallus exchange on
  * Spark's shuffle files ("thallus files"), and on exchange endpoints (spark.thallus.shuffle.store=exchange, which is
  * executor-wide: a second cluster, where Spark's shuffle runs again as that cluster's baseline), pulled ("thallus
- * exchange", spark.thallus.shuffle.exchange.push=off) or pushed ("thallus exchange push", push=on). Within a cluster the modes alternate (spark.thallus.shuffle.enabled), medians of --runs
+ * exchange", spark.thallus.shuffle.exchange.push=off) or pushed ("thallus exchange push", push=on; and once more
+ * with pushCommitWait=0, the map tasks not waiting for their pushes to leave before they commit). Within a cluster the modes alternate (spark.thallus.shuffle.enabled), medians of --runs
  * after a warm-up; answers compared; shuffle bytes and times from Spark's task metrics.
  *
  * <p>Options: --rows 5000000 --data harness/target/tpch-sf1 --runs 3 --executors 2 --executor-memory 2g
@@ -37,6 +38,8 @@ import scala.Option;
  */
 public final class SparkShuffleBenchmarkMain {
   private static final String HOST = "127.0.0.1";
+  /** Pushed, but the map tasks commit without waiting for their pushes to leave. */
+  private static final String NO_WAIT = "thallus exchange push, no commit wait";
   private SparkShuffleBenchmarkMain() {}
 
   public static void main(String[] args) throws Exception {
@@ -54,8 +57,8 @@ public final class SparkShuffleBenchmarkMain {
     Map<String, List<String>> expected = new LinkedHashMap<>();
     runCluster("spark", new String[] {"spark", "thallus files"}, options, data, runs, executors, executorMemory,
         rows, queries, results, expected);
-    runCluster("exchange", new String[] {"spark (2nd cluster)", "thallus exchange", "thallus exchange push"}, options,
-        data, runs, executors, executorMemory, rows, queries, results, expected);
+    runCluster("exchange", new String[] {"spark (2nd cluster)", "thallus exchange", "thallus exchange push",
+        NO_WAIT}, options, data, runs, executors, executorMemory, rows, queries, results, expected);
 
     System.out.printf(Locale.ROOT, "%n%d executors x 1 core, %s each; synthetic plan %d rows; TPC-H %s; medians of %d"
         + " runs; answers equal%n", executors, executorMemory, rows, data.getFileName(), runs);
@@ -88,7 +91,7 @@ public final class SparkShuffleBenchmarkMain {
         + " | pull requests | pushed batches read |");
     System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (Map.Entry<String, Map<String, List<double[]>>> workload : results.entrySet()) {
-      for (String mode : List.of("thallus files", "thallus exchange", "thallus exchange push")) {
+      for (String mode : List.of("thallus files", "thallus exchange", "thallus exchange push", NO_WAIT)) {
         double[] t = medians(workload.getValue().get(mode));
         System.out.printf(Locale.ROOT, "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %d | %d |%n",
             workload.getKey(), mode, t[3], t[5], t[6], t[8], t[7], t[4], t[9], (long) t[10], (long) t[11],
@@ -169,7 +172,9 @@ public final class SparkShuffleBenchmarkMain {
         for (String mode : modes) {
           spark.conf().set("spark.thallus.shuffle.enabled", String.valueOf(mode.startsWith("thallus")));
           // With the exchange store: pull only, or push every shuffle ("thallus exchange push").
-          spark.conf().set("spark.thallus.shuffle.exchange.push", mode.endsWith(" push") ? "on" : "off");
+          spark.conf().set("spark.thallus.shuffle.exchange.push", mode.contains(" push") ? "on" : "off");
+          // The map tasks' commit waits for their pushes to leave (at most 30 s), or not at all.
+          spark.conf().set("spark.thallus.shuffle.exchange.pushCommitWait", mode.equals(NO_WAIT) ? "0" : "30s");
           metrics.reset();
           long t0 = System.nanoTime();
           Dataset<Row> query = workload.getValue().get();
