@@ -203,6 +203,29 @@ class ExchangePushTest {
     }
   }
 
+  /** {@code auto}: a shuffle Spark estimates at most pushMaxBytes is pushed, a larger one pulled. */
+  @Test
+  void autoPushesShufflesEstimatedSmallAndPullsLargerOnes() {
+    spark.conf().set("spark.sql.adaptive.enabled", "false");
+    java.util.function.Supplier<Dataset<Row>> query = () -> spark.range(0, 100_000, 1, 4).toDF()
+        .repartition(8, col("id")).selectExpr("SUM(id)");
+    Counts small = Counts.of(spark, query);
+    spark.conf().set(ShuffleOptions.EXCHANGE_PUSH_MAX_BYTES, "1k");
+    try {
+      Counts large = Counts.of(spark, query);
+      assertThat(small.pushes).as("pushes of a shuffle estimated at 800 KB, under 128m").isPositive();
+      assertThat(large.pushes).as("pushes of the same shuffle over a 1k bound").isZero();
+      assertThat(large.answer).isEqualTo(small.answer).isEqualTo(List.of("[" + 100_000L * 99_999L / 2 + "]"));
+    } finally {
+      spark.conf().unset(ShuffleOptions.EXCHANGE_PUSH_MAX_BYTES);
+    }
+    // Without an estimate (or with push off, or one partition) nothing is pushed; the planner decides that alone.
+    ShuffleConf auto = new ShuffleConf(new SQLConf());
+    assertThat(PushPlanner.plan(auto, spark.sparkContext(), 200, java.util.OptionalLong.empty())).isNull();
+    assertThat(PushPlanner.plan(auto, spark.sparkContext(), 1, java.util.OptionalLong.of(1))).isNull();
+    assertThat(PushPlanner.plan(auto, spark.sparkContext(), 200, java.util.OptionalLong.of(1)).targets()).hasSize(2);
+  }
+
   @Test
   void pushSettingsAreCheckedNamingTheKey() {
     SQLConf conf = new SQLConf();
