@@ -2,6 +2,7 @@ package io.thallus.spark.shuffle;
 
 import java.io.Serializable;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -181,9 +182,18 @@ public final class ThallusShuffleExchangeExec extends Exchange implements Shuffl
     return dependency;
   }
 
-  /** Spark's estimate of the child's output size (its logical plan's statistics), where it has one. */
+  /**
+   * Spark's estimate of the child's output size: the statistics of the logical plan of the topmost node under the
+   * exchange that has one (nodes Spark adds after planning, such as whole-stage code generation, have none).
+   */
   private OptionalLong estimatedBytes() {
-    Option<org.apache.spark.sql.catalyst.plans.logical.LogicalPlan> logical = child.logicalLink();
+    java.util.ArrayDeque<SparkPlan> nodes = new java.util.ArrayDeque<>(List.of(child));
+    Option<org.apache.spark.sql.catalyst.plans.logical.LogicalPlan> logical = Option.empty();
+    while (logical.isEmpty() && !nodes.isEmpty()) {
+      SparkPlan node = nodes.poll();
+      logical = node.logicalLink();
+      nodes.addAll(CollectionConverters.asJava(node.children()));
+    }
     if (logical.isEmpty()) {
       return OptionalLong.empty();
     }

@@ -73,8 +73,7 @@ class ExchangePushTest {
 
   @AfterEach
   void unset() {
-    for (String key : List.of(ShuffleOptions.EXCHANGE_PUSH, "spark.sql.adaptive.enabled",
-        "spark.sql.shuffle.partitions")) {
+    for (String key : List.of(ShuffleOptions.EXCHANGE_PUSH, "spark.sql.adaptive.enabled")) {
       spark.conf().unset(key);
     }
   }
@@ -121,7 +120,6 @@ class ExchangePushTest {
   @Test
   void twoHundredPartitionsTakeAtMostTwoMessagesPerReduceTaskPerPeer() {
     spark.conf().set("spark.sql.adaptive.enabled", "false");
-    spark.conf().set("spark.sql.shuffle.partitions", "200");
     long expected = 1_000_000L * 999_999L / 2;
     java.util.function.Supplier<Dataset<Row>> query = () -> spark.range(0, 1_000_000, 1, 4).toDF()
         .repartition(200, col("id")).selectExpr("SUM(id)");
@@ -277,6 +275,11 @@ class ExchangePushTest {
         pulls += exchange.metrics().apply("pullRequests").value();
         read += exchange.metrics().apply("pushedBatchesRead").value();
         waited += exchange.metrics().apply("pushWaitTime").value();
+        System.out.printf("  exchange of %d partitions, %s: %d bytes, %d rows, %d pushes, %d pulls, %d pushed batches"
+            + " read%n", exchange.numPartitions(), exchange.outputPartitioning(),
+            exchange.metrics().apply("dataSize").value(),
+            exchange.metrics().apply("shuffleRecordsWritten").value(), exchange.metrics().apply("pushes").value(),
+            exchange.metrics().apply("pullRequests").value(), exchange.metrics().apply("pushedBatchesRead").value());
       }
       return new Counts(answer, pushes, pulls, read, waited);
     }
