@@ -112,6 +112,14 @@ class ExchangePushTest {
     }
   }
 
+  @Test
+  void skewedJoinSplitsAndCoalescesWithPush() {
+    spark.conf().set(ShuffleOptions.EXCHANGE_PUSH, "on");
+    ExchangeAnswers answers = ExchangeAnswers.ofSkewedJoin(spark);
+    assertThat(answers.thallus).isEqualTo(answers.spark).isNotEmpty();
+    assertThat(answers.thallusPlan).contains("ThallusShuffleExchange");
+  }
+
   /**
    * At 200 partitions each reduce task has one peer executor; the messages between them for it are the pushes a map
    * sent (chunks of many partitions) plus the reducer's pull requests: at most 2 per reduce task per peer, and push
