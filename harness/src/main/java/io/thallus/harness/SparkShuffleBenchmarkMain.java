@@ -29,7 +29,7 @@ import scala.Option;
  * Spark's shuffle files ("thallus files"), and on exchange endpoints (spark.thallus.shuffle.store=exchange, which is
  * executor-wide: a second cluster, where Spark's shuffle runs again as that cluster's baseline), pulled ("thallus
  * exchange", spark.thallus.shuffle.exchange.push=off) or pushed ("thallus exchange push", push=on; and once more
- * with pushCommitWait=0, the map tasks not waiting for their pushes to leave before they commit). Within a cluster the modes alternate (spark.thallus.shuffle.enabled), medians of --runs
+ * with pushCommitWait=0, the map tasks not waiting for their pushes to land before they commit). Within a cluster the modes alternate (spark.thallus.shuffle.enabled), medians of --runs
  * after a warm-up; answers compared; shuffle bytes and times from Spark's task metrics.
  *
  * <p>Options: --rows 5000000 --data harness/target/tpch-sf1 --runs 3 --executors 2 --executor-memory 2g
@@ -38,7 +38,7 @@ import scala.Option;
  */
 public final class SparkShuffleBenchmarkMain {
   private static final String HOST = "127.0.0.1";
-  /** Pushed, but the map tasks commit without waiting for their pushes to leave. */
+  /** Pushed, but the map tasks commit without waiting for their pushes to land. */
   private static final String NO_WAIT = "thallus exchange push, no commit wait";
   private SparkShuffleBenchmarkMain() {}
 
@@ -173,7 +173,7 @@ public final class SparkShuffleBenchmarkMain {
           spark.conf().set("spark.thallus.shuffle.enabled", String.valueOf(mode.startsWith("thallus")));
           // With the exchange store: pull only, or push every shuffle ("thallus exchange push").
           spark.conf().set("spark.thallus.shuffle.exchange.push", mode.contains(" push") ? "on" : "off");
-          // The map tasks' commit waits for their pushes to leave (at most 30 s), or not at all.
+          // The map tasks' commit waits for their pushes to land (at most 30 s), or not at all.
           spark.conf().set("spark.thallus.shuffle.exchange.pushCommitWait", mode.equals(NO_WAIT) ? "0" : "30s");
           metrics.reset();
           long t0 = System.nanoTime();

@@ -25,7 +25,7 @@ final class ExchangeMetrics implements Serializable {
   final SQLMetric decodeTime;
   /** Exchange store: pushes (chunks of one map's partitions for one peer) that map tasks sent. */
   final SQLMetric pushes;
-  /** Exchange store: the time map tasks' commits waited for their pushes to leave. */
+  /** Exchange store: the time map tasks' commits waited for their pushes to land. */
   final SQLMetric pushWaitTime;
   /** Exchange store: pull requests that reduce tasks sent to peers (one per peer and reduce partition at most). */
   final SQLMetric pullRequests;

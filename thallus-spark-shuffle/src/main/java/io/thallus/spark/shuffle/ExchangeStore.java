@@ -112,7 +112,7 @@ final class ExchangeStore implements ShuffleStore {
 
   /**
    * With the dependency's push plan, each partition's batches are also pushed to its target executor as they fill
-   * (the endpoint skips partitions whose target is this executor), and the commit waits (bounded) for them to leave.
+   * (the endpoint skips partitions whose target is this executor), and the commit waits (bounded) for them to land.
    */
   @Override
   public MapOutputSink openMapOutput(int shuffleId, long mapId, ArrowShuffleDependency dependency) {
@@ -240,7 +240,7 @@ final class ExchangeStore implements ShuffleStore {
         metrics.pushes.add(output.pushesSubmitted());
         if (plan.commitWaitMillis() > 0) {
           // The reduce stage starts when the last map commits: a push still queued then arrives too late to be
-          // read, and the reducer pulls that map instead. So the map waits, bounded, for its pushes to leave; at
+          // read, and the reducer pulls that map instead. So the map waits, bounded, for its pushes to land; at
           // the bound it commits anyway (the reducers pull what did not arrive).
           long started = System.nanoTime();
           try {

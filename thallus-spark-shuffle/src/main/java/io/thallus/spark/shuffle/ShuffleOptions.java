@@ -42,7 +42,7 @@ public final class ShuffleOptions {
   /** With {@code push=auto}: the largest estimated shuffle (Spark's size estimate of its input) that is pushed (128m). */
   public static final String EXCHANGE_PUSH_MAX_BYTES = "spark.thallus.shuffle.exchange.pushMaxBytes";
   /**
-   * With push: how long a map task's commit waits for its pushes to leave (default {@code 30s}; {@code 0} does not
+   * With push: how long a map task's commit waits for its pushes to land (default {@code 30s}; {@code 0} does not
    * wait), so that the reducers, which start when the map stage ends, find them.
    */
   public static final String EXCHANGE_PUSH_COMMIT_WAIT = "spark.thallus.shuffle.exchange.pushCommitWait";
