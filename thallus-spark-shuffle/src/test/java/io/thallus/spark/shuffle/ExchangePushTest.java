@@ -292,6 +292,13 @@ class ExchangePushTest {
       return new Counts(answer, pushes, pulls, read, waited);
     }
 
+    /** One metric of the exchange store, summed over the Thallus exchanges of an executed plan. */
+    static long sum(SparkPlan plan, String metric) {
+      Set<ThallusShuffleExchangeExec> exchanges = Collections.newSetFromMap(new IdentityHashMap<>());
+      collect(plan, exchanges);
+      return exchanges.stream().mapToLong(exchange -> exchange.metrics().apply(metric).value()).sum();
+    }
+
     private static void collect(SparkPlan plan, Set<ThallusShuffleExchangeExec> into) {
       if (plan instanceof ThallusShuffleExchangeExec exchange) {
         into.add(exchange);

@@ -74,7 +74,7 @@ class ExecutorLossTest {
         }
       });
       String gate = work.resolve("reducers-may-go").toString();
-      CompletableFuture<List<Long>> job = CompletableFuture.supplyAsync(() -> spark.range(0, ROWS, 1, MAP_TASKS)
+      org.apache.spark.sql.Dataset<Long> sumsPerReducer = spark.range(0, ROWS, 1, MAP_TASKS)
           .toDF()
           .repartition(MAP_TASKS, col("id"))
           .mapPartitions((MapPartitionsFunction<Row, Long>) rows -> {
@@ -91,8 +91,8 @@ class ExecutorLossTest {
               sum += rows.next().getLong(0);
             }
             return List.of(sum).iterator();
-          }, Encoders.LONG())
-          .collectAsList());
+          }, Encoders.LONG());
+      CompletableFuture<List<Long>> job = CompletableFuture.supplyAsync(sumsPerReducer::collectAsList);
 
       Eventually.await("the map stage's " + MAP_TASKS + " tasks", Duration.ofMinutes(3),
           () -> mapTasksDone.get() >= MAP_TASKS);
@@ -106,6 +106,10 @@ class ExecutorLossTest {
       List<Long> sums = job.get(5, TimeUnit.MINUTES);
       assertThat(sums.stream().mapToLong(Long::longValue).sum()).isEqualTo(ROWS * (ROWS - 1) / 2);
       assertThat(mapTasksAfterKill.get()).as("map tasks rerun after the kill").isPositive();
+      if (push) {
+        assertThat(ExchangePushTest.Counts.sum(sumsPerReducer.queryExecution().executedPlan(), "pushes"))
+            .as("pushes sent before and after the kill").isPositive();
+      }
       assertThat(spark.range(0, ROWS, 1, MAP_TASKS).toDF().repartition(MAP_TASKS, col("id"))
           .queryExecution().executedPlan().toString()).contains("ThallusShuffleExchange");
     }
