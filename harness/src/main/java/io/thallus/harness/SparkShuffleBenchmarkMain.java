@@ -29,8 +29,8 @@ import scala.Option;
  * Spark's shuffle files ("thallus files"), and on exchange endpoints (spark.thallus.shuffle.store=exchange, which is
  * executor-wide: a second cluster, where Spark's shuffle runs again as that cluster's baseline), pulled ("thallus
  * exchange", spark.thallus.shuffle.exchange.push=off) or pushed ("thallus exchange push", push=on; and once more
- * with pushCommitWait=0, the map tasks not waiting for their pushes to land before they commit). Within a cluster the modes alternate (spark.thallus.shuffle.enabled), medians of --runs
- * after a warm-up; answers compared; shuffle bytes and times from Spark's task metrics.
+ * with pushCommitWait=0, the map tasks not waiting for their pushes to land before they commit). Within a cluster
+ * the modes alternate (spark.thallus.shuffle.enabled), medians of --runs after a warm-up; answers compared; shuffle bytes and times from Spark's task metrics.
  *
  * <p>Options: --rows 5000000 --data harness/target/tpch-sf1 --runs 3 --executors 2 --executor-memory 2g
  * --partitions 200 --queries synthetic,Q3,Q9,Q18 --tpch-queries thallus-spark/src/test/resources/tpch (the folder

@@ -1,9 +1,9 @@
 package io.thallus.spark.shuffle;
 
+import io.thallus.exchange.EndpointAddress;
 import io.thallus.exchange.EndpointOptions;
 import io.thallus.exchange.ExchangeEndpoint;
 import io.thallus.exchange.MapOutput;
-import io.thallus.exchange.EndpointAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
@@ -30,11 +30,12 @@ import scala.collection.Seq;
 /**
  * The store on a Thallus exchange endpoint ({@code thallus-exchange}), one per executor, started when the executor
  * starts (or by its first exchange task, if that comes first) and closed when the shuffle manager stops. A map
- * task's batches stay in its executor's endpoint (memory, then local disk) until Spark unregisters the shuffle; its MapStatus points at a
- * {@link BlockManagerId} with the executor's id and host and the endpoint's port, so reducers know where to pull and
- * Spark's bookkeeping of lost executors (by executor id and host) applies. With a shuffle's {@link PushPlan}, map
- * tasks also push each partition's batches to the executor that will reduce it; reducers read what was pushed to
- * them and pull the rest, one request per peer endpoint and reduce partition ({@link ExchangeReduceInput}).
+ * task's batches stay in its executor's endpoint (memory, then local disk) until Spark unregisters the shuffle; its
+ * MapStatus points at a {@link BlockManagerId} with the executor's id and host and the endpoint's port, so reducers
+ * know where to pull and Spark's bookkeeping of lost executors (by executor id and host) applies. With a shuffle's
+ * {@link PushPlan}, map tasks also push each partition's batches to the executor that will reduce it; reducers read
+ * what was pushed to them and pull the rest, one request per peer endpoint and reduce partition
+ * ({@link ExchangeReduceInput}).
  */
 final class ExchangeStore implements ShuffleStore {
   private static final System.Logger LOG = System.getLogger(ExchangeStore.class.getName());

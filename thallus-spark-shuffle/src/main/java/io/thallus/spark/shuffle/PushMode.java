@@ -17,8 +17,8 @@ enum PushMode {
       case "auto" -> AUTO;
       case "on" -> ON;
       case "off" -> OFF;
-      default -> throw new IllegalArgumentException(ShuffleOptions.EXCHANGE_PUSH + " must be one of auto, on, off, not '"
-          + value + "'");
+      default -> throw new IllegalArgumentException(ShuffleOptions.EXCHANGE_PUSH
+          + " must be one of auto, on, off, not '" + value + "'");
     };
   }
 }

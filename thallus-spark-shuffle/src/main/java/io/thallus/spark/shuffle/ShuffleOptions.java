@@ -39,7 +39,7 @@ public final class ShuffleOptions {
    * {@link #EXCHANGE_PUSH_MAX_BYTES}), {@code on} or {@code off}. Reducers pull whatever was not pushed.
    */
   public static final String EXCHANGE_PUSH = "spark.thallus.shuffle.exchange.push";
-  /** With {@code push=auto}: the largest estimated shuffle (Spark's size estimate of its input) that is pushed (128m). */
+  /** With {@code push=auto}: the largest shuffle (Spark's size estimate of its input) that is pushed (128m). */
   public static final String EXCHANGE_PUSH_MAX_BYTES = "spark.thallus.shuffle.exchange.pushMaxBytes";
   /**
    * With push: how long a map task's commit waits for its pushes to land (default {@code 30s}; {@code 0} does not
