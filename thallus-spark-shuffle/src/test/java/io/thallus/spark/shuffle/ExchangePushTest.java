@@ -225,11 +225,30 @@ class ExchangePushTest {
     } finally {
       spark.conf().unset(ShuffleOptions.EXCHANGE_PUSH_MAX_BYTES);
     }
+    // The plans alone (nothing runs): both shuffles of the benchmark's synthetic plan at 5M rows are pushed, a
+    // shuffle of 50M longs (the exchange benchmark's size where pull won) is not.
+    assertThat(pushPlans(spark.range(5_000_000).toDF().repartition(col("id"))
+        .selectExpr("id * 7 + 3 AS v", "id % 1000 AS k").repartition(col("v")))).containsExactly(true, true);
+    assertThat(pushPlans(spark.range(50_000_000).toDF().repartition(col("id")))).containsExactly(false);
     // Without an estimate (or with push off, or one partition) nothing is pushed; the planner decides that alone.
     ShuffleConf auto = new ShuffleConf(new SQLConf());
     assertThat(PushPlanner.plan(auto, spark.sparkContext(), 200, java.util.OptionalLong.empty())).isNull();
     assertThat(PushPlanner.plan(auto, spark.sparkContext(), 1, java.util.OptionalLong.of(1))).isNull();
     assertThat(PushPlanner.plan(auto, spark.sparkContext(), 200, java.util.OptionalLong.of(1)).targets()).hasSize(2);
+  }
+
+  /** Whether each Thallus exchange of the query's plan (AQE off) would push, from the top of the plan down. */
+  private static List<Boolean> pushPlans(Dataset<Row> query) {
+    List<Boolean> plans = new java.util.ArrayList<>();
+    java.util.ArrayDeque<SparkPlan> nodes = new java.util.ArrayDeque<>(List.of(query.queryExecution().executedPlan()));
+    while (!nodes.isEmpty()) {
+      SparkPlan node = nodes.poll();
+      if (node instanceof ThallusShuffleExchangeExec exchange) {
+        plans.add(exchange.shuffleDependency().pushPlan() != null);
+      }
+      nodes.addAll(CollectionConverters.asJava(node.children()));
+    }
+    return plans;
   }
 
   @Test
