@@ -8,15 +8,23 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
+import io.thallus.testing.Eventually;
 import org.apache.spark.SparkConf;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
@@ -100,6 +108,61 @@ class MapOutputSpillTest {
   }
 
   @Test
+  void aKilledMapTaskLeavesNoSpillFile() throws Exception {
+    spark.conf().set(ShuffleOptions.ENABLED, "true");
+    String group = "killed-after-spilling";
+    // Each map task passes 90000 rows to the exchange (which spills them), then waits to be killed (with a deadline).
+    CompletableFuture<List<Long>> job = CompletableFuture.supplyAsync(() -> {
+      spark.sparkContext().setJobGroup(group, "map tasks killed after spilling", true);
+      return spark.range(0, 200_000, 1, 2).toDF()
+          .mapPartitions((MapPartitionsFunction<Row, Long>) rows -> new WaitAfter(rows, 90_000), Encoders.LONG())
+          .repartition(col("value"))
+          .as(Encoders.LONG())
+          .collectAsList();
+    });
+    Eventually.await("the map tasks' spill files", Duration.ofMinutes(2), () -> !spillFiles().isEmpty());
+    spark.sparkContext().cancelJobGroup(group);
+    assertThatThrownBy(() -> job.get(2, TimeUnit.MINUTES)).hasStackTraceContaining("cancel");
+    Eventually.await("no spill file after the kill", Duration.ofMinutes(1), () -> spillFiles().isEmpty());
+  }
+
+  /** Passes {@code rows} on as longs, and after {@code count} of them waits until the task is killed. */
+  private static final class WaitAfter implements Iterator<Long> {
+    private final Iterator<Row> rows;
+    private final long count;
+    private long passed;
+
+    WaitAfter(Iterator<Row> rows, long count) {
+      this.rows = rows;
+      this.count = count;
+    }
+
+    @Override
+    public boolean hasNext() {
+      if (passed == count) {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+        while (System.nanoTime() < deadline) {
+          TaskContext.get().killTaskIfInterrupted();
+          try {
+            Thread.sleep(20);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            TaskContext.get().killTaskIfInterrupted();
+          }
+        }
+        throw new IllegalStateException("The map task was never killed");
+      }
+      return rows.hasNext();
+    }
+
+    @Override
+    public Long next() {
+      passed++;
+      return rows.next().getLong(0);
+    }
+  }
+
+  @Test
   void aBadThresholdIsRefusedNamingTheKey() {
     assertThat(SparkBlockStore.spillThreshold(new SparkConf())).isEqualTo(Long.MAX_VALUE);
     assertThat(SparkBlockStore.spillThreshold(new SparkConf().set(ShuffleOptions.SPILL_THRESHOLD, " 64m ")))
@@ -141,12 +204,19 @@ class MapOutputSpillTest {
   }
 
   /** Spark names temporary shuffle files temp_shuffle_<uuid>; its own sort shuffle removes its own too. */
-  private static List<Path> spillFiles() throws IOException {
-    try (Stream<Path> files = Files.walk(cluster.localDirs)) {
-      return files.filter(f -> f.getFileName().toString().startsWith("temp_shuffle_"))
-          .filter(f -> !filesBefore.contains(f)).toList();
-    } catch (UncheckedIOException e) {
-      throw e.getCause();
+  private static List<Path> spillFiles() {
+    while (true) {
+      try (Stream<Path> files = Files.walk(cluster.localDirs)) {
+        return files.filter(f -> f.getFileName().toString().startsWith("temp_shuffle_"))
+            .filter(f -> !filesBefore.contains(f)).toList();
+      } catch (UncheckedIOException e) {
+        // A file removed while the walk passed it (a task ending now): look again.
+        if (!(e.getCause() instanceof java.nio.file.NoSuchFileException)) {
+          throw e;
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
     }
   }
 }
