@@ -38,6 +38,11 @@ import org.apache.spark.storage.DiskBlockManager;
 final class SpillingFrameSink extends MemoryConsumer implements ShuffleStore.MapOutputSink {
   private static final int FIRST_BUFFER_BYTES = 1 << 12;
   private static final int COPY_BUFFER_BYTES = 1 << 16;
+  /**
+   * A buffer past this spills whatever the grant: a byte array stops short of 2 GiB, and the next frame (at most
+   * {@link BatchFrames#MAX_RAW_LENGTH} and its codec's bound) still fits in what is left.
+   */
+  private static final int BUFFER_SPILL_BYTES = 1 << 30;
 
   private final ShuffleExecutorComponents components;
   private final DiskBlockManager localDirs;
@@ -88,7 +93,11 @@ final class SpillingFrameSink extends MemoryConsumer implements ShuffleStore.Map
     rawBytes += encoder.encode(batch, frames);
     held += frames.capacity() - before;
     encodeNanos += System.nanoTime() - started;
-    boundHeap();
+    if (frames.size() > BUFFER_SPILL_BYTES) {
+      spillToDisk();
+    } else {
+      boundHeap();
+    }
   }
 
   /**
