@@ -39,12 +39,15 @@ final class SparkBlockStore implements ShuffleStore {
   private final SparkConf conf;
   private final IndexShuffleBlockResolver resolver;
   private final long spillThreshold;
+  private final long spillFloor;
   private volatile ShuffleExecutorComponents components;
 
   SparkBlockStore(SparkConf conf, IndexShuffleBlockResolver resolver) {
     this.conf = conf;
     this.resolver = resolver;
     this.spillThreshold = spillThreshold(conf);
+    // Spark's own (5m by default): what its spillable collections hold before they may spill for want of memory.
+    this.spillFloor = conf.getSizeAsBytes("spark.shuffle.spill.initialMemoryThreshold", "5m");
   }
 
   /**
@@ -76,7 +79,7 @@ final class SparkBlockStore implements ShuffleStore {
     if (task == null) {
       throw new IllegalStateException("a map output of shuffle " + shuffleId + " is written outside a Spark task");
     }
-    return new SpillingFrameSink(task, components(), shuffleId, mapId, layout, spillThreshold);
+    return new SpillingFrameSink(task, components(), shuffleId, mapId, layout, spillThreshold, spillFloor);
   }
 
   @Override

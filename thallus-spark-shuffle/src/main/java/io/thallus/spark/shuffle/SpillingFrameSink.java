@@ -50,6 +50,7 @@ final class SpillingFrameSink extends MemoryConsumer implements ShuffleStore.Map
   private final int shuffleId;
   private final long mapId;
   private final long threshold;
+  private final long floor;
   private final TaskMetrics taskMetrics;
   private final BatchFrames.Encoder encoder;
   private final GrowableBytes[] partitionFrames;
@@ -65,9 +66,12 @@ final class SpillingFrameSink extends MemoryConsumer implements ShuffleStore.Map
   /**
    * @param components Spark's map output writers (the executor's, made once)
    * @param threshold the most bytes the buffers may take before they spill, even where Spark would grant more
+   * @param floor the bytes below which the buffers do not spill for want of memory (Spark's
+   *     {@code spark.shuffle.spill.initialMemoryThreshold}, which its own spillable collections hold before they
+   *     may spill): so that a task short of memory writes runs of a useful size, not one file per frame
    */
   SpillingFrameSink(TaskContext task, ShuffleExecutorComponents components, int shuffleId, long mapId,
-      ExchangeLayout layout, long threshold) {
+      ExchangeLayout layout, long threshold, long floor) {
     super(task.taskMemoryManager(), MemoryMode.ON_HEAP);
     this.components = components;
     this.localDirs = SparkEnv.get().blockManager().diskBlockManager();
@@ -75,6 +79,7 @@ final class SpillingFrameSink extends MemoryConsumer implements ShuffleStore.Map
     this.shuffleId = shuffleId;
     this.mapId = mapId;
     this.threshold = threshold;
+    this.floor = floor;
     this.taskMetrics = task.taskMetrics();
     this.encoder = new BatchFrames.Encoder(layout.codec());
     this.partitionFrames = new GrowableBytes[layout.partitions()];
@@ -103,7 +108,8 @@ final class SpillingFrameSink extends MemoryConsumer implements ShuffleStore.Map
   /**
    * Keeps the buffers within what Spark grants and within the threshold: asks for more memory as they grow (as
    * Spark's own spillable collections do: the buffers grow first, then the grant catches up, so they pass it by at
-   * most one buffer's growth), and spills them all when the grant or the threshold is passed.
+   * most one buffer's growth), and spills them all when the threshold is passed, or the grant is passed and they
+   * hold more than the floor.
    */
   private void boundHeap() throws IOException {
     if (held > granted && held <= threshold) {
@@ -111,18 +117,19 @@ final class SpillingFrameSink extends MemoryConsumer implements ShuffleStore.Map
       long wanted = Math.min(threshold, 2 * held) - granted;
       granted += acquireMemory(wanted);
     }
-    if (held > granted || held > threshold) {
+    if (held > threshold || (held > granted && held > floor)) {
       spillToDisk();
     }
   }
 
   /**
    * Called by Spark's memory manager when another consumer of this task needs memory. A request of this sink's own
-   * ({@link #boundHeap}) is answered there, after the grant: the sink is then between two frames.
+   * ({@link #boundHeap}) is answered there, after the grant: the sink is then between two frames. Buffers below
+   * the floor stay (the other consumer then gets less, and spills itself).
    */
   @Override
   public long spill(long size, MemoryConsumer trigger) throws IOException {
-    if (trigger == this || closed || held == 0) {
+    if (trigger == this || closed || held == 0 || held <= floor) {
       return 0;
     }
     long freed = granted;

@@ -28,7 +28,9 @@ class MemoryManagerSpillTest {
   void mapTasksSpillBeyondWhatSparksMemoryManagerGrants() throws Exception {
     // Spark's test mode (SPARK_TESTING, set for the executors) reserves no memory: the pool is this fraction of
     // the executor's heap (768m), about 0.7 MB.
-    try (TestCluster cluster = new TestCluster(work, 2, Map.of("spark.memory.fraction", "0.001"))) {
+    // Spark's floor below which spillable memory does not spill (5m) lowered too, as the pool is.
+    try (TestCluster cluster = new TestCluster(work, 2, Map.of("spark.memory.fraction", "0.001",
+        "spark.shuffle.spill.initialMemoryThreshold", "64k"))) {
       SparkSession spark = cluster.spark;
       AtomicLong diskBytesSpilled = new AtomicLong();
       spark.sparkContext().addSparkListener(new SparkListener() {
