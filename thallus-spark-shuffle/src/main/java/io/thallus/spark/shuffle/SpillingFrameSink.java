@@ -20,6 +20,8 @@ import org.apache.spark.shuffle.api.ShuffleExecutorComponents;
 import org.apache.spark.shuffle.api.ShuffleMapOutputWriter;
 import org.apache.spark.shuffle.api.ShufflePartitionWriter;
 import org.apache.spark.storage.DiskBlockManager;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One map task's frames on their way into Spark's shuffle files, with a bounded heap: frames collect in one buffer
@@ -36,6 +38,7 @@ import org.apache.spark.storage.DiskBlockManager;
  * diskBytesSpilled}) count what went to disk.
  */
 final class SpillingFrameSink extends MemoryConsumer implements ShuffleStore.MapOutputSink {
+  private static final Logger LOG = LoggerFactory.getLogger(SpillingFrameSink.class);
   private static final int FIRST_BUFFER_BYTES = 1 << 12;
   private static final int COPY_BUFFER_BYTES = 1 << 16;
   /**
@@ -163,6 +166,8 @@ final class SpillingFrameSink extends MemoryConsumer implements ShuffleStore.Map
       }
       taskMetrics.incMemoryBytesSpilled(held);
       taskMetrics.incDiskBytesSpilled(file.length());
+      LOG.info("Shuffle {} map {}: spilled {} bytes of frames ({} held, {} granted) to {}, run {}", shuffleId, mapId,
+          file.length(), held, granted, file.getName(), runs.size());
     }
     java.util.Arrays.fill(partitionFrames, null);
     held = 0;
@@ -274,7 +279,7 @@ final class SpillingFrameSink extends MemoryConsumer implements ShuffleStore.Map
         Files.deleteIfExists(run.file.toPath());
       } catch (IOException e) {
         // Spark removes its local dirs when the executor stops; nothing else reads this file.
-        org.slf4j.LoggerFactory.getLogger(SpillingFrameSink.class).warn("Could not remove spill file {}", run.file, e);
+        LOG.warn("Could not remove spill file {}", run.file, e);
       }
     }
     runs.clear();
