@@ -20,6 +20,13 @@ public final class ShuffleOptions {
   public static final String BATCH_ROWS = "spark.thallus.shuffle.batchRows";
 
   /**
+   * With {@code store=spark}: the most bytes of compressed frames one map task keeps on the heap before it spills
+   * them to the executor's local dirs (a size, such as {@code 64m}; at least {@code 1k}; executor-wide). Unset, the
+   * bound is what Spark's memory manager grants the task (its execution memory).
+   */
+  public static final String SPILL_THRESHOLD = "spark.thallus.shuffle.spill.threshold";
+
+  /**
    * Where map outputs are kept and how reducers get them (executor-wide, read when the executor starts): {@code spark}
    * (default: Spark's shuffle files and block transfer) or {@code exchange} (a Thallus exchange endpoint per
    * executor; reducers pull over a Thallus transport).

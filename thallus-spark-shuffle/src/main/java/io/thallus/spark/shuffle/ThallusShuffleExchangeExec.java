@@ -15,7 +15,6 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection$;
 import org.apache.spark.sql.catalyst.plans.logical.Statistics;
 import org.apache.spark.sql.catalyst.plans.logical.Statistics$;
-import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.ShufflePartitionSpec;
 import org.apache.spark.sql.execution.SparkPlan;
@@ -39,10 +38,10 @@ import scala.math.BigInt;
 import scala.reflect.ClassTag$;
 
 /**
- * The Thallus exchange: Spark's {@code Exchange} node for hash and single partitioning, moving Arrow batches. Its map
+ * The Thallus exchange: Spark's {@code Exchange} node for hash, range and single partitioning, moving Arrow batches. Its map
  * side takes the child's rows (or batches) as they come and writes Arrow frames per reduce partition; its reduce side
- * yields {@link ColumnarBatch}es of {@code ArrowColumnVector}s. Partition ids are Spark's own (its partitioning's
- * {@code partitionIdExpression}), so either side of a join may be Spark's exchange.
+ * yields {@link ColumnarBatch}es of {@code ArrowColumnVector}s. Partition ids are Spark's own ({@link PartitionIds}),
+ * so either side of a join may be Spark's exchange.
  *
  * <p>Placed by {@link ThallusShuffleExtensions}; it is a {@link ShuffleExchangeLike}, so AQE makes it a query stage,
  * coalesces and splits its partitions ({@link #getShuffleRDD}) and reads its statistics.
@@ -170,8 +169,7 @@ public final class ThallusShuffleExchangeExec extends Exchange implements Shuffl
     if (dependency == null) {
       boolean columnarInput = child.supportsColumnar();
       RDD<?> input = columnarInput ? child.executeColumnar() : child.execute();
-      Expression partitionId = outputPartitioning instanceof HashPartitioning hash
-          ? hash.partitionIdExpression() : null;
+      Expression partitionId = PartitionIds.of(outputPartitioning, input, columnarInput, child.output());
       ShuffleConf options = new ShuffleConf(conf());
       ExchangeLayout layout = new ExchangeLayout(child.output(), partitionId, outputPartitioning.numPartitions(),
           columnarInput, options.codec(), options.batchRows());
