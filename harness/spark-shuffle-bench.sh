@@ -2,6 +2,7 @@
 # Spark's sort shuffle against the Thallus exchange (thallus-spark-shuffle) on a standalone cluster of executor JVMs:
 # the research's synthetic plan and TPC-H Q3, Q9, Q18 (Parquet, broadcasts off). Arguments go to
 # SparkShuffleBenchmarkMain, e.g.: harness/spark-shuffle-bench.sh --rows 5000000 --runs 3 --executors 2
+# (--hosts 2 --exchange-transport tcp: the two workers on loopback addresses 127.0.0.2 and .3, tcp between them)
 # The TPC-H data is made by harness/tpch-data.sh (cached; --data DIR uses other files).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -34,7 +34,10 @@ import scala.Option;
  *
  * <p>Options: --rows 5000000 --data harness/target/tpch-sf1 --runs 3 --executors 2 --executor-memory 2g
  * --partitions 200 --queries synthetic,Q3,Q9,Q18 --tpch-queries thallus-spark/src/test/resources/tpch (the folder
- * of q3.sql, q9.sql, q18.sql) --exchange-transport shm (the exchange store's peer transport)
+ * of q3.sql, q9.sql, q18.sql) --exchange-transport shm (the exchange store's peer transport) --hosts 1 (with 2 or
+ * more, the workers sit on that many loopback addresses, 127.0.0.2, 127.0.0.3, ..., worker i on the (i mod hosts)th,
+ * as in the multi-host test bed: each executor is a child JVM bound to its worker's address, so Spark sees separate
+ * hosts; the master and the driver stay on 127.0.0.1. Use a transport that crosses hosts, tcp.)
  */
 public final class SparkShuffleBenchmarkMain {
   private static final String HOST = "127.0.0.1";
@@ -50,6 +53,10 @@ public final class SparkShuffleBenchmarkMain {
     int executors = Integer.parseInt(options.getOrDefault("executors", "2"));
     String executorMemory = options.getOrDefault("executor-memory", "2g");
     List<String> queries = List.of(options.getOrDefault("queries", "synthetic,Q3,Q9,Q18").split(","));
+    int hosts = Integer.parseInt(options.getOrDefault("hosts", "1"));
+    if (hosts < 1 || hosts > 250) {
+      throw new IllegalArgumentException("--hosts must be 1 to 250 (loopback addresses 127.0.0.2 up): " + hosts);
+    }
 
     // Modes by cluster: the store is an executor-wide setting, so the exchange store gets a cluster of its own, and
     // Spark's shuffle runs again on it (alternating with it, as on the first) for a baseline of the same cluster.
@@ -60,8 +67,9 @@ public final class SparkShuffleBenchmarkMain {
     runCluster("exchange", new String[] {"spark (2nd cluster)", "thallus exchange", "thallus exchange push",
         NO_WAIT}, options, data, runs, executors, executorMemory, rows, queries, results, expected);
 
-    System.out.printf(Locale.ROOT, "%n%d executors x 1 core, %s each; synthetic plan %d rows; TPC-H %s; medians of %d"
-        + " runs; answers equal%n", executors, executorMemory, rows, data.getFileName(), runs);
+    System.out.printf(Locale.ROOT, "%n%d executors x 1 core, %s each, on %d host address(es); exchange transport %s;"
+        + " synthetic plan %d rows; TPC-H %s; medians of %d runs; answers equal%n", executors, executorMemory, hosts,
+        options.getOrDefault("exchange-transport", "shm"), rows, data.getFileName(), runs);
     System.out.println("| workload | mode | s | speed-up vs Spark on the same cluster | shuffle MB | map s"
         + " | fetch wait s |");
     System.out.println("|---|---|---|---|---|---|---|");
@@ -113,8 +121,12 @@ public final class SparkShuffleBenchmarkMain {
     String masterUrl = "spark://" + HOST + ":" + master.address().port();
     Path work = Files.createTempDirectory("thallus-shuffle-bench");
     int workerMemoryMb = (int) (parseMb(executorMemory) + 256);
+    int hosts = Integer.parseInt(options.getOrDefault("hosts", "1"));
     for (int i = 0; i < executors; i++) {
-      cluster.add(Worker.startRpcEnvAndEndpoint(HOST, 0, 0, 1, workerMemoryMb, new String[] {masterUrl},
+      // One host: every worker on the driver's address. More: worker i on its own loopback address, and the executor
+      // it launches binds to that address, so Spark (and the exchange's peers) see separate hosts.
+      String workerHost = hosts == 1 ? HOST : "127.0.0." + (2 + i % hosts);
+      cluster.add(Worker.startRpcEnvAndEndpoint(workerHost, 0, 0, 1, workerMemoryMb, new String[] {masterUrl},
           Files.createDirectories(work.resolve("worker" + i)).toString(), Option.apply(i), clusterConf.clone(),
           Option.empty()));
     }
@@ -135,7 +147,7 @@ public final class SparkShuffleBenchmarkMain {
         .config("spark.shuffle.manager", "io.thallus.spark.shuffle.ThallusShuffleManager")
         .config("spark.sql.extensions", "io.thallus.spark.shuffle.ThallusShuffleExtensions")
         .config("spark.thallus.shuffle.store", store)
-        // Every executor of this cluster is on this host.
+        // One host: a local transport (shm). Across host addresses: one that crosses hosts (tcp).
         .config("spark.thallus.shuffle.exchange.transport", options.getOrDefault("exchange-transport", "shm"))
         .config("spark.sql.autoBroadcastJoinThreshold", "-1")
         .config("spark.sql.shuffle.partitions", options.getOrDefault("partitions", "200"))
