@@ -1,0 +1,102 @@
+package io.thallus.spark.shuffle;
+
+import java.util.List;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.Murmur3Hash;
+import org.apache.spark.sql.catalyst.expressions.Pmod;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Spark's hash partition id, {@code pmod(murmur3hash(k1, ..., kn; seed), n)}, computed without a projection where
+ * every key is one of the input's columns: the hash folds over the keys (a null key leaves it unchanged), each
+ * hashed as Spark's Murmur3Hash does for its type ({@link Murmur3Keys}), and the pmod keeps it non-negative.
+ */
+final class Murmur3PartitionIds extends PartitionIds {
+  private final Murmur3Keys.Key[] keys;
+  private final int seed;
+  private final int partitions;
+
+  private Murmur3PartitionIds(Murmur3Keys.Key[] keys, int seed, int partitions) {
+    this.keys = keys;
+    this.seed = seed;
+    this.partitions = partitions;
+  }
+
+  /**
+   * The partition ids of {@code partitionId} over {@code input}'s rows, or null where the expression is not a
+   * pmod of a Murmur3 hash of input columns by a literal (the caller then evaluates it with Spark's projection).
+   */
+  static Murmur3PartitionIds of(Expression partitionId, List<Attribute> input) {
+    if (!(partitionId instanceof Pmod pmod && pmod.left() instanceof Murmur3Hash hash
+        && pmod.right() instanceof Literal literal && literal.dataType() instanceof IntegerType
+        && literal.value() instanceof Integer partitions && partitions > 0)) {
+      return null;
+    }
+    List<Expression> children = CollectionConverters.asJava(hash.children());
+    Murmur3Keys.Key[] keys = new Murmur3Keys.Key[children.size()];
+    for (int k = 0; k < keys.length; k++) {
+      if (!(children.get(k) instanceof AttributeReference key)) {
+        return null;
+      }
+      int ordinal = ordinalOf(key, input);
+      DataType type = key.dataType();
+      if (ordinal < 0 || !type.equals(input.get(ordinal).dataType())) {
+        return null;
+      }
+      keys[k] = Murmur3Keys.of(type, ordinal);
+      if (keys[k] == null) {
+        return null;
+      }
+    }
+    return new Murmur3PartitionIds(keys, hash.seed(), partitions);
+  }
+
+  private static int ordinalOf(AttributeReference key, List<Attribute> input) {
+    for (int i = 0; i < input.size(); i++) {
+      if (input.get(i).exprId().equals(key.exprId())) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  @Override
+  int of(InternalRow row) {
+    int hash = seed;
+    for (Murmur3Keys.Key key : keys) {
+      if (!row.isNullAt(key.ordinal)) {
+        hash = key.hash(row, hash);
+      }
+    }
+    return pmod(hash);
+  }
+
+  @Override
+  void of(ColumnVector[] columns, int rows, int[] into) {
+    java.util.Arrays.fill(into, 0, rows, seed);
+    for (Murmur3Keys.Key key : keys) {
+      ColumnVector column = columns[key.ordinal];
+      boolean nulls = column.hasNull();
+      for (int i = 0; i < rows; i++) {
+        if (!nulls || !column.isNullAt(i)) {
+          into[i] = key.hash(column, i, into[i]);
+        }
+      }
+    }
+    for (int i = 0; i < rows; i++) {
+      into[i] = pmod(into[i]);
+    }
+  }
+
+  private int pmod(int hash) {
+    int remainder = hash % partitions;
+    return remainder < 0 ? (remainder + partitions) % partitions : remainder;
+  }
+}
