@@ -210,13 +210,13 @@ final class FixedWidthWriters {
         return;
       }
       long address = values + 16L * index;
-      if (decimal.precision() <= Decimal.MAX_LONG_DIGITS()) {
-        long unscaled = decimal.toUnscaledLong();
-        MemoryUtil.putLong(address, unscaled);
-        MemoryUtil.putLong(address + 8, unscaled >> 63);
+      BigInteger unscaled = decimal.toJavaBigDecimal().unscaledValue();
+      if (unscaled.bitLength() < Long.SIZE) {
+        long small = unscaled.longValue();
+        MemoryUtil.putLong(address, small);
+        MemoryUtil.putLong(address + 8, small >> 63);
         return;
       }
-      BigInteger unscaled = decimal.toJavaBigDecimal().unscaledValue();
       byte[] bigEndian = unscaled.toByteArray();
       byte fill = (byte) (unscaled.signum() < 0 ? -1 : 0);
       for (int i = 0; i < 16; i++) {

@@ -4,6 +4,7 @@ import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.CollationAwareMurmur3Hash;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.Murmur3Hash;
@@ -34,9 +35,20 @@ final class Murmur3PartitionIds extends PartitionIds {
    * pmod of a Murmur3 hash of input columns by a literal (the caller then evaluates it with Spark's projection).
    */
   static Murmur3PartitionIds of(Expression partitionId, List<Attribute> input) {
-    if (!(partitionId instanceof Pmod pmod && pmod.left() instanceof Murmur3Hash hash
-        && pmod.right() instanceof Literal literal && literal.dataType() instanceof IntegerType
-        && literal.value() instanceof Integer partitions && partitions > 0)) {
+    if (!(partitionId instanceof Pmod pmod && pmod.right() instanceof Literal literal
+        && literal.dataType() instanceof IntegerType && literal.value() instanceof Integer partitions
+        && partitions > 0)) {
+      return null;
+    }
+    // Spark 4's HashPartitioning hashes with CollationAwareMurmur3Hash, which is Murmur3Hash for every type the
+    // exchange claims (strings of the default collation hash their bytes); the tests hold both to Spark's answer.
+    int seed;
+    Expression hash = pmod.left();
+    if (hash instanceof Murmur3Hash murmur3) {
+      seed = murmur3.seed();
+    } else if (hash instanceof CollationAwareMurmur3Hash collationAware) {
+      seed = collationAware.seed();
+    } else {
       return null;
     }
     List<Expression> children = CollectionConverters.asJava(hash.children());
@@ -55,7 +67,7 @@ final class Murmur3PartitionIds extends PartitionIds {
         return null;
       }
     }
-    return new Murmur3PartitionIds(keys, hash.seed(), partitions);
+    return new Murmur3PartitionIds(keys, seed, partitions);
   }
 
   private static int ordinalOf(AttributeReference key, List<Attribute> input) {
