@@ -23,11 +23,14 @@ final class Murmur3PartitionIds extends PartitionIds {
   private final Murmur3Keys.Key[] keys;
   private final int seed;
   private final int partitions;
+  /** ceil(2^64 / partitions): the remainder by a multiplication (Lemire's fastmod), not a division per row. */
+  private final long inverse;
 
   private Murmur3PartitionIds(Murmur3Keys.Key[] keys, int seed, int partitions) {
     this.keys = keys;
     this.seed = seed;
     this.partitions = partitions;
+    this.inverse = Long.divideUnsigned(-1L, partitions) + 1;
   }
 
   /**
@@ -107,8 +110,14 @@ final class Murmur3PartitionIds extends PartitionIds {
     }
   }
 
-  private int pmod(int hash) {
-    int remainder = hash % partitions;
-    return remainder < 0 ? (remainder + partitions) % partitions : remainder;
+  /**
+   * Spark's {@code pmod(hash, n)}: the remainder of |hash| by n (exact for every 32-bit |hash| and n), negated back
+   * for a negative hash and made non-negative. The partition count is not a constant here as it is in Spark's
+   * generated code, and a division per row cost more than the hash.
+   */
+  int pmod(int hash) {
+    long magnitude = Math.abs((long) hash);
+    int remainder = (int) Math.unsignedMultiplyHigh(inverse * magnitude, partitions);
+    return hash >= 0 || remainder == 0 ? remainder : partitions - remainder;
   }
 }

@@ -72,6 +72,24 @@ class Murmur3PartitionIdsTest {
     }
   }
 
+  @Test
+  void pmod_by_multiplication_equals_sparks_pmod() {
+    java.util.Random random = new java.util.Random(3);
+    int[] counts = {1, 2, 3, 7, 199, 200, 1000, 4096, 65_537, 1 << 30, Integer.MAX_VALUE - 1, Integer.MAX_VALUE};
+    for (int partitions : counts) {
+      Murmur3PartitionIds ids = Murmur3PartitionIds.of(partitioning(List.of(input.apply(3)), partitions)
+          .partitionIdExpression(), CollectionConverters.asJava(input));
+      int[] edges = {0, 1, -1, Integer.MIN_VALUE, Integer.MAX_VALUE, Integer.MIN_VALUE + 1, Integer.MAX_VALUE - 1,
+          partitions, -partitions, partitions - 1, -(partitions - 1), partitions + 1, -(partitions + 1)};
+      for (int i = 0; i < 200_000; i++) {
+        int hash = i < edges.length ? edges[i] : random.nextInt();
+        int remainder = hash % partitions;
+        int spark = remainder < 0 ? (remainder + partitions) % partitions : remainder;
+        assertThat(ids.pmod(hash)).as("pmod(%d, %d)", hash, partitions).isEqualTo(spark);
+      }
+    }
+  }
+
   private void check(List<Expression> keys, int partitions) {
     Expression partitionId = partitioning(keys, partitions).partitionIdExpression();
     Murmur3PartitionIds ours = Murmur3PartitionIds.of(partitionId, CollectionConverters.asJava(input));
