@@ -41,7 +41,7 @@ final class ArrowShuffleWriter extends ShuffleWriter<Object, Object> {
   public void write(Iterator<Product2<Object, Object>> records) throws IOException {
     ArrowShuffleDependency dependency = handle.arrowDependency();
     ExchangeLayout layout = dependency.layout();
-    PartitionIds partitionIds = layout.partitionIds(context.partitionId());
+    RowPartitionIds partitionIds = layout.partitionIds(context.partitionId());
     // The records are the child's rows or batches as they come (see ArrowShuffleDependency): read them untyped.
     Iterator input = records;
     try (BufferAllocator allocator = ArrowUtils.rootAllocator().newChildAllocator(

@@ -93,9 +93,9 @@ final class ExchangeLayout implements Serializable {
    * How one map task finds each row's reduce partition: Spark's Murmur3 pmod computed directly where the keys are
    * input columns ({@link Murmur3PartitionIds}), else Spark's generated projection of the expression.
    */
-  PartitionIds partitionIds(int taskPartition) {
+  RowPartitionIds partitionIds(int taskPartition) {
     if (partitionId == null) {
-      return PartitionIds.single();
+      return RowPartitionIds.single();
     }
     Murmur3PartitionIds direct = Murmur3PartitionIds.of(partitionId,
         scala.jdk.javaapi.CollectionConverters.asJava(input));
@@ -105,7 +105,7 @@ final class ExchangeLayout implements Serializable {
     UnsafeProjection projection = UnsafeProjection$.MODULE$.create(
         scala.jdk.javaapi.CollectionConverters.asScala(List.of(partitionId)).toList(), input);
     projection.initialize(taskPartition);
-    return PartitionIds.projected(projection);
+    return RowPartitionIds.projected(projection);
   }
 
   int partitions() {

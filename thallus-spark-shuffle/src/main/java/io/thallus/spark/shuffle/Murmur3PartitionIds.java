@@ -19,7 +19,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * every key is one of the input's columns: the hash folds over the keys (a null key leaves it unchanged), each
  * hashed as Spark's Murmur3Hash does for its type ({@link Murmur3Keys}), and the pmod keeps it non-negative.
  */
-final class Murmur3PartitionIds extends PartitionIds {
+final class Murmur3PartitionIds extends RowPartitionIds {
   private final Murmur3Keys.Key[] keys;
   private final int seed;
   private final int partitions;

@@ -19,12 +19,12 @@ final class PartitionedBatchBuilder implements AutoCloseable {
   private final BufferAllocator allocator;
   private final int batchRows;
   private final ShuffleStore.MapOutputSink sink;
-  private final PartitionIds partitionIds;
+  private final RowPartitionIds partitionIds;
   private final PartitionBatch[] batches;
   private int[] idsOfBatch = new int[0];
   private long rows;
 
-  PartitionedBatchBuilder(ExchangeLayout layout, PartitionIds partitionIds, BufferAllocator allocator,
+  PartitionedBatchBuilder(ExchangeLayout layout, RowPartitionIds partitionIds, BufferAllocator allocator,
       ShuffleStore.MapOutputSink sink) {
     this.schema = layout.arrowSchema();
     this.types = layout.types();

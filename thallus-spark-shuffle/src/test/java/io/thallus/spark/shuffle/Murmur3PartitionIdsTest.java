@@ -65,7 +65,7 @@ class Murmur3PartitionIdsTest {
         .partitionIdExpression();
     assertThat(Murmur3PartitionIds.of(partitionId, CollectionConverters.asJava(input))).isNull();
     ExchangeLayout layout = new ExchangeLayout(input, partitionId, 9, false, FrameCodec.LZ4, 64);
-    PartitionIds ids = layout.partitionIds(0);
+    RowPartitionIds ids = layout.partitionIds(0);
     UnsafeProjection spark = sparkIds(partitionId);
     for (InternalRow row : unsafe) {
       assertThat(ids.of(row)).isEqualTo(spark.apply(row).getInt(0));

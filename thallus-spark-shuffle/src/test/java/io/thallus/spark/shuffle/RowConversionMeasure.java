@@ -94,7 +94,7 @@ class RowConversionMeasure {
       long started = System.nanoTime();
       switch (mode) {
         case 0 -> before(rows, layout, schema, partitionId, input, allocator);
-        case 1 -> ours(rows, layout, PartitionIds.projected(projection(partitionId, input)), allocator, false);
+        case 1 -> ours(rows, layout, RowPartitionIds.projected(projection(partitionId, input)), allocator, false);
         case 2 -> ours(rows, layout, layout.partitionIds(0), allocator, false);
         default -> ours(rows, layout, layout.partitionIds(0), allocator, true);
       }
@@ -109,7 +109,7 @@ class RowConversionMeasure {
     return projection;
   }
 
-  private static void ours(Iterable<InternalRow> rows, ExchangeLayout layout, PartitionIds ids,
+  private static void ours(Iterable<InternalRow> rows, ExchangeLayout layout, RowPartitionIds ids,
       BufferAllocator allocator, boolean staged) throws Exception {
     try (PartitionedBatchBuilder builder = new PartitionedBatchBuilder(layout, ids, allocator, new DroppingSink())) {
       if (!staged) {

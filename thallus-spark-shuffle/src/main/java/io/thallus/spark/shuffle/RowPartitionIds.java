@@ -10,7 +10,7 @@ import org.apache.spark.sql.vectorized.ColumnVector;
  * {@code pmod(murmur3hash(keys, 42), n)} itself for keys that are input columns, and anything else evaluates
  * Spark's expression through its generated projection.
  */
-abstract class PartitionIds {
+abstract class RowPartitionIds {
   /** The reduce partition of {@code row}. */
   abstract int of(InternalRow row);
 
@@ -18,8 +18,8 @@ abstract class PartitionIds {
   abstract void of(ColumnVector[] columns, int rows, int[] into);
 
   /** Every row to partition 0 (a single-partition exchange). */
-  static PartitionIds single() {
-    return new PartitionIds() {
+  static RowPartitionIds single() {
+    return new RowPartitionIds() {
       @Override
       int of(InternalRow row) {
         return 0;
@@ -33,8 +33,8 @@ abstract class PartitionIds {
   }
 
   /** Spark's partition id expression, evaluated row by row by its generated projection (initialized by the caller). */
-  static PartitionIds projected(UnsafeProjection projection) {
-    return new PartitionIds() {
+  static RowPartitionIds projected(UnsafeProjection projection) {
+    return new RowPartitionIds() {
       @Override
       int of(InternalRow row) {
         return projection.apply(row).getInt(0);
