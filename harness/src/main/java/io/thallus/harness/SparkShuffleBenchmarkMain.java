@@ -25,11 +25,12 @@ import scala.Option;
 /**
  * Spark's sort shuffle against the Thallus exchange (thallus-spark-shuffle) on standalone clusters of executor JVMs
  * started here: the research's synthetic plan (range, shuffle by key, project, shuffle again, aggregate) and TPC-H
- * Q3, Q9 and Q18 over Spark's Parquet reader, broadcasts off. Three modes: Spark's shuffle, the Thallus exchange on
- * Spark's shuffle files ("thallus files") and on exchange endpoints ("thallus exchange",
- * spark.thallus.shuffle.store=exchange, which is executor-wide: a second cluster, where Spark's shuffle runs again as
- * that cluster's baseline). Within a cluster the modes alternate (spark.thallus.shuffle.enabled), medians of --runs
- * after a warm-up; answers compared; shuffle bytes and times from Spark's task metrics.
+ * Q3, Q9 and Q18 over Spark's Parquet reader, broadcasts off. Five modes: Spark's shuffle, the Thallus exchange on
+ * Spark's shuffle files ("thallus files"), and on exchange endpoints (spark.thallus.shuffle.store=exchange, which is
+ * executor-wide: a second cluster, where Spark's shuffle runs again as that cluster's baseline), pulled ("thallus
+ * exchange", spark.thallus.shuffle.exchange.push=off) or pushed ("thallus exchange push", push=on; and once more
+ * with pushCommitWait=0, the map tasks not waiting for their pushes to land before they commit). Within a cluster
+ * the modes alternate (spark.thallus.shuffle.enabled), medians of --runs after a warm-up; answers compared; shuffle bytes and times from Spark's task metrics.
  *
  * <p>Options: --rows 5000000 --data harness/target/tpch-sf1 --runs 3 --executors 2 --executor-memory 2g
  * --partitions 200 --queries synthetic,Q3,Q9,Q18 --tpch-queries thallus-spark/src/test/resources/tpch (the folder
@@ -37,6 +38,8 @@ import scala.Option;
  */
 public final class SparkShuffleBenchmarkMain {
   private static final String HOST = "127.0.0.1";
+  /** Pushed, but the map tasks commit without waiting for their pushes to land. */
+  private static final String NO_WAIT = "thallus exchange push, no commit wait";
   private SparkShuffleBenchmarkMain() {}
 
   public static void main(String[] args) throws Exception {
@@ -54,8 +57,8 @@ public final class SparkShuffleBenchmarkMain {
     Map<String, List<String>> expected = new LinkedHashMap<>();
     runCluster("spark", new String[] {"spark", "thallus files"}, options, data, runs, executors, executorMemory,
         rows, queries, results, expected);
-    runCluster("exchange", new String[] {"spark (2nd cluster)", "thallus exchange"}, options, data, runs, executors,
-        executorMemory, rows, queries, results, expected);
+    runCluster("exchange", new String[] {"spark (2nd cluster)", "thallus exchange", "thallus exchange push",
+        NO_WAIT}, options, data, runs, executors, executorMemory, rows, queries, results, expected);
 
     System.out.printf(Locale.ROOT, "%n%d executors x 1 core, %s each; synthetic plan %d rows; TPC-H %s; medians of %d"
         + " runs; answers equal%n", executors, executorMemory, rows, data.getFileName(), runs);
@@ -84,13 +87,15 @@ public final class SparkShuffleBenchmarkMain {
     System.out.println("Where the Thallus exchange's task time goes (seconds summed over tasks, medians; with the"
         + " exchange store, 'encode' is the copy into the endpoint):");
     System.out.println("| workload | mode | map tasks' run time | rows to Arrow (incl. the child's own work) | encode +"
-        + " compress | file write | reduce: decompress + decode | fetch wait |");
-    System.out.println("|---|---|---|---|---|---|---|---|");
+        + " compress | file write | reduce: decompress + decode | fetch wait | commits waiting for pushes | pushes"
+        + " | pull requests | pushed batches read |");
+    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (Map.Entry<String, Map<String, List<double[]>>> workload : results.entrySet()) {
-      for (String mode : List.of("thallus files", "thallus exchange")) {
+      for (String mode : List.of("thallus files", "thallus exchange", "thallus exchange push", NO_WAIT)) {
         double[] t = medians(workload.getValue().get(mode));
-        System.out.printf(Locale.ROOT, "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |%n", workload.getKey(),
-            mode, t[3], t[5], t[6], t[8], t[7], t[4]);
+        System.out.printf(Locale.ROOT, "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %d | %d |%n",
+            workload.getKey(), mode, t[3], t[5], t[6], t[8], t[7], t[4], t[9], (long) t[10], (long) t[11],
+            (long) t[12]);
       }
     }
     logSums.forEach((mode, sum) -> System.out.printf(Locale.ROOT, "TPC-H geometric mean speed-up, %s: %.2fx%n",
@@ -166,6 +171,10 @@ public final class SparkShuffleBenchmarkMain {
       for (int run = 0; run <= runs; run++) { // run 0 warms up and is not counted
         for (String mode : modes) {
           spark.conf().set("spark.thallus.shuffle.enabled", String.valueOf(mode.startsWith("thallus")));
+          // With the exchange store: pull only, or push every shuffle ("thallus exchange push").
+          spark.conf().set("spark.thallus.shuffle.exchange.push", mode.contains(" push") ? "on" : "off");
+          // The map tasks' commit waits for their pushes to land (at most 30 s), or not at all.
+          spark.conf().set("spark.thallus.shuffle.exchange.pushCommitWait", mode.equals(NO_WAIT) ? "0" : "30s");
           metrics.reset();
           long t0 = System.nanoTime();
           Dataset<Row> query = workload.getValue().get();
@@ -183,9 +192,11 @@ public final class SparkShuffleBenchmarkMain {
           spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
           double[] figures = metrics.figures(seconds);
           System.out.printf(Locale.ROOT, "%s %s run %d: %.2f s, %.1f MB written, %d records; map tasks %.2f s,"
-              + " to Arrow %.2f s, encode %.2f s, write %.2f s, decode %.2f s, fetch wait %.2f s%n",
+              + " to Arrow %.2f s, encode %.2f s, write %.2f s, decode %.2f s, fetch wait %.2f s; commits waiting for"
+              + " pushes %.2f s, pushes %d, pull requests %d, pushed batches read %d%n",
               workload.getKey(), mode, run, seconds, figures[1] / 1e6, (long) figures[2], figures[3], figures[5],
-              figures[6], figures[8], figures[7], figures[4]);
+              figures[6], figures[8], figures[7], figures[4], figures[9], (long) figures[10], (long) figures[11],
+              (long) figures[12]);
           if (run > 0) {
             results.computeIfAbsent(workload.getKey(), k -> new LinkedHashMap<>())
                 .computeIfAbsent(mode, k -> new ArrayList<>()).add(figures);
@@ -272,10 +283,17 @@ public final class SparkShuffleBenchmarkMain {
           .mapToLong(e -> e.getValue().sum()).sum() / 1e9;
     }
 
+    private double thallusCount(String prefix) {
+      return thallusNanos.entrySet().stream().filter(e -> e.getKey().startsWith(prefix))
+          .mapToLong(e -> e.getValue().sum()).sum();
+    }
+
     double[] figures(double seconds) {
       return new double[] {seconds, bytes.sum(), records.sum(), mapRunMillis.sum() / 1e3,
           fetchWaitMillis.sum() / 1e3, thallusSeconds("thallus map: rows"), thallusSeconds("thallus map: encode"),
-          thallusSeconds("thallus reduce"), writeNanos.sum() / 1e9};
+          thallusSeconds("thallus reduce"), writeNanos.sum() / 1e9, thallusSeconds("thallus push"),
+          thallusCount("thallus exchange: pushes"), thallusCount("thallus exchange: pull"),
+          thallusCount("thallus exchange: pushed batches")};
     }
   }
 }

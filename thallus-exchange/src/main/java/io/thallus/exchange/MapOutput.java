@@ -44,6 +44,7 @@ public final class MapOutput implements AutoCloseable {
   private final long chunkBytes;
   private final Map<EndpointAddress, Pending> pending = new HashMap<>();
   private boolean committed;
+  private int pushesSubmitted;
   private boolean closed;
 
   MapOutput(MapOutputStore store, StoredMapOutput output, EndpointAddress[] pushTargets, PushSender pushes,
@@ -147,7 +148,13 @@ public final class MapOutput implements AutoCloseable {
     waiting.partitions.clear();
     waiting.batches.clear();
     waiting.bytes = 0;
+    pushesSubmitted++;
     pushes.submit(new PushSender.Push(peer, header, output.schema(), batches));
+  }
+
+  /** Pushes (chunks) this output has handed to the network thread so far, to all peers. */
+  public int pushesSubmitted() {
+    return pushesSubmitted;
   }
 
   public int shuffleId() {

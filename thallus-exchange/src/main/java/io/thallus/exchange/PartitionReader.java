@@ -51,6 +51,8 @@ public final class PartitionReader implements AutoCloseable {
   private ThallusStream stream;
   private ThallusClient streamClient;
   private boolean closed;
+  private int pullRequests;
+  private int pushedBatchesRead;
 
   PartitionReader(int shuffleId, int partition, List<Object> sources, PeerClients peers, BufferAllocator allocator,
       Duration timeout, Counters counters) {
@@ -61,6 +63,16 @@ public final class PartitionReader implements AutoCloseable {
     this.allocator = allocator;
     this.timeout = timeout;
     this.counters = counters;
+  }
+
+  /** Pull requests this reader has sent so far (one per peer whose maps were not all pushed here). */
+  public int pullRequests() {
+    return pullRequests;
+  }
+
+  /** Batches this reader has given from what peers pushed here. */
+  public int pushedBatchesRead() {
+    return pushedBatchesRead;
   }
 
   /**
@@ -100,6 +112,7 @@ public final class PartitionReader implements AutoCloseable {
       new VectorLoader(heldRoot).load(batch);
     }
     if (held.pushed) {
+      pushedBatchesRead++;
       counters.pushedBatchesRead.incrementAndGet();
     }
     return heldRoot;
@@ -111,6 +124,7 @@ public final class PartitionReader implements AutoCloseable {
         streamClient = peers.client(pull.peer());
         byte[] request = ExchangeRequests.encode(new ExchangeRequests.Pull(shuffleId, partition,
             pull.mapIds().stream().mapToLong(Long::longValue).toArray()));
+        pullRequests++;
         counters.pullRequests.incrementAndGet();
         stream = streamClient.query(QueryRequest.builder(ExchangeRequests.PULL_STATEMENT).parameters(request)
             .timeout(timeout).build());

@@ -21,14 +21,22 @@ final class ArrowShuffleDependency extends ShuffleDependency<Object, Object, Obj
 
   private final ExchangeLayout layout;
   private final ExchangeMetrics metrics;
+  private final PushPlan pushPlan;
 
+  /** {@code pushPlan}: where the exchange store's map tasks push each partition, or null for no push. */
   @SuppressWarnings({"unchecked", "rawtypes"})
   ArrowShuffleDependency(RDD<?> input, ExchangeLayout layout, Serializer unusedSerializer,
-      ShuffleWriteProcessor writeProcessor, ExchangeMetrics metrics) {
+      ShuffleWriteProcessor writeProcessor, ExchangeMetrics metrics, PushPlan pushPlan) {
     super((RDD<? extends Product2<Object, Object>>) (RDD) input, new PartitionCount(layout.partitions()),
         unusedSerializer, Option.empty(), Option.empty(), false, writeProcessor, ANY, ANY, ANY);
     this.layout = layout;
     this.metrics = metrics;
+    this.pushPlan = pushPlan;
+  }
+
+  /** Where each reduce partition is pushed, or null: the reducers pull. */
+  PushPlan pushPlan() {
+    return pushPlan;
   }
 
   ExchangeLayout layout() {

@@ -56,8 +56,8 @@ final class ArrowShuffleReader implements ShuffleReader<Object, Object> {
         "thallus-shuffle-reduce-" + handle.shuffleId() + "-" + context.taskAttemptId(), 0, Long.MAX_VALUE);
     ShuffleStore.BatchSource source;
     try {
-      source = store.openReduceInput(scala.jdk.javaapi.CollectionConverters.asJava(locations), atOnce, layout,
-          allocator, context, metrics);
+      source = store.openReduceInput(scala.jdk.javaapi.CollectionConverters.asJava(locations), atOnce,
+          handle.arrowDependency(), allocator, context, metrics);
     } catch (RuntimeException | Error e) {
       allocator.close();
       throw e;

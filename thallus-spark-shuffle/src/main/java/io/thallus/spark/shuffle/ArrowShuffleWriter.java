@@ -46,7 +46,7 @@ final class ArrowShuffleWriter extends ShuffleWriter<Object, Object> {
     Iterator input = records;
     try (BufferAllocator allocator = ArrowUtils.rootAllocator().newChildAllocator(
             "thallus-shuffle-map-" + handle.shuffleId() + "-" + mapId, 0, Long.MAX_VALUE);
-         ShuffleStore.MapOutputSink sink = store.openMapOutput(handle.shuffleId(), mapId, layout);
+         ShuffleStore.MapOutputSink sink = store.openMapOutput(handle.shuffleId(), mapId, dependency);
          PartitionedBatchBuilder builder = new PartitionedBatchBuilder(layout, partitionIds, allocator, sink)) {
       long started = System.nanoTime();
       while (input.hasNext()) {

@@ -64,6 +64,15 @@ final class ArrowShuffledBatchRDD extends RDD<ColumnarBatch> {
   public Seq<String> getPreferredLocations(Partition partition) {
     MapOutputTrackerMaster tracker = (MapOutputTrackerMaster) SparkEnv.get().mapOutputTracker();
     ShufflePartitionSpec spec = ((SpecPartition) partition).spec;
+    PushPlan push = dependency.pushPlan();
+    if (push != null && spec instanceof CoalescedPartitionSpec c) {
+      // Pushed: the executor the range's partitions were pushed to (most of them, for a range across two), so the
+      // reducer reads them there without a pull. Elsewhere it would pull them from the maps, which keep them.
+      java.util.Optional<ExecutorEndpoint> holder = push.holderOf(c.startReducerIndex(), c.endReducerIndex());
+      if (holder.isPresent()) {
+        return scala.jdk.javaapi.CollectionConverters.asScala(List.of(holder.get().taskLocation())).toList();
+      }
+    }
     if (spec instanceof CoalescedPartitionSpec c) {
       // As Spark's own reader: the hosts holding most of a single reduce partition; none for a coalesced run.
       return c.endReducerIndex() - c.startReducerIndex() == 1

@@ -50,6 +50,11 @@ final class BatchFrames {
         MessageSerializer.serialize(new WriteChannel(Channels.newChannel(raw)), batch);
       }
       int rawLength = raw.size();
+      if (rawLength > MAX_RAW_LENGTH) {
+        // The reader would refuse it as corrupt: say so here, where the cause is known.
+        throw new IOException("A shuffle batch of " + root.getRowCount() + " rows is " + rawLength
+            + " bytes, over a frame's " + MAX_RAW_LENGTH + "; lower " + ShuffleOptions.BATCH_ROWS);
+      }
       out.ensure(HEADER_LENGTH + codec.maxCompressedLength(rawLength));
       int start = out.size();
       out.advance(HEADER_LENGTH);

@@ -23,12 +23,24 @@ final class ExchangeMetrics implements Serializable {
   final SQLMetric encodeTime;
   /** Reduce side: decompressing frames and loading them into the reduce task's Arrow batch. */
   final SQLMetric decodeTime;
+  /** Exchange store: pushes (chunks of one map's partitions for one peer) that map tasks sent. */
+  final SQLMetric pushes;
+  /** Exchange store: the time map tasks' commits waited for their pushes to land. */
+  final SQLMetric pushWaitTime;
+  /** Exchange store: pull requests that reduce tasks sent to peers (one per peer and reduce partition at most). */
+  final SQLMetric pullRequests;
+  /** Exchange store: batches that reduce tasks read from what peers pushed to them. */
+  final SQLMetric pushedBatchesRead;
 
   ExchangeMetrics(SparkContext context) {
     dataSize = SQLMetrics.createSizeMetric(context, "data size (Arrow)", -1L);
     convertTime = SQLMetrics.createNanoTimingMetric(context, "thallus map: rows to Arrow", -1L);
     encodeTime = SQLMetrics.createNanoTimingMetric(context, "thallus map: encode and compress", -1L);
     decodeTime = SQLMetrics.createNanoTimingMetric(context, "thallus reduce: decompress and decode", -1L);
+    pushes = SQLMetrics.createMetric(context, "thallus exchange: pushes sent");
+    pushWaitTime = SQLMetrics.createNanoTimingMetric(context, "thallus push: commit waiting for pushes", -1L);
+    pullRequests = SQLMetrics.createMetric(context, "thallus exchange: pull requests");
+    pushedBatchesRead = SQLMetrics.createMetric(context, "thallus exchange: pushed batches read");
   }
 
   Map<String, SQLMetric> byName() {
@@ -37,6 +49,10 @@ final class ExchangeMetrics implements Serializable {
     metrics.put("convertTime", convertTime);
     metrics.put("encodeTime", encodeTime);
     metrics.put("decodeTime", decodeTime);
+    metrics.put("pushes", pushes);
+    metrics.put("pushWaitTime", pushWaitTime);
+    metrics.put("pullRequests", pullRequests);
+    metrics.put("pushedBatchesRead", pushedBatchesRead);
     return metrics;
   }
 }

@@ -36,6 +36,8 @@ final class ExchangeReduceInput implements ShuffleStore.BatchSource {
 
   private final ExchangeEndpoint endpoint;
   private final ShuffleReadMetricsReporter metrics;
+  /** The exchange's own counts (pulls, pushed batches read), or null. */
+  private final ExchangeMetrics exchangeMetrics;
   private final int shuffleId;
   /** Reduce partition → endpoint → map ids, in the tracker's order. */
   private final TreeMap<Integer, Map<EndpointAddress, List<Long>>> partitions = new TreeMap<>();
@@ -47,9 +49,10 @@ final class ExchangeReduceInput implements ShuffleStore.BatchSource {
 
   ExchangeReduceInput(ExchangeEndpoint endpoint,
       Iterator<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> locations,
-      ShuffleReadMetricsReporter metrics) {
+      ShuffleReadMetricsReporter metrics, ExchangeMetrics exchangeMetrics) {
     this.endpoint = endpoint;
     this.metrics = metrics;
+    this.exchangeMetrics = exchangeMetrics;
     int shuffle = -1;
     while (locations.hasNext()) {
       Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>> location = locations.next();
@@ -100,8 +103,7 @@ final class ExchangeReduceInput implements ShuffleStore.BatchSource {
         if (batch != null) {
           return batch;
         }
-        reader.close();
-        reader = null;
+        closeReader();
       } catch (ShuffleFetchException e) {
         throw fetchFailed(e);
       }
@@ -128,11 +130,19 @@ final class ExchangeReduceInput implements ShuffleStore.BatchSource {
     throw (E) failure;
   }
 
+  private void closeReader() {
+    if (exchangeMetrics != null) {
+      exchangeMetrics.pullRequests.add(reader.pullRequests());
+      exchangeMetrics.pushedBatchesRead.add(reader.pushedBatchesRead());
+    }
+    reader.close();
+    reader = null;
+  }
+
   @Override
   public void close() {
     if (reader != null) {
-      reader.close();
-      reader = null;
+      closeReader();
     }
   }
 }

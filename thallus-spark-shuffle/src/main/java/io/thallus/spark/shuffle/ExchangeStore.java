@@ -1,9 +1,11 @@
 package io.thallus.spark.shuffle;
 
+import io.thallus.exchange.EndpointAddress;
 import io.thallus.exchange.EndpointOptions;
 import io.thallus.exchange.ExchangeEndpoint;
 import io.thallus.exchange.MapOutput;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.Iterator;
@@ -26,14 +28,19 @@ import scala.Tuple3;
 import scala.collection.Seq;
 
 /**
- * The store on a Thallus exchange endpoint ({@code thallus-exchange}), one per executor, started when the executor's
- * first exchange task needs it and closed when the shuffle manager stops. A map task's batches stay in its
- * executor's endpoint (memory, then local disk) until Spark unregisters the shuffle; its MapStatus points at a
- * {@link BlockManagerId} with the executor's id and host and the endpoint's port, so reducers know where to pull and
- * Spark's bookkeeping of lost executors (by executor id and host) applies. Reducers pull, one request per peer
- * endpoint and reduce partition ({@link ExchangeReduceInput}); nothing is pushed.
+ * The store on a Thallus exchange endpoint ({@code thallus-exchange}), one per executor, started when the executor
+ * starts (or by its first exchange task, if that comes first) and closed when the shuffle manager stops. A map
+ * task's batches stay in its executor's endpoint (memory, then local disk) until Spark unregisters the shuffle; its
+ * MapStatus points at a {@link BlockManagerId} with the executor's id and host and the endpoint's port, so reducers
+ * know where to pull and Spark's bookkeeping of lost executors (by executor id and host) applies. With a shuffle's
+ * {@link PushPlan}, map tasks also push each partition's batches to the executor that will reduce it; reducers read
+ * what was pushed to them and pull the rest, one request per peer endpoint and reduce partition
+ * ({@link ExchangeReduceInput}).
  */
 final class ExchangeStore implements ShuffleStore {
+  private static final System.Logger LOG = System.getLogger(ExchangeStore.class.getName());
+  private static final Duration REGISTRATION_DEADLINE = Duration.ofMinutes(2);
+  private final SparkConf conf;
   private final String transport;
   private final long memoryBound;
   private BufferAllocator allocator;
@@ -42,6 +49,16 @@ final class ExchangeStore implements ShuffleStore {
   private boolean closed;
 
   ExchangeStore(SparkConf conf) {
+    this(conf, false);
+  }
+
+  /**
+   * {@code executor}: this store runs on an executor (not the driver), so it starts its endpoint as soon as the
+   * executor's block manager knows its host, and registers it with the driver's {@link ExchangeDirectory}, which then
+   * names it as a push target. Spark makes the shuffle manager before it initializes the block manager, so that
+   * happens on a thread of its own; a registration that fails only leaves this executor out of the push targets.
+   */
+  ExchangeStore(SparkConf conf, boolean executor) {
     String named = conf.get(ShuffleOptions.EXCHANGE_TRANSPORT, "tcp").trim().toLowerCase(Locale.ROOT);
     if (!List.of("tcp", "shm", "cma").contains(named)) {
       throw new IllegalArgumentException(ShuffleOptions.EXCHANGE_TRANSPORT + " must be tcp, shm or cma, not '"
@@ -54,13 +71,68 @@ final class ExchangeStore implements ShuffleStore {
           + " bytes");
     }
     this.memoryBound = bytes;
+    this.conf = conf;
+    if (executor) {
+      Thread registration = new Thread(this::startAndRegister, "thallus-exchange-register");
+      registration.setDaemon(true);
+      registration.start();
+    }
+  }
+
+  private void startAndRegister() {
+    try {
+      long deadline = System.nanoTime() + REGISTRATION_DEADLINE.toNanos();
+      // The block manager's id (this executor's id and host) is set when the executor initializes it, just after it
+      // made this shuffle manager: wait for it, at most the deadline.
+      while (SparkEnv.get() == null || SparkEnv.get().blockManager().blockManagerId() == null) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("the executor's block manager was not initialized within "
+              + REGISTRATION_DEADLINE);
+        }
+        Thread.sleep(10);
+      }
+      ExchangeEndpoint started = endpoint();
+      BlockManagerId executor = SparkEnv.get().blockManager().blockManagerId();
+      ExchangeDirectory.register(SparkEnv.get().rpcEnv(), conf,
+          new ExecutorEndpoint(executor.executorId(), executor.host(), started.address().port()));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "The Thallus exchange endpoint was not registered with the driver; "
+          + "reducers will pull from this executor and nothing is pushed to it", e);
+    }
   }
 
   @Override
   public MapOutputSink openMapOutput(int shuffleId, long mapId, ExchangeLayout layout) {
     // Pull only: no partition has a push target, so the output stays here until a reducer pulls it.
-    List<io.thallus.exchange.EndpointAddress> noPush = Collections.nCopies(layout.partitions(), null);
-    return new EndpointSink(endpoint().open(shuffleId, mapId, layout.arrowSchema(), layout.partitions(), noPush));
+    List<EndpointAddress> noPush = Collections.nCopies(layout.partitions(), null);
+    return new EndpointSink(endpoint(),
+        endpoint().open(shuffleId, mapId, layout.arrowSchema(), layout.partitions(), noPush), null, null);
+  }
+
+  /**
+   * With the dependency's push plan, each partition's batches are also pushed to its target executor as they fill
+   * (the endpoint skips partitions whose target is this executor), and the commit waits (bounded) for them to land.
+   */
+  @Override
+  public MapOutputSink openMapOutput(int shuffleId, long mapId, ArrowShuffleDependency dependency) {
+    ExchangeLayout layout = dependency.layout();
+    PushPlan plan = dependency.pushPlan();
+    if (plan == null || plan.partitions() != layout.partitions()) {
+      return openMapOutput(shuffleId, mapId, layout);
+    }
+    return new EndpointSink(endpoint(),
+        endpoint().open(shuffleId, mapId, layout.arrowSchema(), layout.partitions(), plan.addresses()), plan,
+        dependency.metrics());
+  }
+
+  @Override
+  public BatchSource openReduceInput(
+      Iterator<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> locations,
+      boolean fetchContiguousBlocksAtOnce, ArrowShuffleDependency dependency, BufferAllocator allocator,
+      TaskContext context, ShuffleReadMetricsReporter metrics) {
+    return new ExchangeReduceInput(endpoint(), locations, metrics, dependency.metrics());
   }
 
   @Override
@@ -68,7 +140,7 @@ final class ExchangeStore implements ShuffleStore {
       Iterator<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> locations,
       boolean fetchContiguousBlocksAtOnce, ExchangeLayout layout, BufferAllocator allocator, TaskContext context,
       ShuffleReadMetricsReporter metrics) {
-    return new ExchangeReduceInput(endpoint(), locations, metrics);
+    return new ExchangeReduceInput(endpoint(), locations, metrics, null);
   }
 
   @Override
@@ -116,7 +188,7 @@ final class ExchangeStore implements ShuffleStore {
           .bindHost(executor.host())
           .peerTransport(transport)
           .memoryBound(memoryBound)
-          .push(false);
+          .push(true);
       // With spark.authenticate, only this application's executors may pull or push: the endpoint asks for the
       // application's secret, as Spark's own block transfer does. Without it Spark's own ports are open to anyone
       // who reaches them (RPC included), and so is the endpoint.
@@ -138,12 +210,18 @@ final class ExchangeStore implements ShuffleStore {
 
   /** A map task's batches into its endpoint output; commit answers the bytes kept per partition. */
   private static final class EndpointSink implements MapOutputSink {
+    private final ExchangeEndpoint endpoint;
     private final MapOutput output;
+    private final PushPlan plan;
+    private final ExchangeMetrics metrics;
     private long rawBytes;
     private long addNanos;
 
-    EndpointSink(MapOutput output) {
+    EndpointSink(ExchangeEndpoint endpoint, MapOutput output, PushPlan plan, ExchangeMetrics metrics) {
+      this.endpoint = endpoint;
       this.output = output;
+      this.plan = plan;
+      this.metrics = metrics;
     }
 
     @Override
@@ -158,7 +236,23 @@ final class ExchangeStore implements ShuffleStore {
 
     @Override
     public long[] commit() {
-      return output.commit();
+      long[] sizes = output.commit();
+      if (plan != null && output.pushesSubmitted() > 0) {
+        metrics.pushes.add(output.pushesSubmitted());
+        if (plan.commitWaitMillis() > 0) {
+          // The reduce stage starts when the last map commits: a push still queued then arrives too late to be
+          // read, and the reducer pulls that map instead. So the map waits, bounded, for its pushes to land; at
+          // the bound it commits anyway (the reducers pull what did not arrive).
+          long started = System.nanoTime();
+          try {
+            endpoint.awaitPushes(Duration.ofMillis(plan.commitWaitMillis()));
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          metrics.pushWaitTime.add(System.nanoTime() - started);
+        }
+      }
+      return sizes;
     }
 
     @Override

@@ -2,9 +2,7 @@ package io.thallus.spark.shuffle;
 
 import org.apache.spark.SparkEnv;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
-import org.apache.spark.sql.catalyst.plans.physical.SinglePartition$;
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.BooleanType;
@@ -32,12 +30,12 @@ final class ExchangeSupport {
   }
 
   /**
-   * Hash partitioning (exactly Spark's class: its subclasses and key-grouped partitionings carry other rules) and a
-   * single partition. Round-robin and range partitioning stay with Spark: their ids depend on a sort or a sample
-   * that Spark's exchange makes itself.
+   * Hash and range partitioning (exactly Spark's classes: subclasses and key-grouped partitionings carry other
+   * rules) and a single partition, whose ids {@link PartitionIds} gives as Spark does. Round-robin stays with
+   * Spark: its ids depend on a sort that Spark's exchange makes itself.
    */
   static boolean partitioning(Partitioning partitioning) {
-    return partitioning.getClass() == HashPartitioning.class || partitioning == SinglePartition$.MODULE$;
+    return PartitionIds.supports(partitioning);
   }
 
   static boolean columns(scala.collection.immutable.Seq<Attribute> output) {

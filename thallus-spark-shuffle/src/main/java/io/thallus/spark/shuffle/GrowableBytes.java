@@ -54,6 +54,11 @@ final class GrowableBytes extends OutputStream {
     return bytes;
   }
 
+  /** The bytes the buffer takes on the heap. */
+  int capacity() {
+    return bytes.length;
+  }
+
   int size() {
     return size;
   }

@@ -25,6 +25,11 @@ interface ShuffleStore extends AutoCloseable {
   /** A map task's output, batch by batch (in any partition order), then committed once. */
   MapOutputSink openMapOutput(int shuffleId, long mapId, ExchangeLayout layout);
 
+  /** A map task's output for {@code dependency}: a store that pushes reads the dependency's push plan. */
+  default MapOutputSink openMapOutput(int shuffleId, long mapId, ArrowShuffleDependency dependency) {
+    return openMapOutput(shuffleId, mapId, dependency.layout());
+  }
+
   /**
    * A reduce task's batches, given where its blocks are ({@code locations}: each executor with its blocks, their
    * sizes and map indexes, as Spark's MapOutputTracker reports them). A block that cannot be fetched fails the task
@@ -34,6 +39,14 @@ interface ShuffleStore extends AutoCloseable {
       Iterator<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> locations,
       boolean fetchContiguousBlocksAtOnce, ExchangeLayout layout, BufferAllocator allocator, TaskContext context,
       ShuffleReadMetricsReporter metrics);
+
+  /** A reduce task's batches of {@code dependency}'s shuffle (a store that pushes counts its reads in its metrics). */
+  default BatchSource openReduceInput(
+      Iterator<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> locations,
+      boolean fetchContiguousBlocksAtOnce, ArrowShuffleDependency dependency, BufferAllocator allocator,
+      TaskContext context, ShuffleReadMetricsReporter metrics) {
+    return openReduceInput(locations, fetchContiguousBlocksAtOnce, dependency.layout(), allocator, context, metrics);
+  }
 
   /** Where this executor's MapStatus points: what reducers hand back to {@link #openReduceInput} as locations. */
   BlockManagerId location();

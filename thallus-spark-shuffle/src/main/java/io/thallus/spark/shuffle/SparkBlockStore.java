@@ -3,7 +3,6 @@ package io.thallus.spark.shuffle;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.util.Collection;
 import java.util.Iterator;
 import java.util.Map;
@@ -18,8 +17,6 @@ import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleDataIOUtils;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.api.ShuffleExecutorComponents;
-import org.apache.spark.shuffle.api.ShuffleMapOutputWriter;
-import org.apache.spark.shuffle.api.ShufflePartitionWriter;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManager;
 import org.apache.spark.storage.BlockManagerId;
@@ -35,21 +32,54 @@ import scala.runtime.AbstractFunction2;
  * (through Spark's ShuffleExecutorComponents, as the sort shuffle writes them), and reducers fetch them with
  * Spark's ShuffleBlockFetcherIterator. So MapStatus points at the executor's block manager, and fetch retries,
  * FetchFailedException, recomputation of lost output, the external shuffle service and cleanup work as for Spark's
- * own shuffle.
+ * own shuffle. A map task's frames stay on the heap within what Spark's memory manager grants it and spill to the
+ * executor's local dirs beyond ({@link SpillingFrameSink}).
  */
 final class SparkBlockStore implements ShuffleStore {
   private final SparkConf conf;
   private final IndexShuffleBlockResolver resolver;
+  private final long spillThreshold;
+  private final long spillFloor;
   private volatile ShuffleExecutorComponents components;
 
   SparkBlockStore(SparkConf conf, IndexShuffleBlockResolver resolver) {
     this.conf = conf;
     this.resolver = resolver;
+    this.spillThreshold = spillThreshold(conf);
+    // Spark's own (5m by default): what its spillable collections hold before they may spill for want of memory.
+    this.spillFloor = conf.getSizeAsBytes("spark.shuffle.spill.initialMemoryThreshold", "5m");
+  }
+
+  /**
+   * {@link ShuffleOptions#SPILL_THRESHOLD}: the most bytes of frames a map task keeps on the heap, below what Spark's
+   * memory manager grants it; unset, the grant alone bounds it.
+   */
+  static long spillThreshold(SparkConf conf) {
+    if (!conf.contains(ShuffleOptions.SPILL_THRESHOLD)) {
+      return Long.MAX_VALUE;
+    }
+    String value = conf.get(ShuffleOptions.SPILL_THRESHOLD).trim();
+    long bytes;
+    try {
+      bytes = conf.getSizeAsBytes(ShuffleOptions.SPILL_THRESHOLD);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException(ShuffleOptions.SPILL_THRESHOLD + " must be a size such as 64m, not '"
+          + value + "'", e);
+    }
+    if (bytes < 1 << 10) {
+      throw new IllegalArgumentException(ShuffleOptions.SPILL_THRESHOLD + " must be at least 1k, not " + bytes
+          + " bytes");
+    }
+    return bytes;
   }
 
   @Override
   public MapOutputSink openMapOutput(int shuffleId, long mapId, ExchangeLayout layout) {
-    return new FrameSink(shuffleId, mapId, layout);
+    TaskContext task = TaskContext.get();
+    if (task == null) {
+      throw new IllegalStateException("a map output of shuffle " + shuffleId + " is written outside a Spark task");
+    }
+    return new SpillingFrameSink(task, components(), shuffleId, mapId, layout, spillThreshold, spillFloor);
   }
 
   @Override
@@ -97,75 +127,6 @@ final class SparkBlockStore implements ShuffleStore {
   @Override
   public void close() {
     // Spark's block manager owns the files.
-  }
-
-  /** Frames a map task's batches per reduce partition on the heap, then writes them as Spark's shuffle files. */
-  private final class FrameSink implements MapOutputSink {
-    private final int shuffleId;
-    private final long mapId;
-    private final BatchFrames.Encoder encoder;
-    private final GrowableBytes[] partitionFrames;
-    private long rawBytes;
-    private long encodeNanos;
-
-    FrameSink(int shuffleId, long mapId, ExchangeLayout layout) {
-      this.shuffleId = shuffleId;
-      this.mapId = mapId;
-      this.encoder = new BatchFrames.Encoder(layout.codec());
-      this.partitionFrames = new GrowableBytes[layout.partitions()];
-    }
-
-    @Override
-    public void add(int partition, VectorSchemaRoot batch) throws IOException {
-      if (partitionFrames[partition] == null) {
-        partitionFrames[partition] = new GrowableBytes(1 << 12);
-      }
-      long started = System.nanoTime();
-      rawBytes += encoder.encode(batch, partitionFrames[partition]);
-      encodeNanos += System.nanoTime() - started;
-    }
-
-    @Override
-    public long[] commit() throws IOException {
-      ShuffleMapOutputWriter writer = components().createMapOutputWriter(shuffleId, mapId, partitionFrames.length);
-      try {
-        for (int partition = 0; partition < partitionFrames.length; partition++) {
-          GrowableBytes frames = partitionFrames[partition];
-          if (frames == null || frames.size() == 0) {
-            continue;
-          }
-          ShufflePartitionWriter partitionWriter = writer.getPartitionWriter(partition);
-          try (OutputStream out =
-                   SparkEnv.get().serializerManager().wrapForEncryption(partitionWriter.openStream())) {
-            frames.writeTo(out);
-          }
-        }
-        // No checksums: Spark's checksum files describe its own serialized streams, used to diagnose corruption.
-        return writer.commitAllPartitions(new long[0]).getPartitionLengths();
-      } catch (IOException | RuntimeException e) {
-        try {
-          writer.abort(e);
-        } catch (IOException | RuntimeException suppressed) {
-          e.addSuppressed(suppressed);
-        }
-        throw e;
-      }
-    }
-
-    @Override
-    public long rawBytes() {
-      return rawBytes;
-    }
-
-    @Override
-    public long encodeNanos() {
-      return encodeNanos;
-    }
-
-    @Override
-    public void close() {
-      // Heap buffers only.
-    }
   }
 
   /** Decodes the frames of fetched blocks, one block after another, into one root. */

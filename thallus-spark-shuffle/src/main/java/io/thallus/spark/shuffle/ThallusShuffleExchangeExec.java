@@ -2,7 +2,9 @@ package io.thallus.spark.shuffle;
 
 import java.io.Serializable;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Objects;
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.spark.FutureAction;
 import org.apache.spark.MapOutputStatistics;
@@ -13,7 +15,6 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection$;
 import org.apache.spark.sql.catalyst.plans.logical.Statistics;
 import org.apache.spark.sql.catalyst.plans.logical.Statistics$;
-import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.ShufflePartitionSpec;
 import org.apache.spark.sql.execution.SparkPlan;
@@ -37,10 +38,10 @@ import scala.math.BigInt;
 import scala.reflect.ClassTag$;
 
 /**
- * The Thallus exchange: Spark's {@code Exchange} node for hash and single partitioning, moving Arrow batches. Its map
+ * The Thallus exchange: Spark's {@code Exchange} node for hash, range and single partitioning, moving Arrow batches. Its map
  * side takes the child's rows (or batches) as they come and writes Arrow frames per reduce partition; its reduce side
- * yields {@link ColumnarBatch}es of {@code ArrowColumnVector}s. Partition ids are Spark's own (its partitioning's
- * {@code partitionIdExpression}), so either side of a join may be Spark's exchange.
+ * yields {@link ColumnarBatch}es of {@code ArrowColumnVector}s. Partition ids are Spark's own ({@link PartitionIds}),
+ * so either side of a join may be Spark's exchange.
  *
  * <p>Placed by {@link ThallusShuffleExtensions}; it is a {@link ShuffleExchangeLike}, so AQE makes it a query stage,
  * coalesces and splits its partitions ({@link #getShuffleRDD}) and reads its statistics.
@@ -168,15 +169,35 @@ public final class ThallusShuffleExchangeExec extends Exchange implements Shuffl
     if (dependency == null) {
       boolean columnarInput = child.supportsColumnar();
       RDD<?> input = columnarInput ? child.executeColumnar() : child.execute();
-      Expression partitionId = outputPartitioning instanceof HashPartitioning hash
-          ? hash.partitionIdExpression() : null;
+      Expression partitionId = PartitionIds.of(outputPartitioning, input, columnarInput, child.output());
       ShuffleConf options = new ShuffleConf(conf());
       ExchangeLayout layout = new ExchangeLayout(child.output(), partitionId, outputPartitioning.numPartitions(),
           columnarInput, options.codec(), options.batchRows());
+      PushPlan push = PushPlanner.plan(options, sparkContext(), outputPartitioning.numPartitions(), estimatedBytes());
       dependency = new ArrowShuffleDependency(input, layout, new UnsafeRowSerializer(child.output().size(), null),
-          ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics()), exchangeMetrics());
+          ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics()), exchangeMetrics(), push);
     }
     return dependency;
+  }
+
+  /**
+   * Spark's estimate of the child's output size: the statistics of the logical plan of the topmost node under the
+   * exchange that has one (nodes Spark adds after planning, such as whole-stage code generation, have none).
+   */
+  private OptionalLong estimatedBytes() {
+    java.util.ArrayDeque<SparkPlan> nodes = new java.util.ArrayDeque<>(List.of(child));
+    Option<org.apache.spark.sql.catalyst.plans.logical.LogicalPlan> logical = Option.empty();
+    while (logical.isEmpty() && !nodes.isEmpty()) {
+      SparkPlan node = nodes.poll();
+      logical = node.logicalLink();
+      nodes.addAll(CollectionConverters.asJava(node.children()));
+    }
+    if (logical.isEmpty()) {
+      return OptionalLong.empty();
+    }
+    BigInt size = logical.get().stats().sizeInBytes();
+    return size.isValidLong() && size.longValue() < Long.MAX_VALUE ? OptionalLong.of(size.longValue())
+        : OptionalLong.empty();
   }
 
   @Override

@@ -1,10 +1,13 @@
 package io.thallus.spark.shuffle;
 
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext$;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleBlockResolver;
@@ -32,14 +35,28 @@ public final class ThallusShuffleManager implements ShuffleManager {
   private final ShuffleStore store;
   /** The map outputs this executor wrote, by shuffle: what unregisterShuffle removes. */
   private final Map<Integer, Set<Long>> mapOutputs = new ConcurrentHashMap<>();
+  /** On the driver with {@code store=exchange}: the executors' endpoints, for push targets; null otherwise. */
+  private final ExchangeDirectory directory;
 
-  /** Made by Spark's SparkEnv on the driver and on each executor. */
+  /**
+   * Made by Spark's SparkEnv on the driver and on each executor. On the driver SparkEnv is already set when Spark
+   * makes its shuffle manager, before any executor registers, so the exchange directory is up before executors ask.
+   */
   public ThallusShuffleManager(SparkConf conf) {
     this.sort = new SortShuffleManager(conf);
-    this.store = switch (ShuffleStoreKind.of(conf)) {
+    SparkEnv env = SparkEnv.get();
+    boolean driver = env != null && SparkContext$.MODULE$.DRIVER_IDENTIFIER().equals(env.executorId());
+    ShuffleStoreKind kind = ShuffleStoreKind.of(conf);
+    this.store = switch (kind) {
       case SPARK -> new SparkBlockStore(conf, (IndexShuffleBlockResolver) sort.shuffleBlockResolver());
-      case EXCHANGE -> new ExchangeStore(conf);
+      case EXCHANGE -> new ExchangeStore(conf, !driver);
     };
+    this.directory = kind == ShuffleStoreKind.EXCHANGE && driver ? ExchangeDirectory.start(env.rpcEnv()) : null;
+  }
+
+  /** On the driver with {@code store=exchange}: where the executors' endpoints are registered. */
+  Optional<ExchangeDirectory> directory() {
+    return Optional.ofNullable(directory);
   }
 
   @Override
@@ -87,6 +104,9 @@ public final class ThallusShuffleManager implements ShuffleManager {
 
   @Override
   public void stop() {
+    if (directory != null) {
+      directory.shutdown();
+    }
     store.close();
     sort.stop();
   }

@@ -39,14 +39,24 @@ class ExecutorLossTest {
   /**
    * With {@code store=exchange} the output lives in the killed executor's endpoint: the reducers, which asked the
    * tracker before the kill, fail to pull from it, and their FetchFailedException has Spark run the maps again.
+   * With {@code exchange+push} the killed executor's maps also pushed to the survivor: the survivor's reducers read
+   * those pushes, the killed executor's reducers run again, find its outputs gone and have Spark rerun its maps.
    */
   @ParameterizedTest(name = "store {0}")
-  @ValueSource(strings = {"spark", "exchange"})
+  @ValueSource(strings = {"spark", "exchange", "exchange+push"})
   void aKilledExecutorsMapOutputIsRecomputedAndTheAnswerHolds(String store) throws Exception {
-    try (TestCluster cluster = new TestCluster(work, 2, Map.of(ShuffleOptions.STORE, store,
+    boolean push = store.endsWith("+push");
+    try (TestCluster cluster = new TestCluster(work, 2, Map.of(ShuffleOptions.STORE, push ? "exchange" : store,
         ShuffleOptions.EXCHANGE_TRANSPORT, "shm"))) {
       SparkSession spark = cluster.spark;
       spark.conf().set("spark.sql.adaptive.enabled", "false");
+      spark.conf().set(ShuffleOptions.EXCHANGE_PUSH, push ? "on" : "off");
+      if (push) {
+        ExchangeDirectory directory =
+            ((ThallusShuffleManager) org.apache.spark.SparkEnv.get().shuffleManager()).directory().orElseThrow();
+        Eventually.await("both executors' endpoints registered", Duration.ofMinutes(2), () -> directory.live(
+            scala.jdk.javaapi.CollectionConverters.asJava(spark.sparkContext().getExecutorIds())).size() == 2);
+      }
       Set<String> mapExecutors = ConcurrentHashMap.newKeySet();
       AtomicInteger mapTasksDone = new AtomicInteger();
       AtomicLong killedAt = new AtomicLong(Long.MAX_VALUE);
@@ -64,7 +74,7 @@ class ExecutorLossTest {
         }
       });
       String gate = work.resolve("reducers-may-go").toString();
-      CompletableFuture<List<Long>> job = CompletableFuture.supplyAsync(() -> spark.range(0, ROWS, 1, MAP_TASKS)
+      org.apache.spark.sql.Dataset<Long> sumsPerReducer = spark.range(0, ROWS, 1, MAP_TASKS)
           .toDF()
           .repartition(MAP_TASKS, col("id"))
           .mapPartitions((MapPartitionsFunction<Row, Long>) rows -> {
@@ -81,8 +91,8 @@ class ExecutorLossTest {
               sum += rows.next().getLong(0);
             }
             return List.of(sum).iterator();
-          }, Encoders.LONG())
-          .collectAsList());
+          }, Encoders.LONG());
+      CompletableFuture<List<Long>> job = CompletableFuture.supplyAsync(sumsPerReducer::collectAsList);
 
       Eventually.await("the map stage's " + MAP_TASKS + " tasks", Duration.ofMinutes(3),
           () -> mapTasksDone.get() >= MAP_TASKS);
@@ -96,6 +106,10 @@ class ExecutorLossTest {
       List<Long> sums = job.get(5, TimeUnit.MINUTES);
       assertThat(sums.stream().mapToLong(Long::longValue).sum()).isEqualTo(ROWS * (ROWS - 1) / 2);
       assertThat(mapTasksAfterKill.get()).as("map tasks rerun after the kill").isPositive();
+      if (push) {
+        assertThat(ExchangePushTest.Counts.sum(sumsPerReducer.queryExecution().executedPlan(), "pushes"))
+            .as("pushes sent before and after the kill").isPositive();
+      }
       assertThat(spark.range(0, ROWS, 1, MAP_TASKS).toDF().repartition(MAP_TASKS, col("id"))
           .queryExecution().executedPlan().toString()).contains("ThallusShuffleExchange");
     }

@@ -33,6 +33,15 @@ final class TestCluster implements AutoCloseable {
 
   /** With {@code conf} added to the session's (executor-wide settings such as {@link ShuffleOptions#STORE}). */
   TestCluster(Path work, int workers, Map<String, String> conf) throws Exception {
+    this(work, workers, conf, Map.of());
+  }
+
+  /**
+   * With {@code conf} added to the session's and {@code clusterConf} to the session's and to the master's and the
+   * workers' (settings the cluster and the application must share, such as {@code spark.authenticate} and its
+   * secret: the application's RPC to the master is authenticated too).
+   */
+  TestCluster(Path work, int workers, Map<String, String> conf, Map<String, String> clusterConf) throws Exception {
     SparkSession.getDefaultSession().foreach(s -> {
       s.stop();
       return null;
@@ -40,14 +49,15 @@ final class TestCluster implements AutoCloseable {
     // The workers give their executors directories under here, so the tests can see the shuffle files. One path
     // for every cluster of the test JVM: Spark caches a JVM's local directories the first time it looks.
     localDirs = Files.createDirectories(Path.of("target", "spark-local").toAbsolutePath());
-    SparkConf clusterConf = new SparkConf().set("spark.ui.enabled", "false").set("spark.local.dir", localDirs.toString());
-    scala.Tuple3<RpcEnv, Object, Option<Object>> master = Master.startRpcEnvAndEndpoint(HOST, 0, 0, clusterConf);
+    SparkConf shared = new SparkConf().set("spark.ui.enabled", "false").set("spark.local.dir", localDirs.toString());
+    clusterConf.forEach(shared::set);
+    scala.Tuple3<RpcEnv, Object, Option<Object>> master = Master.startRpcEnvAndEndpoint(HOST, 0, 0, shared);
     cluster.add(master._1());
     String masterUrl = "spark://" + HOST + ":" + master._1().address().port();
     for (int i = 0; i < workers; i++) {
       Path workDir = Files.createDirectories(work.resolve("worker" + i));
       cluster.add(Worker.startRpcEnvAndEndpoint(HOST, 0, 0, 1, 1024, new String[] {masterUrl},
-          workDir.toString(), Option.apply(i), clusterConf.clone(), Option.empty()));
+          workDir.toString(), Option.apply(i), shared.clone(), Option.empty()));
     }
     List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
         .filter(f -> f.startsWith("--add-opens") || f.startsWith("--enable-native-access")
@@ -55,6 +65,7 @@ final class TestCluster implements AutoCloseable {
         .toList();
     SparkSession.Builder builder = SparkSession.builder();
     conf.forEach(builder::config);
+    clusterConf.forEach(builder::config);
     spark = builder
         .master(masterUrl)
         .appName("thallus-shuffle-test")
