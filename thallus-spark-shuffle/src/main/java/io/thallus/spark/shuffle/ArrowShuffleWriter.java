@@ -8,7 +8,6 @@ import org.apache.spark.scheduler.MapStatus$;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.util.ArrowUtils;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.Option;
@@ -42,28 +41,20 @@ final class ArrowShuffleWriter extends ShuffleWriter<Object, Object> {
   public void write(Iterator<Product2<Object, Object>> records) throws IOException {
     ArrowShuffleDependency dependency = handle.arrowDependency();
     ExchangeLayout layout = dependency.layout();
-    UnsafeProjection partitionId = layout.partitionIdProjection();
-    if (partitionId != null) {
-      partitionId.initialize(context.partitionId());
-    }
+    RowPartitionIds partitionIds = layout.partitionIds(context.partitionId());
     // The records are the child's rows or batches as they come (see ArrowShuffleDependency): read them untyped.
     Iterator input = records;
     try (BufferAllocator allocator = ArrowUtils.rootAllocator().newChildAllocator(
             "thallus-shuffle-map-" + handle.shuffleId() + "-" + mapId, 0, Long.MAX_VALUE);
          ShuffleStore.MapOutputSink sink = store.openMapOutput(handle.shuffleId(), mapId, dependency);
-         PartitionedBatchBuilder builder = new PartitionedBatchBuilder(layout, allocator, sink)) {
+         PartitionedBatchBuilder builder = new PartitionedBatchBuilder(layout, partitionIds, allocator, sink)) {
       long started = System.nanoTime();
       while (input.hasNext()) {
         Object next = input.next();
         if (next instanceof ColumnarBatch batch) {
-          java.util.Iterator<InternalRow> rows = batch.rowIterator();
-          while (rows.hasNext()) {
-            InternalRow row = rows.next();
-            builder.append(partitionId == null ? 0 : partitionId.apply(row).getInt(0), row);
-          }
+          builder.append(batch);
         } else {
-          InternalRow row = (InternalRow) next;
-          builder.append(partitionId == null ? 0 : partitionId.apply(row).getInt(0), row);
+          builder.append((InternalRow) next);
         }
       }
       builder.finish();

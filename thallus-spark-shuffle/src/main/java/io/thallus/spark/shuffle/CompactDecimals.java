@@ -1,9 +1,6 @@
 package io.thallus.spark.shuffle;
 
 import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.ValueVector;
-import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
-import org.apache.spark.sql.execution.arrow.ArrowFieldWriter;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -21,34 +18,6 @@ final class CompactDecimals {
 
   static boolean compact(DecimalType type) {
     return type.precision() <= Decimal.MAX_LONG_DIGITS();
-  }
-
-  /** Map side: one column's values into a BigIntVector. */
-  static final class Writer extends ArrowFieldWriter {
-    private final BigIntVector vector;
-    private final int precision;
-    private final int scale;
-
-    Writer(BigIntVector vector, DecimalType type) {
-      this.vector = vector;
-      this.precision = type.precision();
-      this.scale = type.scale();
-    }
-
-    @Override
-    public ValueVector valueVector() {
-      return vector;
-    }
-
-    @Override
-    public void setNull() {
-      vector.setNull(count());
-    }
-
-    @Override
-    public void setValue(SpecializedGetters input, int ordinal) {
-      vector.setSafe(count(), input.getDecimal(ordinal, precision, scale).toUnscaledLong());
-    }
   }
 
   /** Reduce side: the BigIntVector read as Spark decimals of the column's type. */

@@ -7,9 +7,6 @@ import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.apache.spark.sql.execution.arrow.ArrowFieldWriter;
-import org.apache.spark.sql.execution.arrow.ArrowWriter;
-import org.apache.spark.sql.execution.arrow.ArrowWriter$;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
@@ -72,19 +69,6 @@ final class ExchangeLayout implements Serializable {
     return ArrowUtils.toArrowSchema(new StructType(fields), ARROW_TIME_ZONE, false, false);
   }
 
-  /** Writes rows of this layout into {@code root} (made from {@link #arrowSchema()}). */
-  ArrowWriter writer(VectorSchemaRoot root) {
-    ArrowFieldWriter[] writers = new ArrowFieldWriter[schema.fields().length];
-    for (int i = 0; i < writers.length; i++) {
-      FieldVector vector = root.getVector(i);
-      vector.allocateNew();
-      writers[i] = schema.fields()[i].dataType() instanceof DecimalType decimal && CompactDecimals.compact(decimal)
-          ? new CompactDecimals.Writer((BigIntVector) vector, decimal)
-          : ArrowWriter$.MODULE$.createFieldWriter(vector);
-    }
-    return new ArrowWriter(root, writers);
-  }
-
   /** Spark's column vectors over {@code root}'s vectors. */
   ColumnVector[] columns(VectorSchemaRoot root) {
     ColumnVector[] columns = new ColumnVector[schema.fields().length];
@@ -105,13 +89,23 @@ final class ExchangeLayout implements Serializable {
     return types;
   }
 
-  /** A fresh projection to the partition id (code generated, for one task), or null for a single partition. */
-  UnsafeProjection partitionIdProjection() {
+  /**
+   * How one map task finds each row's reduce partition: Spark's Murmur3 pmod computed directly where the keys are
+   * input columns ({@link Murmur3PartitionIds}), else Spark's generated projection of the expression.
+   */
+  RowPartitionIds partitionIds(int taskPartition) {
     if (partitionId == null) {
-      return null;
+      return RowPartitionIds.single();
     }
-    return UnsafeProjection$.MODULE$.create(
+    Murmur3PartitionIds direct = Murmur3PartitionIds.of(partitionId,
+        scala.jdk.javaapi.CollectionConverters.asJava(input));
+    if (direct != null) {
+      return direct;
+    }
+    UnsafeProjection projection = UnsafeProjection$.MODULE$.create(
         scala.jdk.javaapi.CollectionConverters.asScala(List.of(partitionId)).toList(), input);
+    projection.initialize(taskPartition);
+    return RowPartitionIds.projected(projection);
   }
 
   int partitions() {

@@ -1,0 +1,233 @@
+package io.thallus.spark.shuffle;
+
+import java.math.BigInteger;
+import org.apache.arrow.memory.util.MemoryUtil;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+
+/** The {@link ColumnWriter}s of fixed-width columns: each value is one put at {@code values + index * width}. */
+final class FixedWidthWriters {
+  private FixedWidthWriters() {}
+
+  /** A fixed-width column: the value buffer's address, kept current across growth. */
+  abstract static class FixedWidth extends ColumnWriter {
+    long values;
+
+    FixedWidth(FieldVector vector) {
+      super(vector);
+    }
+
+    @Override
+    void addressesChanged() {
+      super.addressesChanged();
+      values = vector.getDataBuffer().memoryAddress();
+    }
+  }
+
+  static final class Booleans extends FixedWidth {
+    Booleans(BitVector vector) {
+      super(vector);
+    }
+
+    @Override
+    void writeValue(SpecializedGetters row, int ordinal, int index) {
+      setBit(row.getBoolean(ordinal), index);
+    }
+
+    @Override
+    void writeValue(ColumnVector column, int rowId, int index) {
+      setBit(column.getBoolean(rowId), index);
+    }
+
+    private void setBit(boolean value, int index) {
+      if (value) {
+        long address = values + (index >>> 3);
+        MemoryUtil.putByte(address, (byte) (MemoryUtil.getByte(address) | (1 << (index & 7))));
+      }
+    }
+  }
+
+  static final class Bytes extends FixedWidth {
+    Bytes(FieldVector vector) {
+      super(vector);
+    }
+
+    @Override
+    void writeValue(SpecializedGetters row, int ordinal, int index) {
+      MemoryUtil.putByte(values + index, row.getByte(ordinal));
+    }
+
+    @Override
+    void writeValue(ColumnVector column, int rowId, int index) {
+      MemoryUtil.putByte(values + index, column.getByte(rowId));
+    }
+  }
+
+  static final class Shorts extends FixedWidth {
+    Shorts(FieldVector vector) {
+      super(vector);
+    }
+
+    @Override
+    void writeValue(SpecializedGetters row, int ordinal, int index) {
+      MemoryUtil.putShort(values + 2L * index, row.getShort(ordinal));
+    }
+
+    @Override
+    void writeValue(ColumnVector column, int rowId, int index) {
+      MemoryUtil.putShort(values + 2L * index, column.getShort(rowId));
+    }
+  }
+
+  /** int and date (days since the epoch). */
+  static final class Ints extends FixedWidth {
+    Ints(FieldVector vector) {
+      super(vector);
+    }
+
+    @Override
+    void writeValue(SpecializedGetters row, int ordinal, int index) {
+      MemoryUtil.putInt(values + 4L * index, row.getInt(ordinal));
+    }
+
+    @Override
+    void writeValue(ColumnVector column, int rowId, int index) {
+      MemoryUtil.putInt(values + 4L * index, column.getInt(rowId));
+    }
+  }
+
+  /** long and timestamps (microseconds since the epoch, with or without a zone). */
+  static final class Longs extends FixedWidth {
+    Longs(FieldVector vector) {
+      super(vector);
+    }
+
+    @Override
+    void writeValue(SpecializedGetters row, int ordinal, int index) {
+      MemoryUtil.putLong(values + 8L * index, row.getLong(ordinal));
+    }
+
+    @Override
+    void writeValue(ColumnVector column, int rowId, int index) {
+      MemoryUtil.putLong(values + 8L * index, column.getLong(rowId));
+    }
+  }
+
+  static final class Floats extends FixedWidth {
+    Floats(FieldVector vector) {
+      super(vector);
+    }
+
+    @Override
+    void writeValue(SpecializedGetters row, int ordinal, int index) {
+      MemoryUtil.putInt(values + 4L * index, Float.floatToRawIntBits(row.getFloat(ordinal)));
+    }
+
+    @Override
+    void writeValue(ColumnVector column, int rowId, int index) {
+      MemoryUtil.putInt(values + 4L * index, Float.floatToRawIntBits(column.getFloat(rowId)));
+    }
+  }
+
+  static final class Doubles extends FixedWidth {
+    Doubles(FieldVector vector) {
+      super(vector);
+    }
+
+    @Override
+    void writeValue(SpecializedGetters row, int ordinal, int index) {
+      MemoryUtil.putLong(values + 8L * index, Double.doubleToRawLongBits(row.getDouble(ordinal)));
+    }
+
+    @Override
+    void writeValue(ColumnVector column, int rowId, int index) {
+      MemoryUtil.putLong(values + 8L * index, Double.doubleToRawLongBits(column.getDouble(rowId)));
+    }
+  }
+
+  /**
+   * Decimals of at most 18 digits as their unscaled longs ({@link io.thallus.spark.shuffle.CompactDecimals}). An
+   * UnsafeRow keeps such a decimal as that long, read without making a Decimal.
+   */
+  static final class CompactDecimals extends FixedWidth {
+    private final int precision;
+    private final int scale;
+
+    CompactDecimals(BigIntVector vector, DecimalType type) {
+      super(vector);
+      this.precision = type.precision();
+      this.scale = type.scale();
+    }
+
+    @Override
+    void writeValue(SpecializedGetters row, int ordinal, int index) {
+      long unscaled = row instanceof UnsafeRow unsafe
+          ? unsafe.getLong(ordinal)
+          : row.getDecimal(ordinal, precision, scale).toUnscaledLong();
+      MemoryUtil.putLong(values + 8L * index, unscaled);
+    }
+
+    @Override
+    void writeValue(ColumnVector column, int rowId, int index) {
+      MemoryUtil.putLong(values + 8L * index, column.getDecimal(rowId, precision, scale).toUnscaledLong());
+    }
+  }
+
+  /**
+   * Decimals of more than 18 digits as Arrow's decimal128: the unscaled value in 16 little-endian bytes. As in
+   * Spark's ArrowWriter, a value that does not fit the column's precision is written as null.
+   */
+  static final class WideDecimals extends FixedWidth {
+    private final int precision;
+    private final int scale;
+
+    WideDecimals(DecimalVector vector, DecimalType type) {
+      super(vector);
+      this.precision = type.precision();
+      this.scale = type.scale();
+    }
+
+    @Override
+    void writeValue(SpecializedGetters row, int ordinal, int index) {
+      put(row.getDecimal(ordinal, precision, scale), index);
+    }
+
+    @Override
+    void writeValue(ColumnVector column, int rowId, int index) {
+      put(column.getDecimal(rowId, precision, scale), index);
+    }
+
+    private void put(Decimal decimal, int index) {
+      if (!decimal.changePrecision(precision, scale)) {
+        clearValid(index);
+        return;
+      }
+      long address = values + 16L * index;
+      BigInteger unscaled = decimal.toJavaBigDecimal().unscaledValue();
+      if (unscaled.bitLength() < Long.SIZE) {
+        long small = unscaled.longValue();
+        MemoryUtil.putLong(address, small);
+        MemoryUtil.putLong(address + 8, small >> 63);
+        return;
+      }
+      byte[] bigEndian = unscaled.toByteArray();
+      byte fill = (byte) (unscaled.signum() < 0 ? -1 : 0);
+      for (int i = 0; i < 16; i++) {
+        int from = bigEndian.length - 1 - i;
+        MemoryUtil.putByte(address + i, from >= 0 ? bigEndian[from] : fill);
+      }
+    }
+
+    private void clearValid(int index) {
+      long address = validity + (index >>> 3);
+      MemoryUtil.putByte(address, (byte) (MemoryUtil.getByte(address) & ~(1 << (index & 7))));
+    }
+  }
+}

@@ -1,0 +1,212 @@
+package io.thallus.spark.shuffle;
+
+import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
+import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.ByteType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.hash.Murmur3_x86_32;
+import org.apache.spark.unsafe.types.UTF8String;
+
+/**
+ * One key column's step of Spark's Murmur3Hash: the same function of the value and the running hash that Spark's
+ * generated code applies for the column's type (booleans as 0/1 ints; bytes, shorts and dates as ints; timestamps as
+ * longs; floats and doubles by their bits with -0.0 as 0; decimals of at most 18 digits by their unscaled long,
+ * wider ones by the unscaled value's big-endian bytes; strings and binaries by their bytes).
+ */
+final class Murmur3Keys {
+  private Murmur3Keys() {}
+
+  /** A key of Spark type {@code type} at {@code ordinal}, or null for a type hashed otherwise (left to Spark). */
+  static Key of(DataType type, int ordinal) {
+    return switch (type) {
+      case BooleanType ignored -> new Key(ordinal) {
+        @Override
+        int hash(SpecializedGetters row, int seed) {
+          return Murmur3_x86_32.hashInt(row.getBoolean(ordinal) ? 1 : 0, seed);
+        }
+
+        @Override
+        int hash(ColumnVector column, int rowId, int seed) {
+          return Murmur3_x86_32.hashInt(column.getBoolean(rowId) ? 1 : 0, seed);
+        }
+      };
+      case ByteType ignored -> new Key(ordinal) {
+        @Override
+        int hash(SpecializedGetters row, int seed) {
+          return Murmur3_x86_32.hashInt(row.getByte(ordinal), seed);
+        }
+
+        @Override
+        int hash(ColumnVector column, int rowId, int seed) {
+          return Murmur3_x86_32.hashInt(column.getByte(rowId), seed);
+        }
+      };
+      case ShortType ignored -> new Key(ordinal) {
+        @Override
+        int hash(SpecializedGetters row, int seed) {
+          return Murmur3_x86_32.hashInt(row.getShort(ordinal), seed);
+        }
+
+        @Override
+        int hash(ColumnVector column, int rowId, int seed) {
+          return Murmur3_x86_32.hashInt(column.getShort(rowId), seed);
+        }
+      };
+      case IntegerType ignored -> new IntKey(ordinal);
+      case DateType ignored -> new IntKey(ordinal);
+      case LongType ignored -> new LongKey(ordinal);
+      case TimestampType ignored -> new LongKey(ordinal);
+      case TimestampNTZType ignored -> new LongKey(ordinal);
+      case FloatType ignored -> new Key(ordinal) {
+        @Override
+        int hash(SpecializedGetters row, int seed) {
+          return hashFloat(row.getFloat(ordinal), seed);
+        }
+
+        @Override
+        int hash(ColumnVector column, int rowId, int seed) {
+          return hashFloat(column.getFloat(rowId), seed);
+        }
+      };
+      case DoubleType ignored -> new Key(ordinal) {
+        @Override
+        int hash(SpecializedGetters row, int seed) {
+          return hashDouble(row.getDouble(ordinal), seed);
+        }
+
+        @Override
+        int hash(ColumnVector column, int rowId, int seed) {
+          return hashDouble(column.getDouble(rowId), seed);
+        }
+      };
+      case DecimalType decimal -> new DecimalKey(ordinal, decimal);
+      // Spark's default collation (UTF8_BINARY) hashes the bytes; other collations hash a collation key.
+      case StringType string when string.supportsBinaryEquality() -> new Key(ordinal) {
+        @Override
+        int hash(SpecializedGetters row, int seed) {
+          return hashString(row.getUTF8String(ordinal), seed);
+        }
+
+        @Override
+        int hash(ColumnVector column, int rowId, int seed) {
+          return hashString(column.getUTF8String(rowId), seed);
+        }
+      };
+      case BinaryType ignored -> new Key(ordinal) {
+        @Override
+        int hash(SpecializedGetters row, int seed) {
+          return hashBytes(row.getBinary(ordinal), seed);
+        }
+
+        @Override
+        int hash(ColumnVector column, int rowId, int seed) {
+          return hashBytes(column.getBinary(rowId), seed);
+        }
+      };
+      default -> null;
+    };
+  }
+
+  /** One key: its column and its hash step (called for non-null values only). */
+  abstract static class Key {
+    final int ordinal;
+
+    Key(int ordinal) {
+      this.ordinal = ordinal;
+    }
+
+    abstract int hash(SpecializedGetters row, int seed);
+
+    abstract int hash(ColumnVector column, int rowId, int seed);
+  }
+
+  private static final class IntKey extends Key {
+    IntKey(int ordinal) {
+      super(ordinal);
+    }
+
+    @Override
+    int hash(SpecializedGetters row, int seed) {
+      return Murmur3_x86_32.hashInt(row.getInt(ordinal), seed);
+    }
+
+    @Override
+    int hash(ColumnVector column, int rowId, int seed) {
+      return Murmur3_x86_32.hashInt(column.getInt(rowId), seed);
+    }
+  }
+
+  private static final class LongKey extends Key {
+    LongKey(int ordinal) {
+      super(ordinal);
+    }
+
+    @Override
+    int hash(SpecializedGetters row, int seed) {
+      return Murmur3_x86_32.hashLong(row.getLong(ordinal), seed);
+    }
+
+    @Override
+    int hash(ColumnVector column, int rowId, int seed) {
+      return Murmur3_x86_32.hashLong(column.getLong(rowId), seed);
+    }
+  }
+
+  private static final class DecimalKey extends Key {
+    private final int precision;
+    private final int scale;
+
+    DecimalKey(int ordinal, DecimalType type) {
+      super(ordinal);
+      this.precision = type.precision();
+      this.scale = type.scale();
+    }
+
+    @Override
+    int hash(SpecializedGetters row, int seed) {
+      return hashDecimal(row.getDecimal(ordinal, precision, scale), seed);
+    }
+
+    @Override
+    int hash(ColumnVector column, int rowId, int seed) {
+      return hashDecimal(column.getDecimal(rowId, precision, scale), seed);
+    }
+
+    private int hashDecimal(Decimal value, int seed) {
+      if (precision <= Decimal.MAX_LONG_DIGITS()) {
+        return Murmur3_x86_32.hashLong(value.toUnscaledLong(), seed);
+      }
+      return hashBytes(value.toJavaBigDecimal().unscaledValue().toByteArray(), seed);
+    }
+  }
+
+  static int hashFloat(float value, int seed) {
+    return Murmur3_x86_32.hashInt(value == -0.0f ? 0 : Float.floatToIntBits(value), seed);
+  }
+
+  static int hashDouble(double value, int seed) {
+    return Murmur3_x86_32.hashLong(value == -0.0d ? 0L : Double.doubleToLongBits(value), seed);
+  }
+
+  static int hashString(UTF8String value, int seed) {
+    return Murmur3_x86_32.hashUnsafeBytes(value.getBaseObject(), value.getBaseOffset(), value.numBytes(), seed);
+  }
+
+  static int hashBytes(byte[] value, int seed) {
+    return Murmur3_x86_32.hashUnsafeBytes(value, Platform.BYTE_ARRAY_OFFSET, value.length, seed);
+  }
+}

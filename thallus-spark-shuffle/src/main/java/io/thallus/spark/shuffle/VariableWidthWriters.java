@@ -1,0 +1,129 @@
+package io.thallus.spark.shuffle;
+
+import org.apache.arrow.memory.util.MemoryUtil;
+import org.apache.arrow.vector.BaseVariableWidthVector;
+import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.types.UTF8String;
+
+/**
+ * The {@link ColumnWriter}s of strings and binaries: the bytes are copied to the end of the data buffer, which
+ * grows by doubling when a value does not fit, and the row's end offset is put after them; a null repeats the
+ * previous offset.
+ */
+final class VariableWidthWriters {
+  /** Arrow's utf8 and binary columns (Spark's mapping) have 32-bit offsets. */
+  private static final long MAX_DATA_BYTES = Integer.MAX_VALUE;
+
+  private VariableWidthWriters() {}
+
+  abstract static class VariableWidth extends ColumnWriter {
+    private final BaseVariableWidthVector variable;
+    private long offsets;
+    long data;
+    private long dataCapacity;
+    int end;
+
+    VariableWidth(BaseVariableWidthVector vector) {
+      super(vector);
+      this.variable = vector;
+    }
+
+    /** Makes room for {@code length} more bytes; returns where they go. */
+    final long reserve(int length) {
+      long needed = (long) end + length;
+      if (needed > dataCapacity) {
+        if (needed > MAX_DATA_BYTES) {
+          throw new IllegalStateException("One batch of a reduce partition passed 2 GiB in a string or binary"
+              + " column; lower spark.thallus.shuffle.batchRows");
+        }
+        variable.reallocDataBuffer(Math.max(needed, 2 * dataCapacity));
+        addressesChanged();
+      }
+      return data + end;
+    }
+
+    final void putEnd(int index, int length) {
+      end += length;
+      MemoryUtil.putInt(offsets + 4L * (index + 1), end);
+    }
+
+    @Override
+    void writeNull(int index) {
+      MemoryUtil.putInt(offsets + 4L * (index + 1), end);
+    }
+
+    @Override
+    void ensureRows(int rows) {
+      while (variable.getValueCapacity() < rows) {
+        variable.reallocValidityAndOffsetBuffers();
+      }
+      addressesChanged();
+    }
+
+    @Override
+    void finish(int rows) {
+      variable.setLastSet(rows - 1);
+    }
+
+    @Override
+    void reset() {
+      super.reset();
+      end = 0;
+    }
+
+    @Override
+    void addressesChanged() {
+      super.addressesChanged();
+      offsets = variable.getOffsetBuffer().memoryAddress();
+      data = variable.getDataBuffer().memoryAddress();
+      dataCapacity = variable.getDataBuffer().capacity();
+    }
+  }
+
+  static final class Strings extends VariableWidth {
+    Strings(BaseVariableWidthVector vector) {
+      super(vector);
+    }
+
+    @Override
+    void writeValue(SpecializedGetters row, int ordinal, int index) {
+      put(row.getUTF8String(ordinal), index);
+    }
+
+    @Override
+    void writeValue(ColumnVector column, int rowId, int index) {
+      put(column.getUTF8String(rowId), index);
+    }
+
+    private void put(UTF8String value, int index) {
+      int length = value.numBytes();
+      long to = reserve(length);
+      Platform.copyMemory(value.getBaseObject(), value.getBaseOffset(), null, to, length);
+      putEnd(index, length);
+    }
+  }
+
+  static final class Binaries extends VariableWidth {
+    Binaries(BaseVariableWidthVector vector) {
+      super(vector);
+    }
+
+    @Override
+    void writeValue(SpecializedGetters row, int ordinal, int index) {
+      put(row.getBinary(ordinal), index);
+    }
+
+    @Override
+    void writeValue(ColumnVector column, int rowId, int index) {
+      put(column.getBinary(rowId), index);
+    }
+
+    private void put(byte[] value, int index) {
+      long to = reserve(value.length);
+      MemoryUtil.copyToMemory(value, 0, to, value.length);
+      putEnd(index, value.length);
+    }
+  }
+}
