@@ -193,7 +193,8 @@ public final class ClientConnection implements AutoCloseable {
         serializes = candidates.stream().filter(t -> t.name().equals(welcomed.transport()))
             .anyMatch(Transport::serializesBatches);
         inbox = new BatchReceiver(BatchReceiver.Fetchers.of(session, session.serverHoldsBodies()), serializes,
-            allocator, () -> "the client's memory for received batches",
+            // What a client holds of received batches is bounded by its receive pool: so is one batch decompressed.
+            allocator, () -> "the client's memory for received batches", settings::receivePoolBytes,
             new StreamResults(streams, released, this::flushReleases, this::failAndClose));
       } catch (ThallusException e) {
         chosen.close();
