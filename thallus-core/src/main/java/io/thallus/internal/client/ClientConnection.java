@@ -18,6 +18,7 @@ import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.DecoderException;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.thallus.Location;
+import io.thallus.BatchCompression;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.Transports;
@@ -58,7 +59,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
 public final class ClientConnection implements AutoCloseable {
   /** The settings the connection needs, taken from the public client options. */
   public record Settings(String clientName, Duration connectTimeout, Duration timeout, int maxFrameBytes,
-      long receivePoolBytes, Map<String, String> credentials, Tls tls) {}
+      long receivePoolBytes, Map<String, String> credentials, Tls tls, BatchCompression resultCompression) {}
 
   private final BufferAllocator allocator;
   private final Settings settings;
@@ -177,6 +178,9 @@ public final class ClientConnection implements AutoCloseable {
             settings.timeout(), settings.receivePoolBytes(), ByteBufAllocator.DEFAULT));
         offers.put(candidate.name(), offer);
         parameters.putAll(offer.parameters());
+      }
+      if (settings.resultCompression() != BatchCompression.NONE) {
+        parameters.put(Protocol.CLIENT_RESULT_COMPRESSION, settings.resultCompression().name());
       }
       channel.writeAndFlush(new Message.Hello(Protocol.VERSION, settings.clientName(),
           new ArrayList<>(offers.keySet()), parameters, settings.credentials()));
@@ -340,7 +344,7 @@ public final class ClientConnection implements AutoCloseable {
             }
           },
           allocator, settings.timeout(), settings.receivePoolBytes(),
-          () -> "the client's memory for batches being sent");
+          () -> "the client's memory for batches being sent", BatchCompression.NONE);
     }
     return ingestSender;
   }
