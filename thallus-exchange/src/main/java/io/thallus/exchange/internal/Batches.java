@@ -1,5 +1,6 @@
 package io.thallus.exchange.internal;
 
+import io.thallus.internal.batch.BatchCompressor;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
@@ -37,6 +38,42 @@ public final class Batches {
         copies.forEach(ArrowBuf::close);
       }
     }
+  }
+
+  /**
+   * {@code source}'s rows compressed by {@code compressor} into {@code allocator}, the caller's to close: each buffer
+   * compressed straight from the root's own buffers (no plain copy first), the result one allocation exactly as long
+   * as the compressed bytes.
+   */
+  public static ArrowRecordBatch compress(VectorSchemaRoot source, BatchCompressor compressor,
+      BufferAllocator allocator) {
+    try (ArrowRecordBatch shared = new VectorUnloader(source).getRecordBatch()) {
+      return compressor.compress(shared, allocator);
+    }
+  }
+
+  /** Whether {@code batch}'s body is compressed. */
+  public static boolean isCompressed(ArrowRecordBatch batch) {
+    return BatchCompressor.isCompressed(batch);
+  }
+
+  /**
+   * The bytes of a batch's buffers once decompressed (each compressed buffer's declared length; the buffers' bytes
+   * for a batch that is not compressed).
+   */
+  public static long plainBytes(ArrowRecordBatch batch) {
+    if (!isCompressed(batch)) {
+      return bytes(batch);
+    }
+    long total = 0;
+    for (ArrowBuf buffer : batch.getBuffers()) {
+      long size = buffer.readableBytes();
+      if (size >= 8) {
+        long declared = buffer.getLong(0);
+        total += declared < 0 ? size - 8 : declared;
+      }
+    }
+    return total;
   }
 
   /**
