@@ -7,15 +7,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
-import java.util.Map;
 import org.apache.spark.SparkConf;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -24,24 +19,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * each executor's exchange endpoint and reducers pull them over shm. Each answer is compared with the same query
  * on Spark's own exchange (same cluster, {@code spark.thallus.shuffle.enabled=false}).
  */
-class ExchangeStoreTest {
-  @TempDir
-  static Path work;
-  private static TestCluster cluster;
-  private static SparkSession spark;
-
-  @BeforeAll
-  static void start() throws Exception {
-    cluster = new TestCluster(work, 2, Map.of(ShuffleOptions.STORE, "exchange",
-        ShuffleOptions.EXCHANGE_TRANSPORT, "shm"));
-    spark = cluster.spark;
-  }
-
-  @AfterAll
-  static void stop() {
-    if (cluster != null) {
-      cluster.close();
-    }
+class ExchangeStoreTest extends ClusterTest {
+  ExchangeStoreTest() {
+    super(TestCluster.builder().exchangeStore("shm"));
   }
 
   @ParameterizedTest(name = "AQE {0}")
