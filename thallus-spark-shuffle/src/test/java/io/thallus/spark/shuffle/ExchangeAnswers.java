@@ -1,5 +1,7 @@
 package io.thallus.spark.shuffle;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -51,6 +53,18 @@ final class ExchangeAnswers {
       });
     } finally {
       adaptive.keySet().forEach(session.conf()::unset);
+    }
+  }
+
+  /**
+   * Each SQL query gives Spark's answer (not empty) through the Thallus exchange, whose plan has a Thallus exchange;
+   * {@code setting} names the session's state in a failure.
+   */
+  static void assertSparksAnswers(SparkSession session, String setting, String... queries) {
+    for (String query : queries) {
+      ExchangeAnswers answers = of(session, () -> session.sql(query));
+      assertThat(answers.thallus).as(query + ", " + setting).isNotEmpty().isEqualTo(answers.spark);
+      assertThat(answers.thallusPlan).as(query + ", " + setting).contains("ThallusShuffleExchange");
     }
   }
 

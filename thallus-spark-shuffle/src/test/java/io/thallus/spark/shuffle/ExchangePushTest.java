@@ -87,11 +87,7 @@ class ExchangePushTest extends ClusterTest {
     spark.conf().set(ShuffleOptions.EXCHANGE_PUSH, "on");
     for (boolean adaptive : new boolean[] {true, false}) {
       spark.conf().set("spark.sql.adaptive.enabled", String.valueOf(adaptive));
-      for (String query : new String[] {TpchShapes.Q3, TpchShapes.Q18}) {
-        ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> spark.sql(query));
-        assertThat(answers.thallus).as(query + " AQE " + adaptive).isNotEmpty().isEqualTo(answers.spark);
-        assertThat(answers.thallusPlan).as(query).contains("ThallusShuffleExchange");
-      }
+      ExchangeAnswers.assertSparksAnswers(spark, "AQE " + adaptive, TpchShapes.Q3, TpchShapes.Q18);
     }
   }
 

@@ -47,11 +47,7 @@ class ExchangeStoreTest extends ClusterTest {
     TpchShapes.create(spark, work.resolve("tpch"), 20_000);
     spark.conf().set("spark.sql.adaptive.enabled", "true");
     try {
-      for (String query : new String[] {TpchShapes.Q3, TpchShapes.Q18}) {
-        ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> spark.sql(query));
-        assertThat(answers.thallus).as(query).isNotEmpty().isEqualTo(answers.spark);
-        assertThat(answers.thallusPlan).as(query).contains("ThallusShuffleExchange");
-      }
+      ExchangeAnswers.assertSparksAnswers(spark, "AQE on", TpchShapes.Q3, TpchShapes.Q18);
     } finally {
       spark.conf().unset("spark.sql.adaptive.enabled");
     }

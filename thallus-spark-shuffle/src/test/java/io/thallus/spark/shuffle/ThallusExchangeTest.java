@@ -117,11 +117,7 @@ class ThallusExchangeTest extends ClusterTest {
     }
     spark.conf().set("spark.sql.adaptive.enabled", String.valueOf(adaptive));
     try {
-      for (String query : new String[] {TpchShapes.Q3, TpchShapes.Q9, TpchShapes.Q18}) {
-        ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> spark.sql(query));
-        assertThat(answers.thallus).as(query).isNotEmpty().isEqualTo(answers.spark);
-        assertThat(answers.thallusPlan).as(query).contains("ThallusShuffleExchange");
-      }
+      ExchangeAnswers.assertSparksAnswers(spark, "AQE " + adaptive, TpchShapes.Q3, TpchShapes.Q9, TpchShapes.Q18);
     } finally {
       spark.conf().unset("spark.sql.adaptive.enabled");
     }
