@@ -14,7 +14,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.function.MapPartitionsFunction;
+import org.apache.spark.rpc.RpcEnv;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.scheduler.SparkListenerTaskStart;
@@ -239,6 +242,35 @@ class ExchangePushTest extends ClusterTest {
     assertThatThrownBy(options::pushMaxBytes).hasMessageContaining(ShuffleOptions.EXCHANGE_PUSH_MAX_BYTES);
     conf.setConfString(ShuffleOptions.EXCHANGE_PUSH_COMMIT_WAIT, "1h");
     assertThatThrownBy(options::pushCommitWait).hasMessageContaining(ShuffleOptions.EXCHANGE_PUSH_COMMIT_WAIT);
+  }
+
+  /**
+   * A registration the driver does not believe (asked here over the driver's own RpcEnv, so it comes from the
+   * executors' host): one naming an executor Spark does not know, and one naming a live executor on another host,
+   * are refused with the reason, and the directory keeps the executors' own endpoints (the other tests show that
+   * those are pushed to).
+   */
+  @Test
+  void aRegistrationNamingAnUnknownExecutorOrAnotherHostIsRefused() throws InterruptedException {
+    ExchangeDirectory directory = cluster.awaitEndpointsRegistered();
+    List<String> alive = CollectionConverters.asJava(spark.sparkContext().getExecutorIds());
+    List<ExecutorEndpoint> registered = directory.live(alive);
+    RpcEnv driver = SparkEnv.get().rpcEnv();
+    SparkConf conf = spark.sparkContext().getConf();
+
+    assertThatThrownBy(() -> ExchangeDirectory.register(driver, conf,
+        new ExecutorEndpoint("no-such-executor", "127.0.0.1", 4242)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("refused")
+        .hasMessageEndingWith("executor no-such-executor is not one the driver knows as alive (no block manager of "
+            + "that id)");
+    ExecutorEndpoint live = registered.get(0);
+    assertThatThrownBy(() -> ExchangeDirectory.register(driver, conf,
+        new ExecutorEndpoint(live.executorId(), "127.0.0.2", live.port())))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageEndingWith("executor " + live.executorId() + " runs on " + live.host()
+            + " (its block manager's host), not on 127.0.0.2");
+    assertThat(directory.live(alive)).isEqualTo(registered);
   }
 
   @Test
