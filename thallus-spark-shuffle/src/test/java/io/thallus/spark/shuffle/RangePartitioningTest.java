@@ -3,7 +3,6 @@ package io.thallus.spark.shuffle;
 import static org.apache.spark.sql.functions.col;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.List;
 import java.util.function.Supplier;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -74,17 +73,8 @@ class RangePartitioningTest extends ClusterTest {
   }
 
   private void assertSparksOrder(String name, Supplier<Dataset<Row>> query) {
-    spark.conf().set(ShuffleOptions.ENABLED, "false");
-    List<String> expected = inOrder(query.get());
-    spark.conf().set(ShuffleOptions.ENABLED, "true");
-    Dataset<Row> thallus = query.get();
-    List<String> answer = inOrder(thallus);
-    assertThat(answer).as(name).isNotEmpty().isEqualTo(expected);
-    assertThat(thallus.queryExecution().executedPlan().toString()).as(name)
-        .contains("ThallusShuffleExchange rangepartitioning");
-  }
-
-  private static List<String> inOrder(Dataset<Row> rows) {
-    return rows.collectAsList().stream().map(Row::toString).toList();
+    ExchangeAnswers answers = ExchangeAnswers.inOrder(spark, query);
+    assertThat(answers.thallus).as(name).isNotEmpty().isEqualTo(answers.spark);
+    assertThat(answers.thallusPlan).as(name).contains("ThallusShuffleExchange rangepartitioning");
   }
 }
