@@ -14,9 +14,9 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * Whether the driver believes an executor's registration with the {@link ExchangeDirectory}. The executor id must be
  * one whose block manager Spark's {@code BlockManagerMaster} knows now, and on the host the registration names:
- * Spark registers an executor's block manager only for an executor its scheduler has taken, drops it when the
- * executor is lost, and an executor registers its endpoint only after its block manager's registration returned, so
- * a live executor is never refused for being early. And the host must be the one the registration came from where
+ * an executor registers its block manager once the driver's scheduler backend has taken the executor, Spark drops
+ * it when the executor is lost, and an executor registers its endpoint only after its block manager's registration
+ * returned, so a live executor is never refused for being early. And the host must be the one the registration came from where
  * Spark's RPC says so: an executor's RpcEnv is a client, so the driver sees the address its connection comes from.
  * The endpoint's port cannot be checked here; the endpoints themselves ask for the application's secret when
  * {@code spark.authenticate} is on.
