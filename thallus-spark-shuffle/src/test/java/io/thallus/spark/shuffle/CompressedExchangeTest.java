@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.SparkConf;
 import org.apache.spark.scheduler.SparkListener;
@@ -63,8 +62,8 @@ class CompressedExchangeTest {
   }
 
   private static TestCluster cluster(String compression) throws Exception {
-    return new TestCluster(work, 2, Map.of(ShuffleOptions.STORE, "exchange",
-        ShuffleOptions.EXCHANGE_TRANSPORT, "tcp", ShuffleOptions.EXCHANGE_COMPRESSION, compression));
+    return TestCluster.builder().exchangeStore("tcp").conf(ShuffleOptions.EXCHANGE_COMPRESSION, compression)
+        .start(work.resolve(compression));
   }
 
   @Test
