@@ -105,6 +105,26 @@ public final class BatchDecompressor {
     }
   }
 
+  /**
+   * The bytes {@code batch}'s buffers take decompressed, as their prefixes declare them (the buffers' bytes when it is
+   * not compressed): for a sender's own batches, whose prefixes it wrote; a received batch is checked by
+   * {@link #decompress}.
+   */
+  public static long plainBytes(ArrowRecordBatch batch) {
+    if (!BatchCompressor.isCompressed(batch)) {
+      return batch.computeBodyLength();
+    }
+    long total = 0;
+    for (ArrowBuf buffer : batch.getBuffers()) {
+      long size = buffer.readableBytes();
+      if (size >= CodecBuffers.PREFIX_BYTES) {
+        long declared = CodecBuffers.prefix(buffer, 0);
+        total += declared == CodecBuffers.STORED ? size - CodecBuffers.PREFIX_BYTES : Math.max(declared, 0);
+      }
+    }
+    return total;
+  }
+
   /** Each buffer's uncompressed length, from its prefix, after checking the prefix and the codec's ratio. */
   private static long[] declared(ArrowRecordBatch batch, String what) {
     List<ArrowBuf> buffers = batch.getBuffers();

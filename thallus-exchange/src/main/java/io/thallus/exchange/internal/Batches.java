@@ -1,6 +1,7 @@
 package io.thallus.exchange.internal;
 
 import io.thallus.internal.batch.BatchCompressor;
+import io.thallus.internal.batch.BatchDecompressor;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
@@ -62,18 +63,7 @@ public final class Batches {
    * for a batch that is not compressed).
    */
   public static long plainBytes(ArrowRecordBatch batch) {
-    if (!isCompressed(batch)) {
-      return bytes(batch);
-    }
-    long total = 0;
-    for (ArrowBuf buffer : batch.getBuffers()) {
-      long size = buffer.readableBytes();
-      if (size >= 8) {
-        long declared = buffer.getLong(0);
-        total += declared < 0 ? size - 8 : declared;
-      }
-    }
-    return total;
+    return BatchDecompressor.plainBytes(batch);
   }
 
   /**
