@@ -25,7 +25,8 @@ source "$root/harness/jdk.sh"
 jdk="$(find_jdk)" || { echo "rdma-exchange-bench: needs a JDK 25 or newer" >&2; exit 1; }
 JAVA_HOME="$jdk" ./mvnw -q -pl benchmarks -am package -DskipTests >&2
 read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' "$root/pom.xml")"
-{ date -u; uptime; nproc; } > "$out/machine-$guest.txt"
+stamp="$guest-$(date -u +%H%M)"
+{ date -u; uptime; nproc; } > "$out/machine-$stamp.txt"
 export RXE_VM_TSC_CLOCK=1 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-3000}
 "$root/harness/rxe-vm.sh" bash -c '
   java=$1; rows=$2; maps=$3; partitions=$4; runs=$5; transfers=$6; limit=$7; shift 7
@@ -59,5 +60,5 @@ export RXE_VM_TSC_CLOCK=1 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-3000}
   done
   exit $status' rdma-exchange-bench "$jdk/bin/java" "${BENCH_ROWS:-33554432}" "${BENCH_MAPS:-8}" \
   "${BENCH_PARTITIONS:-16}" "${BENCH_RUNS:-3}" "${BENCH_TRANSFERS:-read by-size}" "${BENCH_LIMIT:-1200}" \
-  "${flags[@]}" -Xmx1g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn 2>&1 | tee "$out/guest-$guest-$(date -u +%H%M).txt"
+  "${flags[@]}" -Xmx1g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn 2>&1 | tee "$out/guest-$stamp.txt"
 exit "${PIPESTATUS[0]}"
