@@ -9,7 +9,8 @@
 # to the next run. One guest, one vCPU, three JVMs on it: the figures compare pull with push and rdma with tcp in
 # the same run, not with a NIC.
 # Sizes (environment): BENCH_ROWS (default 33554432 longs: 256 MiB of map output, 8 maps x 16 partitions, 2 MiB
-# each), BENCH_MAPS (8), BENCH_PARTITIONS (16), BENCH_RUNS (3), BENCH_TRANSFERS ("read by-size"), BENCH_LIMIT (1200).
+# each), BENCH_MAPS (8), BENCH_PARTITIONS (16), BENCH_RUNS (3), BENCH_TRANSFERS ("read by-size"), BENCH_LIMIT (1200),
+# BENCH_RING (the reducers' rdma push ring in bytes; default the transport's 8 MiB).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -25,6 +26,9 @@ source "$root/harness/jdk.sh"
 jdk="$(find_jdk)" || { echo "rdma-exchange-bench: needs a JDK 25 or newer" >&2; exit 1; }
 JAVA_HOME="$jdk" ./mvnw -q -pl benchmarks -am package -DskipTests >&2
 read -r -a flags <<< "$(sed -n 's:.*<thallus.jvmFlags>\(.*\)</thallus.jvmFlags>.*:\1:p' "$root/pom.xml")"
+# The reducers' push ring (rdma's default 8 MiB: by-size then writes bodies up to 4 MiB, and the exchange's 4 MiB
+# chunks end just above that, so most go by READ; 16 MiB writes them all).
+[[ -n "${BENCH_RING:-}" ]] && flags+=("-Dthallus.rdma.pushRingBytes=$BENCH_RING")
 stamp="$guest-$(date -u +%H%M)"
 { date -u; uptime; nproc; } > "$out/machine-$stamp.txt"
 export RXE_VM_TSC_CLOCK=1 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-3000}
