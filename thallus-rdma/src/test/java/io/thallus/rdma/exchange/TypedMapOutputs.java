@@ -37,6 +37,7 @@ final class TypedMapOutputs {
   /** Fixed and variable width, decimals, temporal, nested, each NULL on some rows. */
   private static final Set<String> COLUMNS = Set.of("c_boolean", "c_integer", "c_bigint", "c_double",
       "c_decimal_18_3", "c_decimal_38_10", "c_varchar", "c_blob", "c_date", "c_timestamp", "c_list", "c_struct");
+  private static final Comparator<List<Object>> ROW_ID = Comparator.comparingLong(row -> (Long) row.get(0));
 
   private TypedMapOutputs() {}
 
@@ -103,6 +104,4 @@ final class TypedMapOutputs {
     rows.sort(ROW_ID);
     return rows;
   }
-
-  private static final Comparator<List<Object>> ROW_ID = Comparator.comparingLong(row -> (Long) row.get(0));
 }
