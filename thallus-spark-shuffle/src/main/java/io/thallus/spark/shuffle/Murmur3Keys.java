@@ -1,5 +1,6 @@
 package io.thallus.spark.shuffle;
 
+import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.BooleanType;
@@ -105,6 +106,11 @@ final class Murmur3Keys {
         int hash(ColumnVector column, int rowId, int seed) {
           return hashString(column.getUTF8String(rowId), seed);
         }
+
+        @Override
+        boolean hashAll(ColumnSource source, int rows, int[] hashes) {
+          return hashVariableWidth(source, rows, hashes);
+        }
       };
       case BinaryType ignored -> new Key(ordinal) {
         @Override
@@ -115,6 +121,11 @@ final class Murmur3Keys {
         @Override
         int hash(ColumnVector column, int rowId, int seed) {
           return hashBytes(column.getBinary(rowId), seed);
+        }
+
+        @Override
+        boolean hashAll(ColumnSource source, int rows, int[] hashes) {
+          return hashVariableWidth(source, rows, hashes);
         }
       };
       default -> null;
@@ -132,6 +143,31 @@ final class Murmur3Keys {
     abstract int hash(SpecializedGetters row, int seed);
 
     abstract int hash(ColumnVector column, int rowId, int seed);
+
+    /**
+     * Folds the key's value of each of the first {@code rows} rows of {@code source} into {@code hashes} (a null
+     * leaves the hash), reading an Arrow source's buffers directly; false, with nothing done, where this key reads
+     * the source through its getters ({@link #hash(ColumnVector, int, int)}) instead.
+     */
+    boolean hashAll(ColumnSource source, int rows, int[] hashes) {
+      return false;
+    }
+  }
+
+  /** Strings and binaries from Arrow offsets and data: Spark's hash of the value's bytes. */
+  static boolean hashVariableWidth(ColumnSource source, int rows, int[] hashes) {
+    if (source.layout != ColumnSource.Layout.VARIABLE) {
+      return false;
+    }
+    boolean nulls = source.nulls;
+    for (int i = 0; i < rows; i++) {
+      if (!nulls || source.valid(i)) {
+        int start = MemoryUtil.getInt(source.offsets + 4L * i);
+        int length = MemoryUtil.getInt(source.offsets + 4L * i + 4) - start;
+        hashes[i] = Murmur3_x86_32.hashUnsafeBytes(null, source.values + start, length, hashes[i]);
+      }
+    }
+    return true;
   }
 
   private static final class IntKey extends Key {
@@ -147,6 +183,20 @@ final class Murmur3Keys {
     @Override
     int hash(ColumnVector column, int rowId, int seed) {
       return Murmur3_x86_32.hashInt(column.getInt(rowId), seed);
+    }
+
+    @Override
+    boolean hashAll(ColumnSource source, int rows, int[] hashes) {
+      if (source.layout != ColumnSource.Layout.FIXED || source.width != 4) {
+        return false;
+      }
+      boolean nulls = source.nulls;
+      for (int i = 0; i < rows; i++) {
+        if (!nulls || source.valid(i)) {
+          hashes[i] = Murmur3_x86_32.hashInt(MemoryUtil.getInt(source.values + 4L * i), hashes[i]);
+        }
+      }
+      return true;
     }
   }
 
@@ -164,6 +214,25 @@ final class Murmur3Keys {
     int hash(ColumnVector column, int rowId, int seed) {
       return Murmur3_x86_32.hashLong(column.getLong(rowId), seed);
     }
+
+    @Override
+    boolean hashAll(ColumnSource source, int rows, int[] hashes) {
+      return source.layout == ColumnSource.Layout.FIXED && source.width == 8 && hashLongs(source, 8, rows, hashes);
+    }
+  }
+
+  /**
+   * Longs at a stride of {@code stride} bytes (8 for longs, 16 for the low half of a decimal128 of at most 18 digits,
+   * which is its unscaled long).
+   */
+  static boolean hashLongs(ColumnSource source, int stride, int rows, int[] hashes) {
+    boolean nulls = source.nulls;
+    for (int i = 0; i < rows; i++) {
+      if (!nulls || source.valid(i)) {
+        hashes[i] = Murmur3_x86_32.hashLong(MemoryUtil.getLong(source.values + (long) stride * i), hashes[i]);
+      }
+    }
+    return true;
   }
 
   private static final class DecimalKey extends Key {
@@ -184,6 +253,13 @@ final class Murmur3Keys {
     @Override
     int hash(ColumnVector column, int rowId, int seed) {
       return hashDecimal(column.getDecimal(rowId, precision, scale), seed);
+    }
+
+    /** A decimal of at most 18 digits hashes its unscaled long: the exchange's own longs, or decimal128's low half. */
+    @Override
+    boolean hashAll(ColumnSource source, int rows, int[] hashes) {
+      return precision <= Decimal.MAX_LONG_DIGITS() && source.layout == ColumnSource.Layout.FIXED
+          && (source.width == 8 || source.width == 16) && hashLongs(source, source.width, rows, hashes);
     }
 
     private int hashDecimal(Decimal value, int seed) {

@@ -3,7 +3,6 @@ package io.thallus.spark.shuffle;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
@@ -15,21 +14,6 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
-import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
-import org.apache.spark.sql.types.BinaryType;
-import org.apache.spark.sql.types.BooleanType;
-import org.apache.spark.sql.types.ByteType;
-import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.DateType;
-import org.apache.spark.sql.types.DecimalType;
-import org.apache.spark.sql.types.DoubleType;
-import org.apache.spark.sql.types.FloatType;
-import org.apache.spark.sql.types.IntegerType;
-import org.apache.spark.sql.types.LongType;
-import org.apache.spark.sql.types.ShortType;
-import org.apache.spark.sql.types.StringType;
-import org.apache.spark.sql.types.TimestampNTZType;
-import org.apache.spark.sql.types.TimestampType;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -210,55 +194,21 @@ class ColumnarScatterTest {
 
   /** Rows as the reduce side reads a batch of the exchange (compact decimals as longs), written by our own writers. */
   private ColumnarBatch exchangeBatch(List<InternalRow> rows, int from, int to, ExchangeLayout layout) {
-    PartitionBatch written = new PartitionBatch(layout.arrowSchema(), layout.types(), allocator, Math.max(1, to - from));
-    for (int r = from; r < to; r++) {
-      written.append(rows.get(r));
+    ColumnarBatch batch = WriterRows.exchangeArrowBatch(rows, from, to, layout, allocator, toClose);
+    ColumnVector[] columns = new ColumnVector[batch.numCols()];
+    for (int c = 0; c < columns.length; c++) {
+      columns[c] = batch.column(c);
     }
-    VectorSchemaRoot root = written.finish();
-    toClose.add(root);
-    ColumnVector[] columns = layout.columns(root);
     assertThat(columns).hasAtLeastOneElementOfType(CompactDecimals.Vector.class)
         .hasAtLeastOneElementOfType(ArrowColumnVector.class);
-    return new ColumnarBatch(columns, to - from);
+    return batch;
   }
 
   /** Rows as Spark's on-heap vectors (what its vectorized Parquet reader gives): no Arrow buffers to read. */
   private OnHeapColumnVector[] onHeapColumns(List<InternalRow> rows, int from, int to) {
-    OnHeapColumnVector[] columns = OnHeapColumnVector.allocateColumns(Math.max(1, to - from), WriterRows.SCHEMA);
+    OnHeapColumnVector[] columns = WriterRows.onHeapColumns(rows, from, to);
     onHeap.add(columns);
-    DataType[] types = WriterRows.TYPES;
-    for (int r = from; r < to; r++) {
-      InternalRow row = rows.get(r);
-      int at = r - from;
-      for (int c = 0; c < types.length; c++) {
-        put(columns[c], at, row, c, types[c]);
-      }
-    }
     return columns;
-  }
-
-  private static void put(WritableColumnVector column, int at, InternalRow row, int c, DataType type) {
-    if (row.isNullAt(c)) {
-      column.putNull(at);
-      return;
-    }
-    switch (type) {
-      case BooleanType ignored -> column.putBoolean(at, row.getBoolean(c));
-      case ByteType ignored -> column.putByte(at, row.getByte(c));
-      case ShortType ignored -> column.putShort(at, row.getShort(c));
-      case IntegerType ignored -> column.putInt(at, row.getInt(c));
-      case DateType ignored -> column.putInt(at, row.getInt(c));
-      case LongType ignored -> column.putLong(at, row.getLong(c));
-      case TimestampType ignored -> column.putLong(at, row.getLong(c));
-      case TimestampNTZType ignored -> column.putLong(at, row.getLong(c));
-      case FloatType ignored -> column.putFloat(at, row.getFloat(c));
-      case DoubleType ignored -> column.putDouble(at, row.getDouble(c));
-      case DecimalType d -> column.putDecimal(at, row.getDecimal(c, d.precision(), d.scale()), d.precision());
-      case StringType ignored -> column.putByteArray(at, row.getUTF8String(c).toString()
-          .getBytes(StandardCharsets.UTF_8));
-      case BinaryType ignored -> column.putByteArray(at, row.getBinary(c));
-      default -> throw new IllegalArgumentException(type.sql());
-    }
   }
 
   private static ExchangeLayout layout(int partitions, int batchRows) {
