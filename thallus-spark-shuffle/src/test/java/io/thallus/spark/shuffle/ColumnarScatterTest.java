@@ -14,6 +14,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -108,6 +109,22 @@ class ColumnarScatterTest {
       assertThat(builder.rows()).isZero();
     }
     assertThat(sink.batchSizesByPartition).allSatisfy(sizes -> assertThat(sizes).isEmpty());
+  }
+
+  @Test
+  void batches_of_no_columns_are_cut_at_the_batch_size() throws Exception {
+    // A count over a scan may shuffle rows of no columns: only the row counts cross.
+    ExchangeLayout layout = new ExchangeLayout(WriterRows.attributes(WriterRows.schema(new DataType[0])), null, 1,
+        true, FrameCodec.LZ4, 300);
+    CapturingSink sink = new CapturingSink(layout);
+    try (PartitionedBatchBuilder builder =
+             new PartitionedBatchBuilder(layout, layout.partitionIds(0), allocator, sink)) {
+      builder.append(new ColumnarBatch(new ColumnVector[0], 1000));
+      builder.append(new ColumnarBatch(new ColumnVector[0], 250));
+      builder.finish();
+      assertThat(builder.rows()).isEqualTo(1250);
+    }
+    assertThat(sink.batchSizesByPartition.get(0)).containsExactly(300, 300, 300, 300, 50);
   }
 
   @Test
