@@ -8,6 +8,7 @@ import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -230,9 +231,17 @@ final class FixedWidthWriters {
       this.scale = type.scale();
     }
 
-    /** From decimal128 of the same scale: a value of at most 18 digits is its low 8 bytes. */
+    /**
+     * From decimal128 of the same scale: a value of at most 18 digits is its low 8 bytes. From Spark's writable
+     * vectors (its Parquet reader's): the unscaled value as their {@code getDecimal} reads it (an int up to 9 digits,
+     * a long up to 18), without making a Decimal per value.
+     */
     @Override
     void copy(ColumnSource source, int[] rowIds, int from, int to, int index) {
+      if (source.column instanceof WritableColumnVector writable && source.layout == ColumnSource.Layout.GETTERS) {
+        copyUnscaled(writable, rowIds, from, to, index);
+        return;
+      }
       if (source.layout != ColumnSource.Layout.FIXED || source.width != 16) {
         super.copy(source, rowIds, from, to, index);
         return;
@@ -255,6 +264,19 @@ final class FixedWidthWriters {
     @Override
     void writeValue(ColumnVector column, int rowId, int index) {
       MemoryUtil.putLong(values + 8L * index, column.getDecimal(rowId, precision, scale).toUnscaledLong());
+    }
+
+    private void copyUnscaled(WritableColumnVector column, int[] rowIds, int from, int to, int index) {
+      boolean ints = precision <= Decimal.MAX_INT_DIGITS();
+      boolean nulls = column.hasNull();
+      for (int i = from; i < to; i++, index++) {
+        int row = rowIds[i];
+        if (nulls && column.isNullAt(row)) {
+          continue;
+        }
+        setValid(index);
+        MemoryUtil.putLong(values + 8L * index, ints ? column.getInt(row) : column.getLong(row));
+      }
     }
   }
 
