@@ -14,6 +14,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -28,20 +29,20 @@ import scala.jdk.javaapi.CollectionConverters;
  * claimed type (nulls, edge values, empty strings and binaries, decimals of both widths, dates, timestamps, booleans)
  * in the same partitions, in the same order, cut into the same batches; for input batches as Spark's ArrowWriter
  * makes them (decimal128 for every decimal), as the exchange's own reduce side reads them (compact decimals as longs),
- * and as Spark's on-heap vectors (read through the getters); at 1, 7 and 200 partitions, with empty batches and
+ * and as Spark's on- and off-heap vectors (read through the getters); at 1, 7 and 200 partitions, with empty batches and
  * batches whose rows all go to one partition.
  */
 class ColumnarScatterTest {
   private static final Seq<Attribute> INPUT = WriterRows.attributes(WriterRows.SCHEMA);
   private final BufferAllocator allocator = new RootAllocator();
   private final List<VectorSchemaRoot> toClose = new ArrayList<>();
-  private final List<OnHeapColumnVector[]> onHeap = new ArrayList<>();
+  private final List<WritableColumnVector[]> writable = new ArrayList<>();
 
   @AfterEach
   void close() {
     toClose.forEach(VectorSchemaRoot::close);
-    onHeap.forEach(columns -> {
-      for (OnHeapColumnVector column : columns) {
+    writable.forEach(columns -> {
+      for (WritableColumnVector column : columns) {
         column.close();
       }
     });
@@ -49,7 +50,7 @@ class ColumnarScatterTest {
   }
 
   /** Where the input batches come from. */
-  enum Source { SPARK_ARROW, EXCHANGE_ARROW, ON_HEAP }
+  enum Source { SPARK_ARROW, EXCHANGE_ARROW, ON_HEAP, OFF_HEAP }
 
   @Test
   void spark_arrow_batches_equal_the_row_path() throws Exception {
@@ -69,6 +70,13 @@ class ColumnarScatterTest {
   void on_heap_batches_read_through_getters_equal_the_row_path() throws Exception {
     for (int partitions : new int[] {1, 7, 200}) {
       check(WriterRows.generic(3000, 20 + partitions), partitions, 300, Source.ON_HEAP, 1000);
+    }
+  }
+
+  @Test
+  void off_heap_batches_read_through_getters_equal_the_row_path() throws Exception {
+    for (int partitions : new int[] {1, 7, 200}) {
+      check(WriterRows.generic(3000, 25 + partitions), partitions, 300, Source.OFF_HEAP, 1000);
     }
   }
 
@@ -135,7 +143,7 @@ class ColumnarScatterTest {
       ColumnarBatch batch = batch(rows, 0, rows.size(), source, layout);
       for (int c = 0; c < WriterRows.TYPES.length; c++) {
         ColumnSource.Layout read = ColumnSource.of(batch.column(c), WriterRows.TYPES[c], rows.size()).layout;
-        if (source == Source.ON_HEAP) {
+        if (source == Source.ON_HEAP || source == Source.OFF_HEAP) {
           assertThat(read).as("%s column %d", source, c).isEqualTo(ColumnSource.Layout.GETTERS);
         } else {
           assertThat(read).as("%s column %d", source, c).isNotEqualTo(ColumnSource.Layout.GETTERS);
@@ -206,6 +214,7 @@ class ColumnarScatterTest {
       case SPARK_ARROW -> WriterRows.sparkArrowBatch(rows, from, to, WriterRows.SCHEMA, allocator, toClose);
       case EXCHANGE_ARROW -> exchangeBatch(rows, from, to, layout);
       case ON_HEAP -> new ColumnarBatch(onHeapColumns(rows, from, to), to - from);
+      case OFF_HEAP -> new ColumnarBatch(owned(WriterRows.offHeapColumns(rows, from, to)), to - from);
     };
   }
 
@@ -223,8 +232,11 @@ class ColumnarScatterTest {
 
   /** Rows as Spark's on-heap vectors (what its vectorized Parquet reader gives): no Arrow buffers to read. */
   private OnHeapColumnVector[] onHeapColumns(List<InternalRow> rows, int from, int to) {
-    OnHeapColumnVector[] columns = WriterRows.onHeapColumns(rows, from, to);
-    onHeap.add(columns);
+    return owned(WriterRows.onHeapColumns(rows, from, to));
+  }
+
+  private <T extends WritableColumnVector> T[] owned(T[] columns) {
+    writable.add(columns);
     return columns;
   }
 

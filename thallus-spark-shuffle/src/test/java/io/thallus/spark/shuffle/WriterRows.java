@@ -17,6 +17,7 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection$;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils$;
 import org.apache.spark.sql.execution.arrow.ArrowWriter;
+import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.execution.arrow.ArrowWriter$;
@@ -136,7 +137,15 @@ final class WriterRows {
    * the caller closes.
    */
   static OnHeapColumnVector[] onHeapColumns(List<InternalRow> rows, int from, int to) {
-    OnHeapColumnVector[] columns = OnHeapColumnVector.allocateColumns(Math.max(1, to - from), SCHEMA);
+    return fill(OnHeapColumnVector.allocateColumns(Math.max(1, to - from), SCHEMA), rows, from, to);
+  }
+
+  /** The same as Spark's off-heap column vectors (its reader's with {@code spark.sql.columnVector.offheap.enabled}). */
+  static OffHeapColumnVector[] offHeapColumns(List<InternalRow> rows, int from, int to) {
+    return fill(OffHeapColumnVector.allocateColumns(Math.max(1, to - from), SCHEMA), rows, from, to);
+  }
+
+  private static <T extends WritableColumnVector> T[] fill(T[] columns, List<InternalRow> rows, int from, int to) {
     for (int r = from; r < to; r++) {
       InternalRow row = rows.get(r);
       for (int c = 0; c < TYPES.length; c++) {
