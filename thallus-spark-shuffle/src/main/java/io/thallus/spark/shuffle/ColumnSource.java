@@ -63,7 +63,7 @@ final class ColumnSource {
   final ColumnVector column;
   final Layout layout;
   final int width;
-  /** Whether some row may be null: where none is, the scatter marks its rows valid without reading the source's bits. */
+  /** Whether some row may be null: where none is, the scatter sets the rows' validity without reading the source's. */
   final boolean nulls;
   final long validity;
   final long values;

@@ -215,7 +215,8 @@ class ColumnarScatterMeasure {
       for (int c = 0; c < types.length; c++) {
         switch (types[c]) {
           case DecimalType d -> columns[c].putDecimal(r, row.getDecimal(c, d.precision(), d.scale()), d.precision());
-          case org.apache.spark.sql.types.StringType ignored -> columns[c].putByteArray(r, row.getUTF8String(c).getBytes());
+          case org.apache.spark.sql.types.StringType ignored ->
+              columns[c].putByteArray(r, row.getUTF8String(c).getBytes());
           case org.apache.spark.sql.types.IntegerType ignored -> columns[c].putInt(r, row.getInt(c));
           case org.apache.spark.sql.types.DateType ignored -> columns[c].putInt(r, row.getInt(c));
           default -> columns[c].putLong(r, row.getLong(c));

@@ -29,8 +29,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * claimed type (nulls, edge values, empty strings and binaries, decimals of both widths, dates, timestamps, booleans)
  * in the same partitions, in the same order, cut into the same batches; for input batches as Spark's ArrowWriter
  * makes them (decimal128 for every decimal), as the exchange's own reduce side reads them (compact decimals as longs),
- * and as Spark's on- and off-heap vectors (read through the getters); at 1, 7 and 200 partitions, with empty batches and
- * batches whose rows all go to one partition.
+ * and as Spark's on- and off-heap vectors (read through the getters); at 1, 7 and 200 partitions, with empty batches
+ * and batches whose rows all go to one partition.
  */
 class ColumnarScatterTest {
   private static final Seq<Attribute> INPUT = WriterRows.attributes(WriterRows.SCHEMA);

@@ -123,7 +123,8 @@ final class WriterRows {
    */
   static ColumnarBatch exchangeArrowBatch(List<InternalRow> rows, int from, int to, ExchangeLayout layout,
       BufferAllocator allocator, List<VectorSchemaRoot> toClose) {
-    PartitionBatch written = new PartitionBatch(layout.arrowSchema(), layout.types(), allocator, Math.max(1, to - from));
+    PartitionBatch written =
+        new PartitionBatch(layout.arrowSchema(), layout.types(), allocator, Math.max(1, to - from));
     for (int r = from; r < to; r++) {
       written.append(rows.get(r));
     }
