@@ -108,7 +108,7 @@ final class Murmur3Keys {
         }
 
         @Override
-        boolean hashAll(ColumnSource source, int rows, int[] hashes) {
+        boolean hashAll(ColumnSource source, int rows, int[] hashes, Scratch scratch) {
           return hashVariableWidth(source, rows, hashes);
         }
       };
@@ -124,7 +124,7 @@ final class Murmur3Keys {
         }
 
         @Override
-        boolean hashAll(ColumnSource source, int rows, int[] hashes) {
+        boolean hashAll(ColumnSource source, int rows, int[] hashes, Scratch scratch) {
           return hashVariableWidth(source, rows, hashes);
         }
       };
@@ -146,10 +146,11 @@ final class Murmur3Keys {
 
     /**
      * Folds the key's value of each of the first {@code rows} rows of {@code source} into {@code hashes} (a null
-     * leaves the hash), reading an Arrow source's buffers directly; false, with nothing done, where this key reads
-     * the source through its getters ({@link #hash(ColumnVector, int, int)}) instead.
+     * leaves the hash), reading an Arrow source's buffers directly (fixed widths through {@code scratch}); false,
+     * with nothing done, where this key reads the source through its getters ({@link #hash(ColumnVector, int, int)})
+     * instead.
      */
-    boolean hashAll(ColumnSource source, int rows, int[] hashes) {
+    boolean hashAll(ColumnSource source, int rows, int[] hashes, Scratch scratch) {
       return false;
     }
   }
@@ -186,14 +187,21 @@ final class Murmur3Keys {
     }
 
     @Override
-    boolean hashAll(ColumnSource source, int rows, int[] hashes) {
+    boolean hashAll(ColumnSource source, int rows, int[] hashes, Scratch scratch) {
       if (source.layout != ColumnSource.Layout.FIXED || source.width != 4) {
         return false;
       }
-      boolean nulls = source.nulls;
+      int[] values = scratch.ints(rows);
+      Platform.copyMemory(null, source.values, values, Platform.INT_ARRAY_OFFSET, 4L * rows);
+      if (!source.nulls) {
+        for (int i = 0; i < rows; i++) {
+          hashes[i] = Murmur3_x86_32.hashInt(values[i], hashes[i]);
+        }
+        return true;
+      }
       for (int i = 0; i < rows; i++) {
-        if (!nulls || source.valid(i)) {
-          hashes[i] = Murmur3_x86_32.hashInt(MemoryUtil.getInt(source.values + 4L * i), hashes[i]);
+        if (source.valid(i)) {
+          hashes[i] = Murmur3_x86_32.hashInt(values[i], hashes[i]);
         }
       }
       return true;
@@ -216,8 +224,8 @@ final class Murmur3Keys {
     }
 
     @Override
-    boolean hashAll(ColumnSource source, int rows, int[] hashes) {
-      return source.layout == ColumnSource.Layout.FIXED && source.width == 8 && hashLongs(source, 8, rows, hashes);
+    boolean hashAll(ColumnSource source, int rows, int[] hashes, Scratch scratch) {
+      return source.layout == ColumnSource.Layout.FIXED && source.width == 8 && hashLongs(source, 8, rows, hashes, scratch);
     }
   }
 
@@ -225,14 +233,51 @@ final class Murmur3Keys {
    * Longs at a stride of {@code stride} bytes (8 for longs, 16 for the low half of a decimal128 of at most 18 digits,
    * which is its unscaled long).
    */
-  static boolean hashLongs(ColumnSource source, int stride, int rows, int[] hashes) {
-    boolean nulls = source.nulls;
+  static boolean hashLongs(ColumnSource source, int stride, int rows, int[] hashes, Scratch scratch) {
+    long[] values = scratch.longs(rows);
+    if (stride == 8) {
+      Platform.copyMemory(null, source.values, values, Platform.LONG_ARRAY_OFFSET, 8L * rows);
+    } else {
+      for (int i = 0; i < rows; i++) {
+        values[i] = MemoryUtil.getLong(source.values + (long) stride * i);
+      }
+    }
+    if (!source.nulls) {
+      for (int i = 0; i < rows; i++) {
+        hashes[i] = Murmur3_x86_32.hashLong(values[i], hashes[i]);
+      }
+      return true;
+    }
     for (int i = 0; i < rows; i++) {
-      if (!nulls || source.valid(i)) {
-        hashes[i] = Murmur3_x86_32.hashLong(MemoryUtil.getLong(source.values + (long) stride * i), hashes[i]);
+      if (source.valid(i)) {
+        hashes[i] = Murmur3_x86_32.hashLong(values[i], hashes[i]);
       }
     }
     return true;
+  }
+
+  /**
+   * One map task's arrays for a key column's values, copied out of its Arrow buffer so that the hash loops over a Java
+   * array: the JIT vectorizes such a loop, and not one that reads raw addresses (measured 1.5 against 4.6 ns per
+   * long key on this box).
+   */
+  static final class Scratch {
+    private long[] longs = new long[0];
+    private int[] ints = new int[0];
+
+    long[] longs(int rows) {
+      if (longs.length < rows) {
+        longs = new long[rows];
+      }
+      return longs;
+    }
+
+    int[] ints(int rows) {
+      if (ints.length < rows) {
+        ints = new int[rows];
+      }
+      return ints;
+    }
   }
 
   private static final class DecimalKey extends Key {
@@ -257,9 +302,9 @@ final class Murmur3Keys {
 
     /** A decimal of at most 18 digits hashes its unscaled long: the exchange's own longs, or decimal128's low half. */
     @Override
-    boolean hashAll(ColumnSource source, int rows, int[] hashes) {
+    boolean hashAll(ColumnSource source, int rows, int[] hashes, Scratch scratch) {
       return precision <= Decimal.MAX_LONG_DIGITS() && source.layout == ColumnSource.Layout.FIXED
-          && (source.width == 8 || source.width == 16) && hashLongs(source, source.width, rows, hashes);
+          && (source.width == 8 || source.width == 16) && hashLongs(source, source.width, rows, hashes, scratch);
     }
 
     private int hashDecimal(Decimal value, int seed) {

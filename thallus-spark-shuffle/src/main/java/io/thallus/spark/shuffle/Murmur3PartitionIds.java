@@ -24,6 +24,8 @@ import scala.jdk.javaapi.CollectionConverters;
 final class Murmur3PartitionIds extends RowPartitionIds {
   private final Murmur3Keys.Key[] keys;
   private final DataType[] keyTypes;
+  /** A map task's own: each task makes its ids ({@link ExchangeLayout#partitionIds}). */
+  private final Murmur3Keys.Scratch scratch = new Murmur3Keys.Scratch();
   private final int seed;
   private final int partitions;
   /** ceil(2^64 / partitions): the remainder by a multiplication (Lemire's fastmod), not a division per row. */
@@ -105,7 +107,7 @@ final class Murmur3PartitionIds extends RowPartitionIds {
     for (int k = 0; k < keys.length; k++) {
       Murmur3Keys.Key key = keys[k];
       ColumnVector column = columns[key.ordinal];
-      if (key.hashAll(ColumnSource.of(column, keyTypes[k], rows), rows, into)) {
+      if (key.hashAll(ColumnSource.of(column, keyTypes[k], rows), rows, into, scratch)) {
         continue; // read from the column's Arrow buffers
       }
       boolean nulls = column.hasNull();
