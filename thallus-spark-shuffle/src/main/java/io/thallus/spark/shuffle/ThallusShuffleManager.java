@@ -51,7 +51,8 @@ public final class ThallusShuffleManager implements ShuffleManager {
       case SPARK -> new SparkBlockStore(conf, (IndexShuffleBlockResolver) sort.shuffleBlockResolver());
       case EXCHANGE -> new ExchangeStore(conf, !driver);
     };
-    this.directory = kind == ShuffleStoreKind.EXCHANGE && driver ? ExchangeDirectory.start(env.rpcEnv()) : null;
+    this.directory = kind == ShuffleStoreKind.EXCHANGE && driver
+        ? ExchangeDirectory.start(env.rpcEnv(), RegistrationCheck.of(env)) : null;
   }
 
   /** On the driver with {@code store=exchange}: where the executors' endpoints are registered. */

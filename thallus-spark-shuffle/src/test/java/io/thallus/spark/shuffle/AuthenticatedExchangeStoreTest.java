@@ -49,8 +49,8 @@ class AuthenticatedExchangeStoreTest {
 
   @Test
   void executorsShareTheSecretAndAStrangerIsRefusedByTheirEndpoints() throws Exception {
-    Map<String, String> authentication = Map.of("spark.authenticate", "true", "spark.authenticate.secret", SECRET);
-    try (TestCluster cluster = new TestCluster(work, 2, Map.of(ShuffleOptions.STORE, "exchange"), authentication);
+    try (TestCluster cluster = TestCluster.builder().conf(ShuffleOptions.STORE, "exchange")
+             .clusterConf("spark.authenticate", "true").clusterConf("spark.authenticate.secret", SECRET).start(work);
          BufferAllocator allocator = new RootAllocator()) {
       SparkSession spark = cluster.spark;
       assertThat(spark.sparkContext().env().securityManager().isAuthenticationEnabled()).isTrue();

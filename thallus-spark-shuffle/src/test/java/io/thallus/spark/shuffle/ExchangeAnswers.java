@@ -1,13 +1,19 @@
 package io.thallus.spark.shuffle;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 
-/** Runs one query on Spark's exchange and on the Thallus exchange, and gives both answers as sorted text. */
+/**
+ * Runs one query on Spark's exchange and on the Thallus exchange, and gives both answers as text: sorted, or in the
+ * order the query gave them ({@link #inOrder}).
+ */
 final class ExchangeAnswers {
   final List<String> spark;
   final List<String> thallus;
@@ -20,11 +26,21 @@ final class ExchangeAnswers {
   }
 
   static ExchangeAnswers of(SparkSession session, Supplier<Dataset<Row>> query) {
+    return of(session, query, ExchangeAnswers::rows);
+  }
+
+  /** Both answers in the order the query gives them, for a query whose order is part of its answer. */
+  static ExchangeAnswers inOrder(SparkSession session, Supplier<Dataset<Row>> query) {
+    return of(session, query, rows -> rows.collectAsList().stream().map(Row::toString).toList());
+  }
+
+  private static ExchangeAnswers of(SparkSession session, Supplier<Dataset<Row>> query,
+      Function<Dataset<Row>, List<String>> answer) {
     session.conf().set(ShuffleOptions.ENABLED, "false");
-    List<String> spark = rows(query.get());
+    List<String> spark = answer.apply(query.get());
     session.conf().set(ShuffleOptions.ENABLED, "true");
     Dataset<Row> thallusQuery = query.get();
-    List<String> thallus = rows(thallusQuery);
+    List<String> thallus = answer.apply(thallusQuery);
     // After the action: with AQE on, the final plan (with its query stages) is known only then.
     String plan = thallusQuery.queryExecution().executedPlan().toString();
     return new ExchangeAnswers(spark, thallus, plan);
@@ -51,6 +67,18 @@ final class ExchangeAnswers {
       });
     } finally {
       adaptive.keySet().forEach(session.conf()::unset);
+    }
+  }
+
+  /**
+   * Each SQL query gives Spark's answer (not empty) through the Thallus exchange, whose plan has a Thallus exchange;
+   * {@code setting} names the session's state in a failure.
+   */
+  static void assertSparksAnswers(SparkSession session, String setting, String... queries) {
+    for (String query : queries) {
+      ExchangeAnswers answers = of(session, () -> session.sql(query));
+      assertThat(answers.thallus).as(query + ", " + setting).isNotEmpty().isEqualTo(answers.spark);
+      assertThat(answers.thallusPlan).as(query + ", " + setting).contains("ThallusShuffleExchange");
     }
   }
 

@@ -5,20 +5,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.thallus.testing.Eventually;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.function.MapPartitionsFunction;
+import org.apache.spark.rpc.RpcEnv;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.scheduler.SparkListenerTaskStart;
@@ -30,11 +29,9 @@ import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
 import org.apache.spark.sql.execution.adaptive.QueryStageExec;
 import org.apache.spark.sql.internal.SQLConf;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import scala.jdk.javaapi.CollectionConverters;
@@ -45,30 +42,19 @@ import scala.jdk.javaapi.CollectionConverters;
  * pushed batches, pulling only the rest. Answers are compared with Spark's own shuffle on the same cluster; the
  * exchange's metrics prove that pushes were sent and read.
  */
-class ExchangePushTest {
-  @TempDir
-  static Path work;
-  private static TestCluster cluster;
-  private static SparkSession spark;
-
-  @BeforeAll
-  static void start() throws Exception {
-    long started = System.nanoTime();
-    cluster = new TestCluster(work, 2, Map.of(ShuffleOptions.STORE, "exchange",
-        ShuffleOptions.EXCHANGE_TRANSPORT, "shm"));
-    spark = cluster.spark;
-    // Both executors' endpoints are in the driver's directory before any shuffle is planned.
-    ExchangeDirectory directory = ((ThallusShuffleManager) SparkEnv.get().shuffleManager()).directory().orElseThrow();
-    Eventually.await("both executors' endpoints registered", Duration.ofMinutes(2),
-        () -> directory.live(CollectionConverters.asJava(spark.sparkContext().getExecutorIds())).size() == 2);
-    System.out.printf("cluster up and both endpoints registered in %d ms%n", (System.nanoTime() - started) / 1_000_000);
+class ExchangePushTest extends ClusterTest {
+  ExchangePushTest() {
+    super(TestCluster.builder().exchangeStore("shm"));
   }
 
-  @AfterAll
-  static void stop() {
-    if (cluster != null) {
-      cluster.close();
-    }
+  /** Both executors' endpoints are in the driver's directory before any shuffle is planned. */
+  @BeforeAll
+  void bothEndpointsRegistered() throws InterruptedException {
+    long started = System.nanoTime();
+    assertThat(cluster.awaitEndpointsRegistered().live(CollectionConverters.asJava(
+        spark.sparkContext().getExecutorIds()))).hasSize(2);
+    System.out.printf("both endpoints registered %d ms after the cluster was up%n",
+        (System.nanoTime() - started) / 1_000_000);
   }
 
   @AfterEach
@@ -104,11 +90,7 @@ class ExchangePushTest {
     spark.conf().set(ShuffleOptions.EXCHANGE_PUSH, "on");
     for (boolean adaptive : new boolean[] {true, false}) {
       spark.conf().set("spark.sql.adaptive.enabled", String.valueOf(adaptive));
-      for (String query : new String[] {TpchShapes.Q3, TpchShapes.Q18}) {
-        ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> spark.sql(query));
-        assertThat(answers.thallus).as(query + " AQE " + adaptive).isNotEmpty().isEqualTo(answers.spark);
-        assertThat(answers.thallusPlan).as(query).contains("ThallusShuffleExchange");
-      }
+      ExchangeAnswers.assertSparksAnswers(spark, "AQE " + adaptive, TpchShapes.Q3, TpchShapes.Q18);
     }
   }
 
@@ -163,7 +145,7 @@ class ExchangePushTest {
   void aReducerAwayFromItsPushTargetReadsTheMapOutputs() throws Exception {
     spark.conf().set("spark.sql.adaptive.enabled", "false");
     spark.conf().set(ShuffleOptions.EXCHANGE_PUSH, "on");
-    Path gate = work.resolve("busy-may-end");
+    TaskGate gate = TaskGate.at(work.resolve("busy-may-end"));
     AtomicReference<String> busy = new AtomicReference<>();
     Set<String> shuffleExecutors = ConcurrentHashMap.newKeySet();
     SparkListener listener = new SparkListener() {
@@ -182,16 +164,9 @@ class ExchangePushTest {
       }
     };
     spark.sparkContext().addSparkListener(listener);
-    String gatePath = gate.toString();
     CompletableFuture<List<Integer>> blocker = CompletableFuture.supplyAsync(() -> spark.range(0, 1, 1, 1)
         .mapPartitions((MapPartitionsFunction<Long, Integer>) rows -> {
-          long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
-          while (!Files.exists(Path.of(gatePath))) {
-            if (System.nanoTime() > deadline) {
-              throw new IllegalStateException("the test never opened the gate");
-            }
-            Thread.sleep(20);
-          }
+          gate.await();
           return List.of(1).iterator();
         }, Encoders.INT()).collectAsList());
     try {
@@ -203,7 +178,7 @@ class ExchangePushTest {
       assertThat(counts.pushes).as("pushes to the busy executor").isPositive();
       assertThat(counts.pushedBatchesRead).as("pushed batches read").isZero();
     } finally {
-      Files.createFile(gate);
+      gate.open();
       blocker.get(2, TimeUnit.MINUTES);
       spark.sparkContext().removeSparkListener(listener);
     }
@@ -267,6 +242,35 @@ class ExchangePushTest {
     assertThatThrownBy(options::pushMaxBytes).hasMessageContaining(ShuffleOptions.EXCHANGE_PUSH_MAX_BYTES);
     conf.setConfString(ShuffleOptions.EXCHANGE_PUSH_COMMIT_WAIT, "1h");
     assertThatThrownBy(options::pushCommitWait).hasMessageContaining(ShuffleOptions.EXCHANGE_PUSH_COMMIT_WAIT);
+  }
+
+  /**
+   * A registration the driver does not believe (asked here over the driver's own RpcEnv, so it comes from the
+   * executors' host): one naming an executor Spark does not know, and one naming a live executor on another host,
+   * are refused with the reason, and the directory keeps the executors' own endpoints (the other tests show that
+   * those are pushed to).
+   */
+  @Test
+  void aRegistrationNamingAnUnknownExecutorOrAnotherHostIsRefused() throws InterruptedException {
+    ExchangeDirectory directory = cluster.awaitEndpointsRegistered();
+    List<String> alive = CollectionConverters.asJava(spark.sparkContext().getExecutorIds());
+    List<ExecutorEndpoint> registered = directory.live(alive);
+    RpcEnv driver = SparkEnv.get().rpcEnv();
+    SparkConf conf = spark.sparkContext().getConf();
+
+    assertThatThrownBy(() -> ExchangeDirectory.register(driver, conf,
+        new ExecutorEndpoint("no-such-executor", "127.0.0.1", 4242)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("refused")
+        .hasMessageEndingWith("executor no-such-executor is not one the driver knows as alive (no block manager of "
+            + "that id)");
+    ExecutorEndpoint live = registered.get(0);
+    assertThatThrownBy(() -> ExchangeDirectory.register(driver, conf,
+        new ExecutorEndpoint(live.executorId(), "127.0.0.2", live.port())))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageEndingWith("executor " + live.executorId() + " runs on " + live.host()
+            + " (its block manager's host), not on 127.0.0.2");
+    assertThat(directory.live(alive)).isEqualTo(registered);
   }
 
   @Test

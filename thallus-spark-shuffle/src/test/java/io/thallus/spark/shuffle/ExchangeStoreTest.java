@@ -7,15 +7,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
-import java.util.Map;
 import org.apache.spark.SparkConf;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -24,24 +19,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * each executor's exchange endpoint and reducers pull them over shm. Each answer is compared with the same query
  * on Spark's own exchange (same cluster, {@code spark.thallus.shuffle.enabled=false}).
  */
-class ExchangeStoreTest {
-  @TempDir
-  static Path work;
-  private static TestCluster cluster;
-  private static SparkSession spark;
-
-  @BeforeAll
-  static void start() throws Exception {
-    cluster = new TestCluster(work, 2, Map.of(ShuffleOptions.STORE, "exchange",
-        ShuffleOptions.EXCHANGE_TRANSPORT, "shm"));
-    spark = cluster.spark;
-  }
-
-  @AfterAll
-  static void stop() {
-    if (cluster != null) {
-      cluster.close();
-    }
+class ExchangeStoreTest extends ClusterTest {
+  ExchangeStoreTest() {
+    super(TestCluster.builder().exchangeStore("shm"));
   }
 
   @ParameterizedTest(name = "AQE {0}")
@@ -67,11 +47,7 @@ class ExchangeStoreTest {
     TpchShapes.create(spark, work.resolve("tpch"), 20_000);
     spark.conf().set("spark.sql.adaptive.enabled", "true");
     try {
-      for (String query : new String[] {TpchShapes.Q3, TpchShapes.Q18}) {
-        ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> spark.sql(query));
-        assertThat(answers.thallus).as(query).isNotEmpty().isEqualTo(answers.spark);
-        assertThat(answers.thallusPlan).as(query).contains("ThallusShuffleExchange");
-      }
+      ExchangeAnswers.assertSparksAnswers(spark, "AQE on", TpchShapes.Q3, TpchShapes.Q18);
     } finally {
       spark.conf().unset("spark.sql.adaptive.enabled");
     }

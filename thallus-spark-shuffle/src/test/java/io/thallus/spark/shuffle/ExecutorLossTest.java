@@ -4,11 +4,9 @@ import static org.apache.spark.sql.functions.col;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.thallus.testing.Eventually;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -46,16 +44,13 @@ class ExecutorLossTest {
   @ValueSource(strings = {"spark", "exchange", "exchange+push"})
   void aKilledExecutorsMapOutputIsRecomputedAndTheAnswerHolds(String store) throws Exception {
     boolean push = store.endsWith("+push");
-    try (TestCluster cluster = new TestCluster(work, 2, Map.of(ShuffleOptions.STORE, push ? "exchange" : store,
-        ShuffleOptions.EXCHANGE_TRANSPORT, "shm"))) {
+    try (TestCluster cluster = TestCluster.builder().conf(ShuffleOptions.STORE, push ? "exchange" : store)
+        .conf(ShuffleOptions.EXCHANGE_TRANSPORT, "shm").start(work)) {
       SparkSession spark = cluster.spark;
       spark.conf().set("spark.sql.adaptive.enabled", "false");
       spark.conf().set(ShuffleOptions.EXCHANGE_PUSH, push ? "on" : "off");
       if (push) {
-        ExchangeDirectory directory =
-            ((ThallusShuffleManager) org.apache.spark.SparkEnv.get().shuffleManager()).directory().orElseThrow();
-        Eventually.await("both executors' endpoints registered", Duration.ofMinutes(2), () -> directory.live(
-            scala.jdk.javaapi.CollectionConverters.asJava(spark.sparkContext().getExecutorIds())).size() == 2);
+        cluster.awaitEndpointsRegistered();
       }
       Set<String> mapExecutors = ConcurrentHashMap.newKeySet();
       AtomicInteger mapTasksDone = new AtomicInteger();
@@ -73,19 +68,13 @@ class ExecutorLossTest {
           }
         }
       });
-      String gate = work.resolve("reducers-may-go").toString();
+      TaskGate gate = TaskGate.at(work.resolve("reducers-may-go"));
       org.apache.spark.sql.Dataset<Long> sumsPerReducer = spark.range(0, ROWS, 1, MAP_TASKS)
           .toDF()
           .repartition(MAP_TASKS, col("id"))
           .mapPartitions((MapPartitionsFunction<Row, Long>) rows -> {
-            // Each reducer waits (with a deadline) until the driver has killed an executor holding map output.
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
-            while (!Files.exists(Path.of(gate))) {
-              if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("The driver never opened the gate");
-              }
-              Thread.sleep(20);
-            }
+            // Each reducer waits until the driver has killed an executor holding map output.
+            gate.await();
             long sum = 0;
             while (rows.hasNext()) {
               sum += rows.next().getLong(0);
@@ -101,7 +90,7 @@ class ExecutorLossTest {
       assertThat(spark.sparkContext().killExecutor(victim)).isTrue();
       Eventually.await("executor " + victim + " gone", Duration.ofMinutes(2),
           () -> spark.sparkContext().statusTracker().getExecutorInfos().length == 2);
-      Files.createFile(Path.of(gate));
+      gate.open();
 
       List<Long> sums = job.get(5, TimeUnit.MINUTES);
       assertThat(sums.stream().mapToLong(Long::longValue).sum()).isEqualTo(ROWS * (ROWS - 1) / 2);

@@ -13,7 +13,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -51,9 +50,9 @@ class MapOutputSpillTest {
 
   @BeforeAll
   static void start() throws Exception {
-    cluster = new TestCluster(work, 2, Map.of(ShuffleOptions.SPILL_THRESHOLD, "16k",
+    cluster = TestCluster.builder().conf(ShuffleOptions.SPILL_THRESHOLD, "16k")
         // The failing query below fails at once rather than after Spark's four attempts.
-        "spark.task.maxFailures", "1"));
+        .conf("spark.task.maxFailures", "1").start(work);
     spark = cluster.spark;
     filesBefore = List.of();
     filesBefore = spillFiles();

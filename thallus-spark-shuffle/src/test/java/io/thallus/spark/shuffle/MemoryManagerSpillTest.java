@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.scheduler.SparkListener;
@@ -29,8 +28,8 @@ class MemoryManagerSpillTest {
     // Spark's test mode (SPARK_TESTING, set for the executors) reserves no memory: the pool is this fraction of
     // the executor's heap (768m), about 0.7 MB.
     // Spark's floor below which spillable memory does not spill (5m) lowered too, as the pool is.
-    try (TestCluster cluster = new TestCluster(work, 2, Map.of("spark.memory.fraction", "0.001",
-        "spark.shuffle.spill.initialMemoryThreshold", "64k"))) {
+    try (TestCluster cluster = TestCluster.builder().conf("spark.memory.fraction", "0.001")
+        .conf("spark.shuffle.spill.initialMemoryThreshold", "64k").start(work)) {
       SparkSession spark = cluster.spark;
       AtomicLong diskBytesSpilled = new AtomicLong();
       spark.sparkContext().addSparkListener(new SparkListener() {

@@ -3,16 +3,10 @@ package io.thallus.spark.shuffle;
 import static org.apache.spark.sql.functions.col;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Path;
-import java.util.List;
 import java.util.function.Supplier;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -21,28 +15,15 @@ import org.junit.jupiter.params.provider.ValueSource;
  * JVMs: given the same bounds, every row must land in the partition Spark's exchange puts it in, and ordered
  * answers must come back in Spark's order, not only with Spark's rows.
  */
-class RangePartitioningTest {
+class RangePartitioningTest extends ClusterTest {
   private static final String SAMPLE_SIZE = "spark.sql.execution.rangeExchange.sampleSizePerPartition";
-  @TempDir
-  static Path work;
-  private static TestCluster cluster;
-  private static SparkSession spark;
 
-  @BeforeAll
-  static void start() throws Exception {
-    cluster = new TestCluster(work, 2);
-    spark = cluster.spark;
-  }
-
-  @AfterAll
-  static void stop() {
-    if (cluster != null) {
-      cluster.close();
-    }
+  RangePartitioningTest() {
+    super(TestCluster.builder());
   }
 
   /** Rows of several types, with nulls and repeated keys, in three input partitions. */
-  private static Dataset<Row> rows() {
+  private Dataset<Row> rows() {
     return spark.sql("""
         SELECT id,
           IF(id % 17 = 0, NULL, id % 500) AS k,
@@ -91,18 +72,9 @@ class RangePartitioningTest {
     }
   }
 
-  private static void assertSparksOrder(String name, Supplier<Dataset<Row>> query) {
-    spark.conf().set(ShuffleOptions.ENABLED, "false");
-    List<String> expected = inOrder(query.get());
-    spark.conf().set(ShuffleOptions.ENABLED, "true");
-    Dataset<Row> thallus = query.get();
-    List<String> answer = inOrder(thallus);
-    assertThat(answer).as(name).isNotEmpty().isEqualTo(expected);
-    assertThat(thallus.queryExecution().executedPlan().toString()).as(name)
-        .contains("ThallusShuffleExchange rangepartitioning");
-  }
-
-  private static List<String> inOrder(Dataset<Row> rows) {
-    return rows.collectAsList().stream().map(Row::toString).toList();
+  private void assertSparksOrder(String name, Supplier<Dataset<Row>> query) {
+    ExchangeAnswers answers = ExchangeAnswers.inOrder(spark, query);
+    assertThat(answers.thallus).as(name).isNotEmpty().isEqualTo(answers.spark);
+    assertThat(answers.thallusPlan).as(name).contains("ThallusShuffleExchange rangepartitioning");
   }
 }

@@ -6,20 +6,24 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.deploy.master.Master;
 import org.apache.spark.deploy.worker.Worker;
 import org.apache.spark.rpc.RpcEnv;
 import org.apache.spark.sql.SparkSession;
 import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Spark's local-cluster, built in this JVM from the test class path (no Spark distribution): a standalone master and
  * {@code workers} workers of one core and 1 GiB each, every worker running its executor as a child JVM, so shuffles
  * cross real processes and Spark's block transfer. The session runs the Thallus shuffle manager and extensions;
- * {@link ShuffleOptions#ENABLED} switches a query between the Thallus exchange and Spark's own.
+ * {@link ShuffleOptions#ENABLED} switches a query between the Thallus exchange and Spark's own. Made by
+ * {@link #builder()}, where each test states what its cluster has beyond that.
  */
 final class TestCluster implements AutoCloseable {
   private static final String HOST = "127.0.0.1";
@@ -27,21 +31,52 @@ final class TestCluster implements AutoCloseable {
   final SparkSession spark;
   final Path localDirs;
 
-  TestCluster(Path work, int workers) throws Exception {
-    this(work, workers, Map.of());
+  /** Two workers, the session's settings as above; add to them with the builder's methods. */
+  static Builder builder() {
+    return new Builder();
   }
 
-  /** With {@code conf} added to the session's (executor-wide settings such as {@link ShuffleOptions#STORE}). */
-  TestCluster(Path work, int workers, Map<String, String> conf) throws Exception {
-    this(work, workers, conf, Map.of());
+  /** What a test's cluster has beyond the common settings. */
+  static final class Builder {
+    private int workers = 2;
+    private final Map<String, String> conf = new LinkedHashMap<>();
+    private final Map<String, String> clusterConf = new LinkedHashMap<>();
+
+    private Builder() {}
+
+    Builder workers(int count) {
+      this.workers = count;
+      return this;
+    }
+
+    /** A setting of the session (executor-wide ones such as {@link ShuffleOptions#STORE} included). */
+    Builder conf(String key, String value) {
+      conf.put(key, value);
+      return this;
+    }
+
+    /** The exchange store ({@code store=exchange}) with its endpoints talking over {@code transport}. */
+    Builder exchangeStore(String transport) {
+      return conf(ShuffleOptions.STORE, "exchange").conf(ShuffleOptions.EXCHANGE_TRANSPORT, transport);
+    }
+
+    /**
+     * A setting the cluster and the application must share, given to the master, the workers and the session (such
+     * as {@code spark.authenticate} and its secret: the application's RPC to the master is authenticated too).
+     */
+    Builder clusterConf(String key, String value) {
+      clusterConf.put(key, value);
+      return this;
+    }
+
+    /** Starts the cluster, the workers' folders under {@code work}, and waits until every executor registered. */
+    TestCluster start(Path work) throws Exception {
+      return new TestCluster(work, workers, Map.copyOf(conf), Map.copyOf(clusterConf));
+    }
   }
 
-  /**
-   * With {@code conf} added to the session's and {@code clusterConf} to the session's and to the master's and the
-   * workers' (settings the cluster and the application must share, such as {@code spark.authenticate} and its
-   * secret: the application's RPC to the master is authenticated too).
-   */
-  TestCluster(Path work, int workers, Map<String, String> conf, Map<String, String> clusterConf) throws Exception {
+  private TestCluster(Path work, int workers, Map<String, String> conf, Map<String, String> clusterConf)
+      throws Exception {
     SparkSession.getDefaultSession().foreach(s -> {
       s.stop();
       return null;
@@ -88,6 +123,19 @@ final class TestCluster implements AutoCloseable {
         .getOrCreate();
     Eventually.await(workers + " executors registered", Duration.ofMinutes(3),
         () -> spark.sparkContext().statusTracker().getExecutorInfos().length == workers + 1);
+  }
+
+  /**
+   * With the exchange store: the driver's directory of the executors' endpoints, once every executor Spark lists as
+   * alive has registered its endpoint there (so a shuffle planned now has them all as push targets).
+   */
+  ExchangeDirectory awaitEndpointsRegistered() throws InterruptedException {
+    ExchangeDirectory directory = ((ThallusShuffleManager) SparkEnv.get().shuffleManager()).directory().orElseThrow();
+    Eventually.await("every executor's endpoint registered", Duration.ofMinutes(2), () -> {
+      List<String> alive = CollectionConverters.asJava(spark.sparkContext().getExecutorIds());
+      return !alive.isEmpty() && directory.live(alive).size() == alive.size();
+    });
+    return directory;
   }
 
   @Override

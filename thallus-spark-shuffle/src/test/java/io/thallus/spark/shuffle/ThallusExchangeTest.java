@@ -7,34 +7,18 @@ import java.nio.file.Path;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The Thallus exchange on two executor JVMs, each answer compared with the same query on Spark's own exchange.
  */
-class ThallusExchangeTest {
-  @TempDir
-  static Path work;
-  private static TestCluster cluster;
-  private static SparkSession spark;
-  private static boolean tpchMade;
+class ThallusExchangeTest extends ClusterTest {
+  private boolean tpchMade;
 
-  @BeforeAll
-  static void start() throws Exception {
-    cluster = new TestCluster(work, 2);
-    spark = cluster.spark;
-  }
-
-  @AfterAll
-  static void stop() {
-    if (cluster != null) {
-      cluster.close();
-    }
+  ThallusExchangeTest() {
+    super(TestCluster.builder());
   }
 
   /** The research's synthetic plan: shuffle by a key, project, shuffle again. */
@@ -133,11 +117,7 @@ class ThallusExchangeTest {
     }
     spark.conf().set("spark.sql.adaptive.enabled", String.valueOf(adaptive));
     try {
-      for (String query : new String[] {TpchShapes.Q3, TpchShapes.Q9, TpchShapes.Q18}) {
-        ExchangeAnswers answers = ExchangeAnswers.of(spark, () -> spark.sql(query));
-        assertThat(answers.thallus).as(query).isNotEmpty().isEqualTo(answers.spark);
-        assertThat(answers.thallusPlan).as(query).contains("ThallusShuffleExchange");
-      }
+      ExchangeAnswers.assertSparksAnswers(spark, "AQE " + adaptive, TpchShapes.Q3, TpchShapes.Q9, TpchShapes.Q18);
     } finally {
       spark.conf().unset("spark.sql.adaptive.enabled");
     }
@@ -174,7 +154,7 @@ class ThallusExchangeTest {
     return -1;
   }
 
-  private static java.util.List<Path> shuffleFiles(int shuffleId) {
+  private java.util.List<Path> shuffleFiles(int shuffleId) {
     try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(cluster.localDirs)) {
       return files.filter(f -> f.getFileName().toString().startsWith("shuffle_" + shuffleId + "_")).toList();
     } catch (java.io.IOException | java.io.UncheckedIOException e) {
