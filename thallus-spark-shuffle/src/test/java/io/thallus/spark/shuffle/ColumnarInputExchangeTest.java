@@ -3,20 +3,15 @@ package io.thallus.spark.shuffle;
 import static org.apache.spark.sql.functions.col;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.FileSourceScanExec;
 import org.apache.spark.sql.execution.SparkPlan;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -24,7 +19,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * of Spark's vectorized Parquet reader (on-heap vectors, scattered through their getters), and the Arrow batches of
  * other Thallus exchanges (scattered from their buffers). The plans are checked to hold such an exchange.
  */
-class ColumnarInputExchangeTest {
+class ColumnarInputExchangeTest extends ClusterTest {
   /** Every claimed type, nulls in each. */
   private static final String TYPED = """
       SELECT id,
@@ -46,22 +41,8 @@ class ColumnarInputExchangeTest {
       FROM range(20000)
       """;
 
-  @TempDir
-  static Path work;
-  private static TestCluster cluster;
-  private static SparkSession spark;
-
-  @BeforeAll
-  static void start() throws Exception {
-    cluster = new TestCluster(work, 2);
-    spark = cluster.spark;
-  }
-
-  @AfterAll
-  static void stop() {
-    if (cluster != null) {
-      cluster.close();
-    }
+  ColumnarInputExchangeTest() {
+    super(TestCluster.builder());
   }
 
   @BeforeEach
@@ -96,7 +77,7 @@ class ColumnarInputExchangeTest {
         .containsExactly("UnionExec");
   }
 
-  private static Dataset<Row> overExchanges() {
+  private Dataset<Row> overExchanges() {
     Dataset<Row> typed = spark.sql(TYPED);
     return typed.where("id % 2 = 0").repartition(5, col("l")).union(typed.where("id % 2 = 1").repartition(5, col("l")))
         .repartition(7, col("dec"), col("dt"), col("s"));
@@ -108,7 +89,7 @@ class ColumnarInputExchangeTest {
   }
 
   /** The children of the query's Thallus exchanges that hand them batches, by their class's simple name. */
-  private static List<String> columnarInputs(Dataset<Row> query) {
+  private List<String> columnarInputs(Dataset<Row> query) {
     spark.conf().set(ShuffleOptions.ENABLED, "true");
     try {
       List<String> inputs = new ArrayList<>();
