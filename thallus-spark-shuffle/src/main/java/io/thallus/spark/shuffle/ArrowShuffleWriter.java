@@ -15,8 +15,9 @@ import scala.Product2;
 import scala.collection.Iterator;
 
 /**
- * A map task of a Thallus exchange: each input row (or each row of an input batch) is appended to the Arrow batch
- * of its reduce partition; at the end, the frames go to the store and the MapStatus reports their true sizes.
+ * A map task of a Thallus exchange: each input row is appended to the Arrow batch of its reduce partition, and each
+ * input batch is scattered into them column by column ({@link PartitionedBatchBuilder}); at the end, the frames go to
+ * the store and the MapStatus reports their true sizes.
  */
 final class ArrowShuffleWriter extends ShuffleWriter<Object, Object> {
   private final ThallusShuffleHandle handle;

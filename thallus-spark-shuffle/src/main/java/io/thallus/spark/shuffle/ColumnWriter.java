@@ -81,6 +81,32 @@ abstract class ColumnWriter {
     }
   }
 
+  /**
+   * Rows {@code rowIds[from]} to {@code rowIds[to - 1]} of {@code source} into rows {@code index} onwards of the batch,
+   * which has room for them: one column of a scattered input batch ({@link PartitionedBatchBuilder}). This one reads
+   * through Spark's getters; the writers override it to read an Arrow source's buffers directly where its layout is
+   * theirs.
+   */
+  void copy(ColumnSource source, int[] rowIds, int from, int to, int index) {
+    ColumnVector column = source.column;
+    for (int i = from; i < to; i++) {
+      write(column, rowIds[i], index++);
+    }
+  }
+
+  /** The validity bits of the rows an Arrow source's copy takes: every row's set where the source has no nulls. */
+  final void copyValidity(ColumnSource source, int[] rowIds, int from, int to, int index) {
+    if (!source.nulls) {
+      setValid(index, index + to - from);
+      return;
+    }
+    for (int i = from; i < to; i++, index++) {
+      if (source.valid(rowIds[i])) {
+        setValid(index);
+      }
+    }
+  }
+
   abstract void writeValue(SpecializedGetters row, int ordinal, int index);
 
   abstract void writeValue(ColumnVector column, int rowId, int index);
@@ -113,6 +139,21 @@ abstract class ColumnWriter {
   /** Re-reads the buffers' addresses after they were (re)allocated. */
   void addressesChanged() {
     validity = vector.getValidityBuffer().memoryAddress();
+  }
+
+  /** Sets the validity bits of rows {@code from} to {@code to - 1}: whole bytes at once between the edges. */
+  final void setValid(int from, int to) {
+    int index = from;
+    while (index < to && (index & 7) != 0) {
+      setValid(index++);
+    }
+    long address = validity + (index >>> 3);
+    for (; index + 8 <= to; index += 8) {
+      MemoryUtil.putByte(address++, (byte) -1);
+    }
+    while (index < to) {
+      setValid(index++);
+    }
   }
 
   final void setValid(int index) {

@@ -29,6 +29,11 @@ final class CompactDecimals {
       this.vector = vector;
     }
 
+    /** The Arrow vector of unscaled longs, for the map side's scatter to read directly. */
+    BigIntVector arrow() {
+      return vector;
+    }
+
     @Override
     public Decimal getDecimal(int rowId, int precision, int scale) {
       return vector.isNull(rowId) ? null : Decimal.createUnsafe(vector.get(rowId), precision, scale);

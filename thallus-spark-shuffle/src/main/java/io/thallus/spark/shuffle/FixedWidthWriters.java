@@ -8,6 +8,7 @@ import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -16,12 +17,64 @@ import org.apache.spark.sql.vectorized.ColumnVector;
 final class FixedWidthWriters {
   private FixedWidthWriters() {}
 
+  /**
+   * Copies {@code width}-byte values from {@code from}'s rows {@code rowIds[first..end)} to consecutive slots at
+   * {@code to}: one tight loop per width. Values under a null are copied too (Arrow leaves them undefined, and a
+   * branch per value costs more than the copy).
+   */
+  static void copyValues(long from, int width, int[] rowIds, int first, int end, long to) {
+    switch (width) {
+      case 1 -> {
+        for (int i = first; i < end; i++, to++) {
+          MemoryUtil.putByte(to, MemoryUtil.getByte(from + rowIds[i]));
+        }
+      }
+      case 2 -> {
+        for (int i = first; i < end; i++, to += 2) {
+          MemoryUtil.putShort(to, MemoryUtil.getShort(from + 2L * rowIds[i]));
+        }
+      }
+      case 4 -> {
+        for (int i = first; i < end; i++, to += 4) {
+          MemoryUtil.putInt(to, MemoryUtil.getInt(from + 4L * rowIds[i]));
+        }
+      }
+      case 8 -> {
+        for (int i = first; i < end; i++, to += 8) {
+          MemoryUtil.putLong(to, MemoryUtil.getLong(from + 8L * rowIds[i]));
+        }
+      }
+      case 16 -> {
+        for (int i = first; i < end; i++, to += 16) {
+          long at = from + 16L * rowIds[i];
+          MemoryUtil.putLong(to, MemoryUtil.getLong(at));
+          MemoryUtil.putLong(to + 8, MemoryUtil.getLong(at + 8));
+        }
+      }
+      default -> throw new IllegalArgumentException("No fixed-width copy of " + width + "-byte values");
+    }
+  }
+
   /** A fixed-width column: the value buffer's address, kept current across growth. */
   abstract static class FixedWidth extends ColumnWriter {
+    /** Bytes per value in the vector (0 for bits). */
+    final int width;
     long values;
 
-    FixedWidth(FieldVector vector) {
+    FixedWidth(FieldVector vector, int width) {
       super(vector);
+      this.width = width;
+    }
+
+    /** An Arrow source of this column's layout is copied buffer to buffer; any other is read by its getters. */
+    @Override
+    void copy(ColumnSource source, int[] rowIds, int from, int to, int index) {
+      if (source.layout != ColumnSource.Layout.FIXED || source.width != width) {
+        super.copy(source, rowIds, from, to, index);
+        return;
+      }
+      copyValidity(source, rowIds, from, to, index);
+      copyValues(source.values, width, rowIds, from, to, values + (long) width * index);
     }
 
     @Override
@@ -33,7 +86,19 @@ final class FixedWidthWriters {
 
   static final class Booleans extends FixedWidth {
     Booleans(BitVector vector) {
-      super(vector);
+      super(vector, 0);
+    }
+
+    @Override
+    void copy(ColumnSource source, int[] rowIds, int from, int to, int index) {
+      if (source.layout != ColumnSource.Layout.BITS) {
+        super.copy(source, rowIds, from, to, index);
+        return;
+      }
+      copyValidity(source, rowIds, from, to, index);
+      for (int i = from; i < to; i++, index++) {
+        setBit(source.bit(rowIds[i]), index);
+      }
     }
 
     @Override
@@ -56,7 +121,7 @@ final class FixedWidthWriters {
 
   static final class Bytes extends FixedWidth {
     Bytes(FieldVector vector) {
-      super(vector);
+      super(vector, 1);
     }
 
     @Override
@@ -72,7 +137,7 @@ final class FixedWidthWriters {
 
   static final class Shorts extends FixedWidth {
     Shorts(FieldVector vector) {
-      super(vector);
+      super(vector, 2);
     }
 
     @Override
@@ -89,7 +154,7 @@ final class FixedWidthWriters {
   /** int and date (days since the epoch). */
   static final class Ints extends FixedWidth {
     Ints(FieldVector vector) {
-      super(vector);
+      super(vector, 4);
     }
 
     @Override
@@ -106,7 +171,7 @@ final class FixedWidthWriters {
   /** long and timestamps (microseconds since the epoch, with or without a zone). */
   static final class Longs extends FixedWidth {
     Longs(FieldVector vector) {
-      super(vector);
+      super(vector, 8);
     }
 
     @Override
@@ -122,7 +187,7 @@ final class FixedWidthWriters {
 
   static final class Floats extends FixedWidth {
     Floats(FieldVector vector) {
-      super(vector);
+      super(vector, 4);
     }
 
     @Override
@@ -138,7 +203,7 @@ final class FixedWidthWriters {
 
   static final class Doubles extends FixedWidth {
     Doubles(FieldVector vector) {
-      super(vector);
+      super(vector, 8);
     }
 
     @Override
@@ -161,9 +226,31 @@ final class FixedWidthWriters {
     private final int scale;
 
     CompactDecimals(BigIntVector vector, DecimalType type) {
-      super(vector);
+      super(vector, 8);
       this.precision = type.precision();
       this.scale = type.scale();
+    }
+
+    /**
+     * From decimal128 of the same scale: a value of at most 18 digits is its low 8 bytes. From Spark's writable
+     * vectors (its Parquet reader's): the unscaled value as their {@code getDecimal} reads it (an int up to 9 digits,
+     * a long up to 18), without making a Decimal per value.
+     */
+    @Override
+    void copy(ColumnSource source, int[] rowIds, int from, int to, int index) {
+      if (source.column instanceof WritableColumnVector writable && source.layout == ColumnSource.Layout.GETTERS) {
+        copyUnscaled(writable, rowIds, from, to, index);
+        return;
+      }
+      if (source.layout != ColumnSource.Layout.FIXED || source.width != 16) {
+        super.copy(source, rowIds, from, to, index);
+        return;
+      }
+      copyValidity(source, rowIds, from, to, index);
+      long at = values + 8L * index;
+      for (int i = from; i < to; i++, at += 8) {
+        MemoryUtil.putLong(at, MemoryUtil.getLong(source.values + 16L * rowIds[i]));
+      }
     }
 
     @Override
@@ -178,6 +265,19 @@ final class FixedWidthWriters {
     void writeValue(ColumnVector column, int rowId, int index) {
       MemoryUtil.putLong(values + 8L * index, column.getDecimal(rowId, precision, scale).toUnscaledLong());
     }
+
+    private void copyUnscaled(WritableColumnVector column, int[] rowIds, int from, int to, int index) {
+      boolean ints = precision <= Decimal.MAX_INT_DIGITS();
+      boolean nulls = column.hasNull();
+      for (int i = from; i < to; i++, index++) {
+        int row = rowIds[i];
+        if (nulls && column.isNullAt(row)) {
+          continue;
+        }
+        setValid(index);
+        MemoryUtil.putLong(values + 8L * index, ints ? column.getInt(row) : column.getLong(row));
+      }
+    }
   }
 
   /**
@@ -189,7 +289,7 @@ final class FixedWidthWriters {
     private final int scale;
 
     WideDecimals(DecimalVector vector, DecimalType type) {
-      super(vector);
+      super(vector, 16);
       this.precision = type.precision();
       this.scale = type.scale();
     }

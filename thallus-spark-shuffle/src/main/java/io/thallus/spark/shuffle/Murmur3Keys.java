@@ -1,5 +1,6 @@
 package io.thallus.spark.shuffle;
 
+import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.BooleanType;
@@ -105,6 +106,11 @@ final class Murmur3Keys {
         int hash(ColumnVector column, int rowId, int seed) {
           return hashString(column.getUTF8String(rowId), seed);
         }
+
+        @Override
+        boolean hashAll(ColumnSource source, int rows, int[] hashes, Scratch scratch) {
+          return hashVariableWidth(source, rows, hashes);
+        }
       };
       case BinaryType ignored -> new Key(ordinal) {
         @Override
@@ -115,6 +121,11 @@ final class Murmur3Keys {
         @Override
         int hash(ColumnVector column, int rowId, int seed) {
           return hashBytes(column.getBinary(rowId), seed);
+        }
+
+        @Override
+        boolean hashAll(ColumnSource source, int rows, int[] hashes, Scratch scratch) {
+          return hashVariableWidth(source, rows, hashes);
         }
       };
       default -> null;
@@ -132,6 +143,32 @@ final class Murmur3Keys {
     abstract int hash(SpecializedGetters row, int seed);
 
     abstract int hash(ColumnVector column, int rowId, int seed);
+
+    /**
+     * Folds the key's value of each of the first {@code rows} rows of {@code source} into {@code hashes} (a null
+     * leaves the hash), reading an Arrow source's buffers directly (fixed widths through {@code scratch}); false,
+     * with nothing done, where this key reads the source through its getters ({@link #hash(ColumnVector, int, int)})
+     * instead.
+     */
+    boolean hashAll(ColumnSource source, int rows, int[] hashes, Scratch scratch) {
+      return false;
+    }
+  }
+
+  /** Strings and binaries from Arrow offsets and data: Spark's hash of the value's bytes. */
+  static boolean hashVariableWidth(ColumnSource source, int rows, int[] hashes) {
+    if (source.layout != ColumnSource.Layout.VARIABLE) {
+      return false;
+    }
+    boolean nulls = source.nulls;
+    for (int i = 0; i < rows; i++) {
+      if (!nulls || source.valid(i)) {
+        int start = MemoryUtil.getInt(source.offsets + 4L * i);
+        int length = MemoryUtil.getInt(source.offsets + 4L * i + 4) - start;
+        hashes[i] = Murmur3_x86_32.hashUnsafeBytes(null, source.values + start, length, hashes[i]);
+      }
+    }
+    return true;
   }
 
   private static final class IntKey extends Key {
@@ -148,6 +185,27 @@ final class Murmur3Keys {
     int hash(ColumnVector column, int rowId, int seed) {
       return Murmur3_x86_32.hashInt(column.getInt(rowId), seed);
     }
+
+    @Override
+    boolean hashAll(ColumnSource source, int rows, int[] hashes, Scratch scratch) {
+      if (source.layout != ColumnSource.Layout.FIXED || source.width != 4) {
+        return false;
+      }
+      int[] values = scratch.ints(rows);
+      Platform.copyMemory(null, source.values, values, Platform.INT_ARRAY_OFFSET, 4L * rows);
+      if (!source.nulls) {
+        for (int i = 0; i < rows; i++) {
+          hashes[i] = Murmur3_x86_32.hashInt(values[i], hashes[i]);
+        }
+        return true;
+      }
+      for (int i = 0; i < rows; i++) {
+        if (source.valid(i)) {
+          hashes[i] = Murmur3_x86_32.hashInt(values[i], hashes[i]);
+        }
+      }
+      return true;
+    }
   }
 
   private static final class LongKey extends Key {
@@ -163,6 +221,62 @@ final class Murmur3Keys {
     @Override
     int hash(ColumnVector column, int rowId, int seed) {
       return Murmur3_x86_32.hashLong(column.getLong(rowId), seed);
+    }
+
+    @Override
+    boolean hashAll(ColumnSource source, int rows, int[] hashes, Scratch scratch) {
+      return source.layout == ColumnSource.Layout.FIXED && source.width == 8 && hashLongs(source, 8, rows, hashes, scratch);
+    }
+  }
+
+  /**
+   * Longs at a stride of {@code stride} bytes (8 for longs, 16 for the low half of a decimal128 of at most 18 digits,
+   * which is its unscaled long).
+   */
+  static boolean hashLongs(ColumnSource source, int stride, int rows, int[] hashes, Scratch scratch) {
+    long[] values = scratch.longs(rows);
+    if (stride == 8) {
+      Platform.copyMemory(null, source.values, values, Platform.LONG_ARRAY_OFFSET, 8L * rows);
+    } else {
+      for (int i = 0; i < rows; i++) {
+        values[i] = MemoryUtil.getLong(source.values + (long) stride * i);
+      }
+    }
+    if (!source.nulls) {
+      for (int i = 0; i < rows; i++) {
+        hashes[i] = Murmur3_x86_32.hashLong(values[i], hashes[i]);
+      }
+      return true;
+    }
+    for (int i = 0; i < rows; i++) {
+      if (source.valid(i)) {
+        hashes[i] = Murmur3_x86_32.hashLong(values[i], hashes[i]);
+      }
+    }
+    return true;
+  }
+
+  /**
+   * One map task's arrays for a key column's values, copied out of its Arrow buffer so that the hash loops over a Java
+   * array: the JIT vectorizes such a loop, and not one that reads raw addresses (measured 1.5 against 4.6 ns per
+   * long key on this box).
+   */
+  static final class Scratch {
+    private long[] longs = new long[0];
+    private int[] ints = new int[0];
+
+    long[] longs(int rows) {
+      if (longs.length < rows) {
+        longs = new long[rows];
+      }
+      return longs;
+    }
+
+    int[] ints(int rows) {
+      if (ints.length < rows) {
+        ints = new int[rows];
+      }
+      return ints;
     }
   }
 
@@ -184,6 +298,13 @@ final class Murmur3Keys {
     @Override
     int hash(ColumnVector column, int rowId, int seed) {
       return hashDecimal(column.getDecimal(rowId, precision, scale), seed);
+    }
+
+    /** A decimal of at most 18 digits hashes its unscaled long: the exchange's own longs, or decimal128's low half. */
+    @Override
+    boolean hashAll(ColumnSource source, int rows, int[] hashes, Scratch scratch) {
+      return precision <= Decimal.MAX_LONG_DIGITS() && source.layout == ColumnSource.Layout.FIXED
+          && (source.width == 8 || source.width == 16) && hashLongs(source, source.width, rows, hashes, scratch);
     }
 
     private int hashDecimal(Decimal value, int seed) {

@@ -17,17 +17,23 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * Spark's hash partition id, {@code pmod(murmur3hash(k1, ..., kn; seed), n)}, computed without a projection where
  * every key is one of the input's columns: the hash folds over the keys (a null key leaves it unchanged), each
- * hashed as Spark's Murmur3Hash does for its type ({@link Murmur3Keys}), and the pmod keeps it non-negative.
+ * hashed as Spark's Murmur3Hash does for its type ({@link Murmur3Keys}), and the pmod keeps it non-negative. For an
+ * input batch the hash folds key by key over all its rows, reading an Arrow key column's buffers directly (ints and
+ * dates, longs and timestamps, decimals of at most 18 digits, strings, binaries) and any other through its getters.
  */
 final class Murmur3PartitionIds extends RowPartitionIds {
   private final Murmur3Keys.Key[] keys;
+  private final DataType[] keyTypes;
+  /** A map task's own: each task makes its ids ({@link ExchangeLayout#partitionIds}). */
+  private final Murmur3Keys.Scratch scratch = new Murmur3Keys.Scratch();
   private final int seed;
   private final int partitions;
   /** ceil(2^64 / partitions): the remainder by a multiplication (Lemire's fastmod), not a division per row. */
   private final long inverse;
 
-  private Murmur3PartitionIds(Murmur3Keys.Key[] keys, int seed, int partitions) {
+  private Murmur3PartitionIds(Murmur3Keys.Key[] keys, DataType[] keyTypes, int seed, int partitions) {
     this.keys = keys;
+    this.keyTypes = keyTypes;
     this.seed = seed;
     this.partitions = partitions;
     this.inverse = Long.divideUnsigned(-1L, partitions) + 1;
@@ -56,6 +62,7 @@ final class Murmur3PartitionIds extends RowPartitionIds {
     }
     List<Expression> children = CollectionConverters.asJava(hash.children());
     Murmur3Keys.Key[] keys = new Murmur3Keys.Key[children.size()];
+    DataType[] keyTypes = new DataType[keys.length];
     for (int k = 0; k < keys.length; k++) {
       if (!(children.get(k) instanceof AttributeReference key)) {
         return null;
@@ -66,11 +73,12 @@ final class Murmur3PartitionIds extends RowPartitionIds {
         return null;
       }
       keys[k] = Murmur3Keys.of(type, ordinal);
+      keyTypes[k] = type;
       if (keys[k] == null) {
         return null;
       }
     }
-    return new Murmur3PartitionIds(keys, seed, partitions);
+    return new Murmur3PartitionIds(keys, keyTypes, seed, partitions);
   }
 
   private static int ordinalOf(AttributeReference key, List<Attribute> input) {
@@ -96,8 +104,12 @@ final class Murmur3PartitionIds extends RowPartitionIds {
   @Override
   void of(ColumnVector[] columns, int rows, int[] into) {
     java.util.Arrays.fill(into, 0, rows, seed);
-    for (Murmur3Keys.Key key : keys) {
+    for (int k = 0; k < keys.length; k++) {
+      Murmur3Keys.Key key = keys[k];
       ColumnVector column = columns[key.ordinal];
+      if (key.hashAll(ColumnSource.of(column, keyTypes[k], rows), rows, into, scratch)) {
+        continue; // read from the column's Arrow buffers
+      }
       boolean nulls = column.hasNull();
       for (int i = 0; i < rows; i++) {
         if (!nulls || !column.isNullAt(i)) {

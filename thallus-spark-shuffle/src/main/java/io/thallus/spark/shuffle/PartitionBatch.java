@@ -6,12 +6,13 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
 import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.vectorized.ColumnVector;
 
 /**
- * One reduce partition's batch while a map task fills it: an Arrow root and a {@link ColumnWriter} per column. Its
- * vectors start small and double when a row would not fit (checked once per row, not per value), up to the batch
- * size, and keep their buffers from one batch to the next.
+ * One reduce partition's batch while a map task fills it: an Arrow root and a {@link ColumnWriter} per column. It is
+ * filled row by row ({@link #append}) from input rows, or column by column ({@link #reserve}, {@link #copy},
+ * {@link #added}) from an input batch's rows of this partition. Its vectors start small and double when rows would
+ * not fit (checked once per row or per copied run, not per value), up to the batch size, and keep their buffers from
+ * one batch to the next.
  */
 final class PartitionBatch implements AutoCloseable {
   /** Rows a partition's first batch has room for: most partitions of a small map task stay below it. */
@@ -51,14 +52,23 @@ final class PartitionBatch implements AutoCloseable {
     return rows = index + 1;
   }
 
-  /** Appends row {@code rowId} of {@code columns}; returns the rows in the batch now. */
-  int append(ColumnVector[] columns, int rowId) {
-    int index = roomForOneMore();
-    ColumnWriter[] to = writers;
-    for (int i = 0; i < to.length; i++) {
-      to[i].write(columns[i], rowId, index);
+  /** Room for {@code count} more rows, to be filled column by column ({@link #copy}); returns the first one's index. */
+  int reserve(int count) {
+    int index = rows;
+    if (index + count > capacity) {
+      grow(index + count);
     }
-    return rows = index + 1;
+    return index;
+  }
+
+  /** Rows {@code rowIds[from..to)} of {@code source} into column {@code column}'s rows {@code index} onwards. */
+  void copy(int column, ColumnSource source, int[] rowIds, int from, int to, int index) {
+    writers[column].copy(source, rowIds, from, to, index);
+  }
+
+  /** Marks {@code count} rows reserved and copied into every column as added; returns the rows in the batch now. */
+  int added(int count) {
+    return rows += count;
   }
 
   int rows() {

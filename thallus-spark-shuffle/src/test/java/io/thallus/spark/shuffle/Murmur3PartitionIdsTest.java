@@ -32,10 +32,14 @@ class Murmur3PartitionIdsTest {
   private final List<InternalRow> generic = WriterRows.generic(3000, 11);
   private final List<InternalRow> unsafe = WriterRows.unsafe(generic, WriterRows.SCHEMA);
   private final Seq<Attribute> input = WriterRows.attributes(WriterRows.SCHEMA);
+  private org.apache.spark.sql.execution.vectorized.OnHeapColumnVector[] onHeap;
 
   @AfterEach
   void close() {
     toClose.forEach(VectorSchemaRoot::close);
+    if (onHeap != null) {
+      java.util.Arrays.stream(onHeap).forEach(ColumnVector::close);
+    }
     allocator.close();
   }
 
@@ -100,17 +104,44 @@ class Murmur3PartitionIdsTest {
       assertThat(ours.of(unsafe.get(r))).as("keys %s, unsafe row %d", keys, r).isEqualTo(expected);
       assertThat(ours.of(generic.get(r))).as("keys %s, generic row %d", keys, r).isEqualTo(expected);
     }
-    ColumnarBatch batch = WriterRows.sparkArrowBatch(generic, 0, generic.size(), WriterRows.SCHEMA, allocator,
-        toClose);
-    ColumnVector[] columns = new ColumnVector[batch.numCols()];
-    for (int c = 0; c < columns.length; c++) {
-      columns[c] = batch.column(c);
+    // Spark's Arrow batches (decimal128 for every decimal) and the exchange's own (compact decimals as longs), read
+    // from their buffers; Spark's on-heap vectors, read through their getters.
+    ExchangeLayout layout = new ExchangeLayout(input, partitionId, partitions, true, FrameCodec.LZ4, 64);
+    checkColumnar(keys, ours, spark, generic, List.of(
+        WriterRows.sparkArrowBatch(generic, 0, generic.size(), WriterRows.SCHEMA, allocator, toClose),
+        WriterRows.exchangeArrowBatch(generic, 0, generic.size(), layout, allocator, toClose),
+        onHeapBatch()));
+    // The rows with no null in any key: an Arrow key column without nulls is hashed without reading its validity.
+    List<Integer> ordinals = keys.stream().map(key -> CollectionConverters.asJava(input).indexOf(key)).toList();
+    List<InternalRow> noNulls = generic.stream().filter(row -> ordinals.stream().noneMatch(row::isNullAt)).toList();
+    checkColumnar(keys, ours, spark, noNulls, List.of(
+        WriterRows.sparkArrowBatch(noNulls, 0, noNulls.size(), WriterRows.SCHEMA, allocator, toClose),
+        WriterRows.exchangeArrowBatch(noNulls, 0, noNulls.size(), layout, allocator, toClose)));
+  }
+
+  private static void checkColumnar(List<Expression> keys, Murmur3PartitionIds ours, UnsafeProjection spark,
+      List<InternalRow> rows, List<ColumnarBatch> batches) {
+    assertThat(rows).hasSizeGreaterThan(100);
+    for (ColumnarBatch batch : batches) {
+      ColumnVector[] columns = new ColumnVector[batch.numCols()];
+      for (int c = 0; c < columns.length; c++) {
+        columns[c] = batch.column(c);
+      }
+      int[] ids = new int[batch.numRows()];
+      ours.of(columns, batch.numRows(), ids);
+      for (int r = 0; r < ids.length; r++) {
+        assertThat(ids[r]).as("keys %s, columnar row %d of %s", keys, r, columns[0].getClass().getSimpleName())
+            .isEqualTo(spark.apply(rows.get(r)).getInt(0));
+      }
     }
-    int[] ids = new int[batch.numRows()];
-    ours.of(columns, batch.numRows(), ids);
-    for (int r = 0; r < ids.length; r++) {
-      assertThat(ids[r]).as("keys %s, columnar row %d", keys, r).isEqualTo(spark.apply(unsafe.get(r)).getInt(0));
+  }
+
+  /** The rows as Spark's on-heap vectors, made once (closed after the test). */
+  private ColumnarBatch onHeapBatch() {
+    if (onHeap == null) {
+      onHeap = WriterRows.onHeapColumns(generic, 0, generic.size());
     }
+    return new ColumnarBatch(onHeap, generic.size());
   }
 
   private UnsafeProjection sparkIds(Expression partitionId) {

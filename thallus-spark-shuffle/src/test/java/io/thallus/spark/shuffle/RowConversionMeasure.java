@@ -266,7 +266,7 @@ class RowConversionMeasure {
   }
 
   /** Drops the batches: the measure is the conversion, not the encoding. */
-  private static final class DroppingSink implements ShuffleStore.MapOutputSink {
+  static final class DroppingSink implements ShuffleStore.MapOutputSink {
     @Override
     public void add(int partition, VectorSchemaRoot batch) {}
 

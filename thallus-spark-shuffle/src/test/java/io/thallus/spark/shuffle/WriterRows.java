@@ -17,6 +17,9 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection$;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils$;
 import org.apache.spark.sql.execution.arrow.ArrowWriter;
+import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.execution.arrow.ArrowWriter$;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.BooleanType;
@@ -112,6 +115,68 @@ final class WriterRows {
       columns[c] = new ArrowColumnVector(root.getVector(c));
     }
     return new ColumnarBatch(columns, to - from);
+  }
+
+  /**
+   * Rows {@code from} to {@code to} as the exchange's reduce side reads one of its batches ({@code layout}'s column
+   * vectors: compact decimals as longs), written by the map side's own writers.
+   */
+  static ColumnarBatch exchangeArrowBatch(List<InternalRow> rows, int from, int to, ExchangeLayout layout,
+      BufferAllocator allocator, List<VectorSchemaRoot> toClose) {
+    PartitionBatch written =
+        new PartitionBatch(layout.arrowSchema(), layout.types(), allocator, Math.max(1, to - from));
+    for (int r = from; r < to; r++) {
+      written.append(rows.get(r));
+    }
+    VectorSchemaRoot root = written.finish();
+    toClose.add(root);
+    return new ColumnarBatch(layout.columns(root), to - from);
+  }
+
+  /**
+   * Rows {@code from} to {@code to} as Spark's on-heap column vectors (what its vectorized Parquet reader gives), which
+   * the caller closes.
+   */
+  static OnHeapColumnVector[] onHeapColumns(List<InternalRow> rows, int from, int to) {
+    return fill(OnHeapColumnVector.allocateColumns(Math.max(1, to - from), SCHEMA), rows, from, to);
+  }
+
+  /** The same as Spark's off-heap column vectors (its reader's with {@code spark.sql.columnVector.offheap.enabled}). */
+  static OffHeapColumnVector[] offHeapColumns(List<InternalRow> rows, int from, int to) {
+    return fill(OffHeapColumnVector.allocateColumns(Math.max(1, to - from), SCHEMA), rows, from, to);
+  }
+
+  private static <T extends WritableColumnVector> T[] fill(T[] columns, List<InternalRow> rows, int from, int to) {
+    for (int r = from; r < to; r++) {
+      InternalRow row = rows.get(r);
+      for (int c = 0; c < TYPES.length; c++) {
+        put(columns[c], r - from, row, c, TYPES[c]);
+      }
+    }
+    return columns;
+  }
+
+  private static void put(WritableColumnVector column, int at, InternalRow row, int c, DataType type) {
+    if (row.isNullAt(c)) {
+      column.putNull(at);
+      return;
+    }
+    switch (type) {
+      case BooleanType ignored -> column.putBoolean(at, row.getBoolean(c));
+      case ByteType ignored -> column.putByte(at, row.getByte(c));
+      case ShortType ignored -> column.putShort(at, row.getShort(c));
+      case IntegerType ignored -> column.putInt(at, row.getInt(c));
+      case DateType ignored -> column.putInt(at, row.getInt(c));
+      case LongType ignored -> column.putLong(at, row.getLong(c));
+      case TimestampType ignored -> column.putLong(at, row.getLong(c));
+      case TimestampNTZType ignored -> column.putLong(at, row.getLong(c));
+      case FloatType ignored -> column.putFloat(at, row.getFloat(c));
+      case DoubleType ignored -> column.putDouble(at, row.getDouble(c));
+      case DecimalType d -> column.putDecimal(at, row.getDecimal(c, d.precision(), d.scale()), d.precision());
+      case StringType ignored -> column.putByteArray(at, row.getUTF8String(c).getBytes());
+      case BinaryType ignored -> column.putByteArray(at, row.getBinary(c));
+      default -> throw new IllegalArgumentException(type.sql());
+    }
   }
 
   /** A row's values as comparable Java objects. */
