@@ -70,7 +70,7 @@ public final class ExchangeEndpoint implements AutoCloseable {
     this.outputs = new MapOutputStore(allocator.newChildAllocator("exchange-outputs", 0, Long.MAX_VALUE),
         spillFolder, options.memoryBound());
     ExchangeEngine engine = new ExchangeEngine(outputs, pushed, options.pushBufferBytesPerPeer(),
-        options.joinBytes());
+        options.joinBytes(), counters);
     this.server = ThallusServer.builder(allocator, Location.of(options.bindHost(), options.port()), engine)
         .transports(options.transports()).ioTimeout(options.timeout()).serverName("thallus-exchange")
         .authentication(options.secret().map(Authentication::token).orElse(Authentication.none()))
@@ -182,7 +182,8 @@ public final class ExchangeEndpoint implements AutoCloseable {
   public ExchangeStats stats() {
     return new ExchangeStats(counters.pullRequests.get(), counters.pulledBatches.get(), counters.pulledBytes.get(),
         counters.pushedBatchesRead.get(), counters.pushes.get(), counters.pushedBytes.get(),
-        counters.pushesRefused.get(), outputs.spilledBytes());
+        counters.pushesRefused.get(), counters.pushesReceived.get(), counters.pushFramesReceived.get(),
+        outputs.spilledBytes());
   }
 
   /** Bytes that peers pushed here and no reducer has taken yet. */

@@ -53,6 +53,7 @@ public final class MapOutput implements AutoCloseable {
   private final BatchCompressor compressor;
   private boolean committed;
   private int pushesSubmitted;
+  private long pushFramesSubmitted;
   private boolean closed;
 
   MapOutput(MapOutputStore store, StoredMapOutput output, EndpointAddress[] pushTargets, PushSender pushes,
@@ -163,6 +164,7 @@ public final class MapOutput implements AutoCloseable {
     waiting.bytes = 0;
     waiting.plainBytes = 0;
     pushesSubmitted++;
+    pushFramesSubmitted += PushSender.frames(batches);
     pushes.submit(new PushSender.Push(peer, header, output.schema(), batches));
   }
 
@@ -175,6 +177,11 @@ public final class MapOutput implements AutoCloseable {
   /** Pushes (chunks) this output has handed to the network thread so far, to all peers. */
   public int pushesSubmitted() {
     return pushesSubmitted;
+  }
+
+  /** The BATCH frames (bodies) those pushes carry: one per push with rows. */
+  public long pushFramesSubmitted() {
+    return pushFramesSubmitted;
   }
 
   public int shuffleId() {

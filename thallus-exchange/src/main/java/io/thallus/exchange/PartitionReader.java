@@ -56,6 +56,7 @@ public final class PartitionReader implements AutoCloseable {
   private boolean closed;
   private int pullRequests;
   private int pushedBatchesRead;
+  private int pulledBatches;
 
   PartitionReader(int shuffleId, int partition, List<Object> sources, PeerClients peers, BufferAllocator allocator,
       Duration timeout, Counters counters) {
@@ -71,6 +72,14 @@ public final class PartitionReader implements AutoCloseable {
   /** Pull requests this reader has sent so far (one per peer whose maps were not all pushed here). */
   public int pullRequests() {
     return pullRequests;
+  }
+
+  /**
+   * Batches this reader's pulls answered so far: each one BATCH frame (one body), so one per pull request when each
+   * peer's answer is joined into one batch.
+   */
+  public int pulledBatches() {
+    return pulledBatches;
   }
 
   /** Batches this reader has given from what peers pushed here. */
@@ -142,6 +151,7 @@ public final class PartitionReader implements AutoCloseable {
       }
       if (stream.loadNextBatch()) {
         VectorSchemaRoot root = stream.getVectorSchemaRoot();
+        pulledBatches++;
         counters.pulledBatches.incrementAndGet();
         long bytes = 0;
         for (var vector : root.getFieldVectors()) {

@@ -100,6 +100,59 @@ class CompressedExchangeEndpointTest {
     }
   }
 
+  /**
+   * A pull of one partition from a compressed endpoint is one batch (one BATCH frame, one body) however many maps and
+   * pieces it gathers: the answer decompresses them, joins them and compresses the whole once.
+   */
+  @ParameterizedTest
+  @EnumSource(value = BatchCompression.class, names = {"LZ4_FRAME", "ZSTD"})
+  void aPullOfManyMapsPartitionArrivesAsOneCompressedBatch(BatchCompression codec) {
+    List<Integer> maps = List.of(0, 1, 2, 3);
+    try (ExchangeEndpoint mapper = endpoint(codec, 512L << 20);
+         ExchangeEndpoint reducer = endpoint(codec, 512L << 20)) {
+      for (int map : maps) {
+        writeMap(mapper, allocator, 4, map, PARTITIONS, BATCHES, Collections.nCopies(PARTITIONS, null));
+      }
+      for (int p = 0; p < PARTITIONS; p++) {
+        try (PartitionReader reader = reducer.read(4, p, Map.of(mapper.address(), List.of(0L, 1L, 2L, 3L)))) {
+          assertThat(readAll(reader)).as("partition " + p).containsExactlyElementsOf(expected(p, maps, BATCHES));
+          assertThat(reader.pullRequests()).isEqualTo(1);
+          assertThat(reader.pulledBatches()).as("%d maps x %d pieces in one body", maps.size(), BATCHES)
+              .isEqualTo(1);
+        }
+      }
+      assertThat(reducer.stats().pulledBatches()).isEqualTo(PARTITIONS);
+    }
+  }
+
+  /**
+   * A compressed push of one map's chunk (every partition, several pieces each) arrives as one BATCH frame, and the
+   * receiver splits it into the partitions' runs: each reducer reads exactly its rows, pulling nothing.
+   */
+  @ParameterizedTest
+  @EnumSource(value = BatchCompression.class, names = {"LZ4_FRAME", "ZSTD"})
+  void aCompressedPushOfSeveralPartitionsIsOneFrameSplitIntoItsRuns(BatchCompression codec) throws Exception {
+    try (ExchangeEndpoint mapper = endpoint(codec, 512L << 20);
+         ExchangeEndpoint reducer = endpoint(codec, 512L << 20)) {
+      List<EndpointAddress> all = Collections.nCopies(PARTITIONS, reducer.address());
+      writeMap(mapper, allocator, 5, 0, PARTITIONS, BATCHES, all);
+      writeMap(mapper, allocator, 5, 1, PARTITIONS, BATCHES, all);
+      assertThat(mapper.awaitPushes(Duration.ofMinutes(2))).isTrue();
+      assertThat(mapper.stats().pushesRefused()).isZero();
+      // Each map's rows fit one chunk: one push per map, one frame per push.
+      assertThat(mapper.stats().pushes()).isEqualTo(2);
+      assertThat(reducer.stats().pushesReceived()).isEqualTo(2);
+      assertThat(reducer.stats().pushFramesReceived()).isEqualTo(2);
+      for (int p = 0; p < PARTITIONS; p++) {
+        try (PartitionReader reader = reducer.read(5, p, Map.of(mapper.address(), List.of(0L, 1L)))) {
+          assertThat(readAll(reader)).as("partition " + p).containsExactlyElementsOf(expected(p, List.of(0, 1),
+              BATCHES));
+          assertThat(reader.pullRequests()).isZero();
+        }
+      }
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(value = BatchCompression.class, names = {"LZ4_FRAME"})
   void spilledCompressedOutputsReadBackWhole(BatchCompression codec) {

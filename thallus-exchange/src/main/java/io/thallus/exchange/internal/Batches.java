@@ -1,7 +1,9 @@
 package io.thallus.exchange.internal;
 
+import io.thallus.BatchCompression;
 import io.thallus.internal.batch.BatchCompressor;
 import io.thallus.internal.batch.BatchDecompressor;
+import io.thallus.spi.BatchContents;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
@@ -89,6 +91,40 @@ public final class Batches {
       }
       return new VectorUnloader(target).getRecordBatch();
     }
+  }
+
+  /**
+   * {@code batches} (of {@code schema}) as one batch to send in {@code allocator}, kept as they are kept: plain ones
+   * joined; compressed ones decompressed, joined and compressed once with their own codec, so that a pull answer or a
+   * push is one body however many batches it gathers (Arrow compresses each buffer, so compressed batches cannot be
+   * joined as they are). One batch comes back as a second handle on it. The inputs stay the caller's.
+   */
+  public static ArrowRecordBatch joinKept(Schema schema, List<ArrowRecordBatch> batches, BufferAllocator allocator) {
+    if (batches.size() == 1) {
+      return retain(batches.get(0));
+    }
+    BatchCompression codec = batches.stream().filter(Batches::isCompressed).findFirst().map(Batches::codecOf)
+        .orElse(BatchCompression.NONE);
+    if (codec == BatchCompression.NONE) {
+      return join(schema, batches, allocator, allocator);
+    }
+    List<ArrowRecordBatch> plain = new ArrayList<>(batches.size());
+    try (BatchCompressor compressor = new BatchCompressor(codec, allocator)) {
+      for (ArrowRecordBatch batch : batches) {
+        // This endpoint's own bytes, compressed here: the only bound is memory. A plain batch comes back as it went.
+        plain.add(BatchDecompressor.decompress(new BatchContents(List.of(), retain(batch)), allocator, Long.MAX_VALUE,
+            "the exchange's memory", "a kept map output batch").records());
+      }
+      try (ArrowRecordBatch joined = join(schema, plain, allocator, allocator)) {
+        return compressor.compress(joined, allocator);
+      }
+    } finally {
+      plain.forEach(ArrowRecordBatch::close);
+    }
+  }
+
+  private static BatchCompression codecOf(ArrowRecordBatch batch) {
+    return BatchCompression.ofArrowCodec(batch.getBodyCompression().getCodec());
   }
 
   /** A second handle on {@code batch}'s buffers (no copy); both must be closed. */

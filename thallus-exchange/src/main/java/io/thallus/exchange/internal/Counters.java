@@ -11,4 +11,6 @@ public final class Counters {
   public final AtomicLong pushes = new AtomicLong();
   public final AtomicLong pushedBytes = new AtomicLong();
   public final AtomicLong pushesRefused = new AtomicLong();
+  public final AtomicLong pushesReceived = new AtomicLong();
+  public final AtomicLong pushFramesReceived = new AtomicLong();
 }

@@ -15,12 +15,15 @@ public final class ExchangeEngine implements QueryEngine {
   private final PushedStore pushed;
   private final long pushBufferBytesPerPeer;
   private final long joinBytes;
+  private final Counters counters;
 
-  public ExchangeEngine(MapOutputStore outputs, PushedStore pushed, long pushBufferBytesPerPeer, long joinBytes) {
+  public ExchangeEngine(MapOutputStore outputs, PushedStore pushed, long pushBufferBytesPerPeer, long joinBytes,
+      Counters counters) {
     this.outputs = outputs;
     this.pushed = pushed;
     this.pushBufferBytesPerPeer = pushBufferBytesPerPeer;
     this.joinBytes = joinBytes;
+    this.counters = counters;
   }
 
   @Override
@@ -32,7 +35,8 @@ public final class ExchangeEngine implements QueryEngine {
 
   @Override
   public EngineSession openSession() {
-    return new ExchangeSession(outputs, pushed, new PushCredits(pushBufferBytesPerPeer), joinBytes);
+    return new ExchangeSession(outputs, pushed, new PushCredits(pushBufferBytesPerPeer), joinBytes,
+        counters);
   }
 
   @Override

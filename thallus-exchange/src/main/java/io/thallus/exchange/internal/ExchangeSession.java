@@ -31,12 +31,15 @@ final class ExchangeSession implements EngineSession {
   private final PushedStore pushed;
   private final PushCredits credits;
   private final long joinBytes;
+  private final Counters counters;
 
-  ExchangeSession(MapOutputStore outputs, PushedStore pushed, PushCredits credits, long joinBytes) {
+  ExchangeSession(MapOutputStore outputs, PushedStore pushed, PushCredits credits, long joinBytes,
+      Counters counters) {
     this.outputs = outputs;
     this.pushed = pushed;
     this.credits = credits;
     this.joinBytes = joinBytes;
+    this.counters = counters;
   }
 
   @Override
@@ -110,6 +113,7 @@ final class ExchangeSession implements EngineSession {
       kept = -1;
       pushed.accept(header, schema, byPartition, credits);
       byPartition = Map.of();
+      counters.pushesReceived.incrementAndGet();
       return rows;
     } catch (RuntimeException broken) {
       pushed.abandon(header.shuffleId(), header.mapId());
@@ -134,6 +138,7 @@ final class ExchangeSession implements EngineSession {
     try {
       VectorSchemaRoot root = batches.getVectorSchemaRoot();
       while (batches.loadNextBatch()) {
+        counters.pushFramesReceived.incrementAndGet();
         int at = 0;
         int count = root.getRowCount();
         rows += count;

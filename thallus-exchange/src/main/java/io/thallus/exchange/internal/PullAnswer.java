@@ -13,8 +13,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
 /**
  * One pull's answer: the partition's batches of the pulled maps, map by map in the request's order, joined into as
  * few batches as {@code joinBytes} allows, so a reducer's pull of one partition from one endpoint is one batch (one
- * body) however many maps and pieces it has. Compressed batches (an endpoint that compresses its outputs) are sent
- * as they are kept, one by one: joining them would mean decompressing and compressing again.
+ * body) however many maps and pieces it has. Compressed batches (an endpoint that compresses its outputs) are joined
+ * too: decompressed, joined and compressed once, {@code joinBytes} bounding the joined batch's plain bytes, so a
+ * compressed pull is one body as well; the extra codec work is the sender's, and it saves the per-batch frames.
  */
 final class PullAnswer implements QueryResult {
   private final Schema schema;
@@ -54,13 +55,9 @@ final class PullAnswer implements QueryResult {
           continue;
         }
         ArrowRecordBatch head = pending.peek();
-        long headBytes = Batches.bytes(head);
-        boolean compressed = Batches.isCompressed(head);
-        if (!group.isEmpty() && (compressed || bytes + headBytes > joinBytes)) {
-          break;
-        }
-        if (compressed) {
-          group.add(pending.poll());
+        // The joined batch's plain bytes: what it takes in memory while it is made, compressed or not.
+        long headBytes = Batches.plainBytes(head);
+        if (!group.isEmpty() && bytes + headBytes > joinBytes) {
           break;
         }
         group.add(pending.poll());
@@ -79,7 +76,7 @@ final class PullAnswer implements QueryResult {
       if (group.size() == 1) {
         return new BatchContents(List.of(), group.remove(0));
       }
-      return new BatchContents(List.of(), Batches.join(schema, group, allocator, allocator));
+      return new BatchContents(List.of(), Batches.joinKept(schema, group, allocator));
     } finally {
       group.forEach(ArrowRecordBatch::close);
     }

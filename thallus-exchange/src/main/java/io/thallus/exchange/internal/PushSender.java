@@ -22,8 +22,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The endpoint's one network thread for pushes: it sends each queued push (one Thallus ingest whose batch carries
- * one or more partitions' rows, the header in its schema), in the order the maps queued them, and tracks their
+ * The endpoint's one network thread for pushes: it sends each queued push (one Thallus ingest whose one batch
+ * carries one or more partitions' rows, the header in its schema; compressed batches are joined and compressed again
+ * here, off the map task's thread), in the order the maps queued them, and tracks their
  * completions. A push the peer refuses (its buffer is full, it is gone) marks that map to that peer as not pushed:
  * its later pushes there are dropped and the reducer pulls it. Map tasks never wait for it: a full queue also
  * marks the map not pushed.
@@ -103,6 +104,14 @@ public final class PushSender implements AutoCloseable {
     notPushed.removeIf(key -> key.shuffleId() == shuffleId);
   }
 
+  /**
+   * The BATCH frames (each one body) a push of {@code batches} sends: what a reducer's peer receives for it, besides
+   * the ingest's own open and finish.
+   */
+  public static int frames(List<ArrowRecordBatch> batches) {
+    return batches.isEmpty() ? 0 : 1;
+  }
+
   private void run() {
     while (!closed) {
       Push push;
@@ -141,18 +150,17 @@ public final class PushSender implements AutoCloseable {
           .map(field -> field.createVector(allocator)).toList();
       try (VectorSchemaRoot root = new VectorSchemaRoot(withHeader, vectors, 0);
            ThallusIngest ingest = client.ingest(request, withHeader)) {
-        if (push.batches().stream().anyMatch(Batches::isCompressed)) {
-          // Kept compressed: each batch goes as it is (joining would decompress and compress again); the peer
-          // decompresses and checks each as it arrives, and its runs may span batches.
-          for (ArrowRecordBatch batch : push.batches()) {
-            ingest.write(batch);
+        if (!push.batches().isEmpty()) {
+          // One body however many (partition, piece) batches the chunk has; compressed ones are joined and
+          // compressed once (the peer decompresses and checks it as it arrives, then splits it into the runs).
+          try (ArrowRecordBatch joined = Batches.joinKept(push.schema(), push.batches(), allocator)) {
+            if (Batches.isCompressed(joined)) {
+              ingest.write(joined);
+            } else {
+              new VectorLoader(root).load(joined);
+              ingest.write(root);
+            }
           }
-        } else if (!push.batches().isEmpty()) {
-          try (ArrowRecordBatch joined = push.batches().size() == 1 ? Batches.retain(push.batches().get(0))
-              : Batches.join(push.schema(), push.batches(), allocator, allocator)) {
-            new VectorLoader(root).load(joined);
-          }
-          ingest.write(root);
         }
         ingest.finish();
       }

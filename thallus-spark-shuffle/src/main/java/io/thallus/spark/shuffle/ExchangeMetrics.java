@@ -25,10 +25,14 @@ final class ExchangeMetrics implements Serializable {
   final SQLMetric decodeTime;
   /** Exchange store: pushes (chunks of one map's partitions for one peer) that map tasks sent. */
   final SQLMetric pushes;
+  /** Exchange store: BATCH frames (bodies) those pushes carry, one per push with rows. */
+  final SQLMetric pushFrames;
   /** Exchange store: the time map tasks' commits waited for their pushes to land. */
   final SQLMetric pushWaitTime;
   /** Exchange store: pull requests that reduce tasks sent to peers (one per peer and reduce partition at most). */
   final SQLMetric pullRequests;
+  /** Exchange store: batches (BATCH frames, one body each) that reduce tasks' pulls received. */
+  final SQLMetric pulledBatches;
   /** Exchange store: batches that reduce tasks read from what peers pushed to them. */
   final SQLMetric pushedBatchesRead;
 
@@ -38,8 +42,10 @@ final class ExchangeMetrics implements Serializable {
     encodeTime = SQLMetrics.createNanoTimingMetric(context, "thallus map: encode and compress", -1L);
     decodeTime = SQLMetrics.createNanoTimingMetric(context, "thallus reduce: decompress and decode", -1L);
     pushes = SQLMetrics.createMetric(context, "thallus exchange: pushes sent");
+    pushFrames = SQLMetrics.createMetric(context, "thallus exchange: push frames sent");
     pushWaitTime = SQLMetrics.createNanoTimingMetric(context, "thallus push: commit waiting for pushes", -1L);
     pullRequests = SQLMetrics.createMetric(context, "thallus exchange: pull requests");
+    pulledBatches = SQLMetrics.createMetric(context, "thallus exchange: batches pulled");
     pushedBatchesRead = SQLMetrics.createMetric(context, "thallus exchange: pushed batches read");
   }
 
@@ -50,8 +56,10 @@ final class ExchangeMetrics implements Serializable {
     metrics.put("encodeTime", encodeTime);
     metrics.put("decodeTime", decodeTime);
     metrics.put("pushes", pushes);
+    metrics.put("pushFrames", pushFrames);
     metrics.put("pushWaitTime", pushWaitTime);
     metrics.put("pullRequests", pullRequests);
+    metrics.put("pulledBatches", pulledBatches);
     metrics.put("pushedBatchesRead", pushedBatchesRead);
     return metrics;
   }

@@ -133,6 +133,7 @@ final class ExchangeReduceInput implements ShuffleStore.BatchSource {
   private void closeReader() {
     if (exchangeMetrics != null) {
       exchangeMetrics.pullRequests.add(reader.pullRequests());
+      exchangeMetrics.pulledBatches.add(reader.pulledBatches());
       exchangeMetrics.pushedBatchesRead.add(reader.pushedBatchesRead());
     }
     reader.close();

@@ -244,6 +244,7 @@ final class ExchangeStore implements ShuffleStore {
       long[] sizes = output.commit();
       if (plan != null && output.pushesSubmitted() > 0) {
         metrics.pushes.add(output.pushesSubmitted());
+        metrics.pushFrames.add(output.pushFramesSubmitted());
         if (plan.commitWaitMillis() > 0) {
           // The reduce stage starts when the last map commits: a push still queued then arrives too late to be
           // read, and the reducer pulls that map instead. So the map waits, bounded, for its pushes to land; at
