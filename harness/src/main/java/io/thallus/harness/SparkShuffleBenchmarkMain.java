@@ -121,17 +121,18 @@ public final class SparkShuffleBenchmarkMain {
         + " exchange store, 'encode' is the copy into the endpoint):");
     System.out.println("| workload | mode | map tasks' run time | rows to Arrow (incl. the child's own work) | encode +"
         + " compress | file write | reduce: decompress + decode | fetch wait | commits waiting for pushes | pushes"
-        + " | pull requests | pushed batches read |");
-    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|");
+        + " | pull requests | pushed batches read | push frames | pulled batches |");
+    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (Map.Entry<String, Map<String, List<double[]>>> workload : results.entrySet()) {
       for (String mode : workload.getValue().keySet()) {
         if (!mode.startsWith("thallus")) {
           continue;
         }
         double[] t = medians(workload.getValue().get(mode));
-        System.out.printf(Locale.ROOT, "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %d | %d |%n",
+        System.out.printf(Locale.ROOT,
+            "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %d | %d | %d | %d |%n",
             workload.getKey(), mode, t[3], t[5], t[6], t[8], t[7], t[4], t[9], (long) t[10], (long) t[11],
-            (long) t[12]);
+            (long) t[12], (long) t[13], (long) t[14]);
       }
     }
     logSums.forEach((mode, sum) -> System.out.printf(Locale.ROOT, "TPC-H geometric mean speed-up, %s: %.2fx%n",
@@ -237,10 +238,11 @@ public final class SparkShuffleBenchmarkMain {
           double[] figures = metrics.figures(seconds);
           System.out.printf(Locale.ROOT, "%s %s run %d: %.2f s, %.1f MB written, %d records; map tasks %.2f s,"
               + " to Arrow %.2f s, encode %.2f s, write %.2f s, decode %.2f s, fetch wait %.2f s; commits waiting for"
-              + " pushes %.2f s, pushes %d, pull requests %d, pushed batches read %d%n",
+              + " pushes %.2f s, pushes %d, pull requests %d, pushed batches read %d, push frames %d, pulled batches"
+              + " %d%n",
               workload.getKey(), mode, run, seconds, figures[1] / 1e6, (long) figures[2], figures[3], figures[5],
               figures[6], figures[8], figures[7], figures[4], figures[9], (long) figures[10], (long) figures[11],
-              (long) figures[12]);
+              (long) figures[12], (long) figures[13], (long) figures[14]);
           if (run > 0) {
             results.computeIfAbsent(workload.getKey(), k -> new LinkedHashMap<>())
                 .computeIfAbsent(mode, k -> new ArrayList<>()).add(figures);
@@ -336,8 +338,9 @@ public final class SparkShuffleBenchmarkMain {
       return new double[] {seconds, bytes.sum(), records.sum(), mapRunMillis.sum() / 1e3,
           fetchWaitMillis.sum() / 1e3, thallusSeconds("thallus map: rows"), thallusSeconds("thallus map: encode"),
           thallusSeconds("thallus reduce"), writeNanos.sum() / 1e9, thallusSeconds("thallus push"),
-          thallusCount("thallus exchange: pushes"), thallusCount("thallus exchange: pull"),
-          thallusCount("thallus exchange: pushed batches")};
+          thallusCount("thallus exchange: pushes"), thallusCount("thallus exchange: pull requests"),
+          thallusCount("thallus exchange: pushed batches"), thallusCount("thallus exchange: push frames"),
+          thallusCount("thallus exchange: batches pulled")};
     }
   }
 }
