@@ -6,6 +6,7 @@ import io.thallus.internal.batch.BatchDecompressor;
 import io.thallus.spi.BatchContents;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorLoader;
@@ -81,12 +82,23 @@ public final class Batches {
   /** {@code batches} (of {@code schema}) as one batch in {@code allocator}; the inputs stay the caller's. */
   public static ArrowRecordBatch join(Schema schema, List<ArrowRecordBatch> batches, BufferAllocator allocator,
       BufferAllocator loadAllocator) {
+    return join(schema, batches, allocator, loadAllocator, Batches::retain);
+  }
+
+  /**
+   * Appends each batch, as {@code plainOf} makes it (a batch the caller closes at once), to one batch in
+   * {@code allocator}: only one input is made plain at a time.
+   */
+  private static ArrowRecordBatch join(Schema schema, List<ArrowRecordBatch> batches, BufferAllocator allocator,
+      BufferAllocator loadAllocator, UnaryOperator<ArrowRecordBatch> plainOf) {
     try (VectorSchemaRoot target = VectorSchemaRoot.create(schema, allocator);
          VectorSchemaRoot loaded = VectorSchemaRoot.create(schema, loadAllocator)) {
       target.allocateNew();
       VectorLoader loader = new VectorLoader(loaded);
       for (ArrowRecordBatch batch : batches) {
-        loader.load(batch);
+        try (ArrowRecordBatch plain = plainOf.apply(batch)) {
+          loader.load(plain);
+        }
         VectorSchemaRootAppender.append(false, target, loaded);
       }
       return new VectorUnloader(target).getRecordBatch();
@@ -108,19 +120,21 @@ public final class Batches {
     if (codec == BatchCompression.NONE) {
       return join(schema, batches, allocator, allocator);
     }
-    List<ArrowRecordBatch> plain = new ArrayList<>(batches.size());
-    try (BatchCompressor compressor = new BatchCompressor(codec, allocator)) {
-      for (ArrowRecordBatch batch : batches) {
-        // This endpoint's own bytes, compressed here: the only bound is memory. A plain batch comes back as it went.
-        plain.add(BatchDecompressor.decompress(new BatchContents(List.of(), retain(batch)), allocator, Long.MAX_VALUE,
-            "the exchange's memory", "a kept map output batch").records());
-      }
-      try (ArrowRecordBatch joined = join(schema, plain, allocator, allocator)) {
-        return compressor.compress(joined, allocator);
-      }
-    } finally {
-      plain.forEach(ArrowRecordBatch::close);
+    // One input decompressed at a time: the joined plain batch, one plain input and the compressed result at most.
+    try (BatchCompressor compressor = new BatchCompressor(codec, allocator);
+         ArrowRecordBatch joined = join(schema, batches, allocator, allocator,
+             batch -> decompressOwn(batch, allocator))) {
+      return compressor.compress(joined, allocator);
     }
+  }
+
+  /**
+   * {@code batch} decompressed into {@code allocator} (a second handle on it when it is plain), the caller's to close.
+   * For this endpoint's own bytes, compressed here: the only bound is memory.
+   */
+  private static ArrowRecordBatch decompressOwn(ArrowRecordBatch batch, BufferAllocator allocator) {
+    return BatchDecompressor.decompress(new BatchContents(List.of(), retain(batch)), allocator, Long.MAX_VALUE,
+        "the exchange's memory", "a kept map output batch").records();
   }
 
   private static BatchCompression codecOf(ArrowRecordBatch batch) {
