@@ -1,5 +1,6 @@
 package io.thallus.spark.shuffle;
 
+import java.util.Arrays;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
@@ -103,7 +104,7 @@ final class Murmur3PartitionIds extends RowPartitionIds {
 
   @Override
   void of(ColumnVector[] columns, int rows, int[] into) {
-    java.util.Arrays.fill(into, 0, rows, seed);
+    Arrays.fill(into, 0, rows, seed);
     for (int k = 0; k < keys.length; k++) {
       Murmur3Keys.Key key = keys[k];
       ColumnVector column = columns[key.ordinal];

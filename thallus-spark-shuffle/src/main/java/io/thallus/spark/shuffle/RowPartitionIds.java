@@ -1,8 +1,10 @@
 package io.thallus.spark.shuffle;
 
+import java.util.Arrays;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatchRow;
 
 /**
  * How a map task finds each row's reduce partition. Ids must equal those of Spark's own exchange for the same
@@ -27,7 +29,7 @@ abstract class RowPartitionIds {
 
       @Override
       void of(ColumnVector[] columns, int rows, int[] into) {
-        java.util.Arrays.fill(into, 0, rows, 0);
+        Arrays.fill(into, 0, rows, 0);
       }
     };
   }
@@ -42,8 +44,7 @@ abstract class RowPartitionIds {
 
       @Override
       void of(ColumnVector[] columns, int rows, int[] into) {
-        org.apache.spark.sql.vectorized.ColumnarBatchRow row =
-            new org.apache.spark.sql.vectorized.ColumnarBatchRow(columns);
+        ColumnarBatchRow row = new ColumnarBatchRow(columns);
         for (int i = 0; i < rows; i++) {
           row.rowId = i;
           into[i] = projection.apply(row).getInt(0);
