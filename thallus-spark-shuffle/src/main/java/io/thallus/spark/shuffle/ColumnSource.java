@@ -64,7 +64,10 @@ final class ColumnSource {
   final ColumnVector column;
   final Layout layout;
   final int width;
-  /** Whether some row may be null: where none is, the scatter sets the rows' validity without reading the source's. */
+  /**
+   * Whether some row may be null: where none is, the scatter sets the rows' validity without reading the source's.
+   * Asked once per batch (an Arrow vector counts its nulls over all its values).
+   */
   final boolean nulls;
   final long validity;
   final long values;
@@ -109,6 +112,15 @@ final class ColumnSource {
     checkBuffers(vector, type, layout, width, rows);
     boolean nulls = column.hasNull();
     return new ColumnSource(column, layout, width, nulls, vector);
+  }
+
+  /** Each of {@code columns}, of the Spark types {@code types}, in a batch of {@code rows} rows ({@link #of}). */
+  static ColumnSource[] of(ColumnVector[] columns, DataType[] types, int rows) {
+    ColumnSource[] sources = new ColumnSource[columns.length];
+    for (int i = 0; i < columns.length; i++) {
+      sources[i] = of(columns[i], types[i], rows);
+    }
+    return sources;
   }
 
   private static ColumnSource getters(ColumnVector column) {

@@ -16,8 +16,8 @@ abstract class RowPartitionIds {
   /** The reduce partition of {@code row}. */
   abstract int of(InternalRow row);
 
-  /** The reduce partition of each of the first {@code rows} rows of {@code columns}, into {@code into}. */
-  abstract void of(ColumnVector[] columns, int rows, int[] into);
+  /** The reduce partition of each of the first {@code rows} rows of {@code sources}' columns, into {@code into}. */
+  abstract void of(ColumnSource[] sources, int rows, int[] into);
 
   /** Every row to partition 0 (a single-partition exchange). */
   static RowPartitionIds single() {
@@ -28,7 +28,7 @@ abstract class RowPartitionIds {
       }
 
       @Override
-      void of(ColumnVector[] columns, int rows, int[] into) {
+      void of(ColumnSource[] sources, int rows, int[] into) {
         Arrays.fill(into, 0, rows, 0);
       }
     };
@@ -43,7 +43,11 @@ abstract class RowPartitionIds {
       }
 
       @Override
-      void of(ColumnVector[] columns, int rows, int[] into) {
+      void of(ColumnSource[] sources, int rows, int[] into) {
+        ColumnVector[] columns = new ColumnVector[sources.length];
+        for (int i = 0; i < columns.length; i++) {
+          columns[i] = sources[i].column;
+        }
         ColumnarBatchRow row = new ColumnarBatchRow(columns);
         for (int i = 0; i < rows; i++) {
           row.rowId = i;
