@@ -19,13 +19,16 @@ module io.thallus.core {
   // Query parameters of java.sql types (Timestamp, Date, Time).
   requires java.sql;
   requires org.slf4j;
+  // The codecs of compressed batch bodies.
+  requires org.lz4.java;
+  requires com.github.luben.zstd_jni;
 
   exports io.thallus;
   exports io.thallus.spi;
   // The server runtime speaks the protocol, sends and receives batches as the client does, and starts the transports.
   exports io.thallus.internal to io.thallus.server;
   exports io.thallus.internal.protocol to io.thallus.server, io.thallus.duckdb;
-  exports io.thallus.internal.batch to io.thallus.server, io.thallus.duckdb;
+  exports io.thallus.internal.batch to io.thallus.server, io.thallus.duckdb, io.thallus.exchange;
   // The size-class pool the rdma transport's registered buffers are made of.
   exports io.thallus.internal.transport to io.thallus.rdma;
   // The DuckDB engine's spill folders are swept as the shm transport's segment folders are.

@@ -17,6 +17,7 @@ public final class ClientOptions {
   private final Map<String, String> credentials;
   private final String clientName;
   private final Tls tls;
+  private final BatchCompression resultCompression;
 
   private ClientOptions(Builder b) {
     this.tls = b.tls;
@@ -28,6 +29,7 @@ public final class ClientOptions {
     this.maxFrameBytes = b.maxFrameBytes;
     this.credentials = Map.copyOf(b.credentials);
     this.clientName = b.clientName;
+    this.resultCompression = b.resultCompression;
   }
 
   public static ClientOptions defaults() {
@@ -81,6 +83,11 @@ public final class ClientOptions {
     return java.util.Optional.ofNullable(tls);
   }
 
+  /** How the server is asked to compress the batches of result streams ({@link BatchCompression#NONE}: not). */
+  public BatchCompression resultCompression() {
+    return resultCompression;
+  }
+
   public Builder toBuilder() {
     Builder b = new Builder();
     b.tls = tls;
@@ -92,6 +99,7 @@ public final class ClientOptions {
     b.maxFrameBytes = maxFrameBytes;
     b.credentials.putAll(credentials);
     b.clientName = clientName;
+    b.resultCompression = resultCompression;
     return b;
   }
 
@@ -105,10 +113,21 @@ public final class ClientOptions {
     private final Map<String, String> credentials = new LinkedHashMap<>();
     private String clientName = "thallus-java";
     private Tls tls;
+    private BatchCompression resultCompression = BatchCompression.NONE;
 
     private Builder() {}
 
     /** Speaks TLS on the control connection ({@link Tls#client}); the server's certificate is verified. */
+    /**
+     * Asks the server to compress each batch of this client's result streams with {@code compression} (Arrow's body
+     * compression, decompressed here as it arrives): fewer bytes on a slow network for the server's CPU and this
+     * client's. Batches the engine already made compressed travel as they are whatever this says. Default NONE.
+     */
+    public Builder resultCompression(BatchCompression compression) {
+      this.resultCompression = Objects.requireNonNull(compression, "compression");
+      return this;
+    }
+
     public Builder tls(Tls client) {
       this.tls = java.util.Objects.requireNonNull(client);
       return this;

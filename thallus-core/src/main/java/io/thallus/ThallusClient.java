@@ -64,7 +64,8 @@ public final class ThallusClient implements AutoCloseable {
     try {
       ClientConnection connection = ClientConnection.connect(allocator, location, new ClientConnection.Settings(
           options.clientName(), options.connectTimeout(), options.timeout(), options.maxFrameBytes(),
-          options.receivePoolBytes(), options.credentials(), options.tls().orElse(null)));
+          options.receivePoolBytes(), options.credentials(), options.tls().orElse(null),
+          options.resultCompression()));
       return new ThallusClient(allocator, options, connection);
     } catch (RuntimeException e) {
       allocator.close();

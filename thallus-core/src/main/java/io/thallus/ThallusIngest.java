@@ -107,6 +107,47 @@ public final class ThallusIngest implements AutoCloseable {
   }
 
   /**
+   * Sends one record batch as it is: its buffers, and its body compression if it has one (Arrow's {@code LZ4_FRAME}
+   * or {@code ZSTD}, as Arrow IPC lays a compressed body out), so a producer that keeps batches compressed sends
+   * them without recompressing; the server decompresses, within its memory budget, and checks it. For an ingest
+   * whose schema has no dictionary-encoded column. The batch stays the caller's (the send takes its own reference).
+   * An uncompressed batch is checked here first, as {@link #write(VectorSchemaRoot)} checks a root; a batch that does
+   * not fit one frame is refused rather than split.
+   */
+  public void write(org.apache.arrow.vector.ipc.message.ArrowRecordBatch batch) {
+    if (schema.getFields().stream().anyMatch(ThallusIngest::encoded)) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "an ingest with dictionary-encoded columns takes roots, "
+          + "not record batches");
+    }
+    if (batch.getLength() == 0) {
+      return;
+    }
+    BatchContents contents = new BatchContents(List.of(), new org.apache.arrow.vector.ipc.message.ArrowRecordBatch(
+        batch.getLength(), batch.getNodes(), batch.getBuffers(), batch.getBodyCompression(),
+        batch.getVariadicBufferCounts(), true));
+    try {
+      if (!io.thallus.internal.batch.BatchCompressor.isCompressed(contents.records())) {
+        if (validator == null) {
+          validator = new BatchValidator(schema);
+        }
+        validator.check(contents);
+      }
+      long frame = state.frameBytes(contents);
+      if (frame + 64 > state.maxFrameBytes()) {
+        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a record batch of " + batch.getLength()
+            + " row(s) needs a frame of " + frame + " bytes, over the server's frame limit of "
+            + state.maxFrameBytes() + " bytes");
+      }
+    } catch (RuntimeException e) {
+      contents.close();
+      throw e;
+    }
+    batches++;
+    bytes += contents.bufferBytes();
+    state.send(contents);
+  }
+
+  /**
    * The root's buffers and those of the dictionaries its columns use, at any depth (a list of categories, a
    * dictionary whose values are themselves encoded): every batch carries its dictionaries.
    */

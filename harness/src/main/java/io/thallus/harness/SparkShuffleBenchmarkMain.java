@@ -38,6 +38,10 @@ import scala.Option;
  * more, the workers sit on that many loopback addresses, 127.0.0.2, 127.0.0.3, ..., worker i on the (i mod hosts)th,
  * as in the multi-host test bed: each executor is a child JVM bound to its worker's address, so Spark sees separate
  * hosts; the master and the driver stay on 127.0.0.1. Use a transport that crosses hosts, tcp.)
+ * --stores spark,exchange (which clusters to start: the shuffle-files store's, the exchange store's)
+ * --exchange-compression lz4,none (spark.thallus.shuffle.exchange.compression, executor-wide: one exchange cluster
+ * per value, each with its own Spark baseline; unset, the store's default) --exchange-modes pull,push,push-nowait
+ * (which exchange modes run).
  */
 public final class SparkShuffleBenchmarkMain {
   private static final String HOST = "127.0.0.1";
@@ -62,17 +66,38 @@ public final class SparkShuffleBenchmarkMain {
     // Spark's shuffle runs again on it (alternating with it, as on the first) for a baseline of the same cluster.
     Map<String, Map<String, List<double[]>>> results = new LinkedHashMap<>();
     Map<String, List<String>> expected = new LinkedHashMap<>();
-    runCluster("spark", new String[] {"spark", "thallus files"}, options, data, runs, executors, executorMemory,
-        rows, queries, results, expected);
-    runCluster("exchange", new String[] {"spark (2nd cluster)", "thallus exchange", "thallus exchange push",
-        NO_WAIT}, options, data, runs, executors, executorMemory, rows, queries, results, expected);
+    List<String> stores = List.of(options.getOrDefault("stores", "spark,exchange").split(","));
+    if (stores.contains("spark")) {
+      runCluster("spark", null, new String[] {"spark", "thallus files"}, options, data, runs, executors,
+          executorMemory, rows, queries, results, expected);
+    }
+    if (stores.contains("exchange")) {
+      List<String> exchangeModes = List.of(options.getOrDefault("exchange-modes", "pull,push,push-nowait").split(","));
+      String compressions = options.get("exchange-compression");
+      for (String compression : compressions == null ? new String[] {null} : compressions.split(",")) {
+        String suffix = compression == null ? "" : " [" + compression + "]";
+        List<String> modes = new ArrayList<>();
+        modes.add("spark (exchange cluster" + suffix + ")");
+        if (exchangeModes.contains("pull")) {
+          modes.add("thallus exchange" + suffix);
+        }
+        if (exchangeModes.contains("push")) {
+          modes.add("thallus exchange push" + suffix);
+        }
+        if (exchangeModes.contains("push-nowait")) {
+          modes.add(NO_WAIT + suffix);
+        }
+        runCluster("exchange", compression, modes.toArray(String[]::new), options, data, runs, executors,
+            executorMemory, rows, queries, results, expected);
+      }
+    }
 
     System.out.printf(Locale.ROOT, "%n%d executors x 1 core, %s each, on %d host address(es); exchange transport %s;"
         + " synthetic plan %d rows; TPC-H %s; medians of %d runs; answers equal%n", executors, executorMemory, hosts,
         options.getOrDefault("exchange-transport", "shm"), rows, data.getFileName(), runs);
-    System.out.println("| workload | mode | s | speed-up vs Spark on the same cluster | shuffle MB | map s"
-        + " | fetch wait s |");
-    System.out.println("|---|---|---|---|---|---|---|");
+    System.out.println("| workload | mode | s | speed-up vs Spark on the same cluster | shuffle MB"
+        + " | shuffle bytes vs Spark's (lz4) | map s | fetch wait s |");
+    System.out.println("|---|---|---|---|---|---|---|---|");
     Map<String, double[]> logSums = new LinkedHashMap<>();
     for (Map.Entry<String, Map<String, List<double[]>>> workload : results.entrySet()) {
       double[] baseline = null;
@@ -82,8 +107,8 @@ public final class SparkShuffleBenchmarkMain {
           baseline = m;
         }
         double speedUp = baseline[0] / m[0];
-        System.out.printf(Locale.ROOT, "| %s | %s | %.2f | %.2fx | %.1f | %.2f | %.2f |%n", workload.getKey(),
-            mode.getKey(), m[0], speedUp, m[1] / 1e6, m[3], m[4]);
+        System.out.printf(Locale.ROOT, "| %s | %s | %.2f | %.2fx | %.1f | %.2fx | %.2f | %.2f |%n",
+            workload.getKey(), mode.getKey(), m[0], speedUp, m[1] / 1e6, m[1] / baseline[1], m[3], m[4]);
         if (workload.getKey().startsWith("Q") && mode.getKey().startsWith("thallus")) {
           double[] sum = logSums.computeIfAbsent(mode.getKey(), k -> new double[2]);
           sum[0] += Math.log(speedUp);
@@ -99,7 +124,10 @@ public final class SparkShuffleBenchmarkMain {
         + " | pull requests | pushed batches read |");
     System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (Map.Entry<String, Map<String, List<double[]>>> workload : results.entrySet()) {
-      for (String mode : List.of("thallus files", "thallus exchange", "thallus exchange push", NO_WAIT)) {
+      for (String mode : workload.getValue().keySet()) {
+        if (!mode.startsWith("thallus")) {
+          continue;
+        }
         double[] t = medians(workload.getValue().get(mode));
         System.out.printf(Locale.ROOT, "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %d | %d |%n",
             workload.getKey(), mode, t[3], t[5], t[6], t[8], t[7], t[4], t[9], (long) t[10], (long) t[11],
@@ -111,7 +139,8 @@ public final class SparkShuffleBenchmarkMain {
   }
 
   /** Starts a standalone cluster whose executors keep the exchange's batches in {@code store}, and runs the modes. */
-  private static void runCluster(String store, String[] modes, Map<String, String> options, Path data, int runs,
+  private static void runCluster(String store, String compression, String[] modes, Map<String, String> options,
+      Path data, int runs,
       int executors, String executorMemory, long rows, List<String> queries,
       Map<String, Map<String, List<double[]>>> results, Map<String, List<String>> expected) throws Exception {
     List<RpcEnv> cluster = new ArrayList<>();
@@ -135,7 +164,7 @@ public final class SparkShuffleBenchmarkMain {
             || f.startsWith("--sun-misc") || f.startsWith("-Dlog4j") || f.startsWith("-Djdk")
             || f.startsWith("-Dio.netty"))
         .toList();
-    SparkSession spark = SparkSession.builder().master(masterUrl).appName("thallus-shuffle-bench-" + store)
+    SparkSession.Builder builder = SparkSession.builder().master(masterUrl).appName("thallus-shuffle-bench-" + store)
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", HOST).config("spark.driver.bindAddress", HOST)
         .config("spark.executor.memory", executorMemory).config("spark.executor.cores", "1")
@@ -150,8 +179,11 @@ public final class SparkShuffleBenchmarkMain {
         // One host: a local transport (shm). Across host addresses: one that crosses hosts (tcp).
         .config("spark.thallus.shuffle.exchange.transport", options.getOrDefault("exchange-transport", "shm"))
         .config("spark.sql.autoBroadcastJoinThreshold", "-1")
-        .config("spark.sql.shuffle.partitions", options.getOrDefault("partitions", "200"))
-        .getOrCreate();
+        .config("spark.sql.shuffle.partitions", options.getOrDefault("partitions", "200"));
+    if (compression != null) {
+      builder.config("spark.thallus.shuffle.exchange.compression", compression);
+    }
+    SparkSession spark = builder.getOrCreate();
     long deadline = System.nanoTime() + 180_000_000_000L;
     while (spark.sparkContext().statusTracker().getExecutorInfos().length < executors + 1) {
       if (System.nanoTime() > deadline) {
@@ -186,7 +218,7 @@ public final class SparkShuffleBenchmarkMain {
           // With the exchange store: pull only, or push every shuffle ("thallus exchange push").
           spark.conf().set("spark.thallus.shuffle.exchange.push", mode.contains(" push") ? "on" : "off");
           // The map tasks' commit waits for their pushes to land (at most 30 s), or not at all.
-          spark.conf().set("spark.thallus.shuffle.exchange.pushCommitWait", mode.equals(NO_WAIT) ? "0" : "30s");
+          spark.conf().set("spark.thallus.shuffle.exchange.pushCommitWait", mode.startsWith(NO_WAIT) ? "0" : "30s");
           metrics.reset();
           long t0 = System.nanoTime();
           Dataset<Row> query = workload.getValue().get();

@@ -1,5 +1,6 @@
 package io.thallus.exchange;
 
+import io.thallus.BatchCompression;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -21,6 +22,7 @@ public final class EndpointOptions {
   private final long joinBytes;
   private final Duration timeout;
   private final java.util.Optional<String> secret;
+  private final BatchCompression compression;
 
   private EndpointOptions(Builder b) {
     this.allocator = b.allocator;
@@ -36,6 +38,7 @@ public final class EndpointOptions {
     this.joinBytes = b.joinBytes;
     this.timeout = b.timeout;
     this.secret = b.secret;
+    this.compression = b.compression;
   }
 
   /** Options with the endpoint's parent allocator and spill folder, the rest default. */
@@ -96,6 +99,11 @@ public final class EndpointOptions {
     return timeout;
   }
 
+  /** How map outputs are kept and sent: compressed batch by batch with this codec, or not (NONE). */
+  public BatchCompression compression() {
+    return compression;
+  }
+
   public static final class Builder {
     private final BufferAllocator allocator;
     private final Path spillFolder;
@@ -110,6 +118,7 @@ public final class EndpointOptions {
     private long joinBytes = 64L << 20;
     private Duration timeout = Duration.ofMinutes(2);
     private java.util.Optional<String> secret = java.util.Optional.empty();
+    private BatchCompression compression = BatchCompression.NONE;
 
     private Builder(BufferAllocator allocator, Path spillFolder) {
       this.allocator = Objects.requireNonNull(allocator, "allocator");
@@ -198,6 +207,18 @@ public final class EndpointOptions {
         throw new IllegalArgumentException("the secret is empty");
       }
       this.secret = java.util.Optional.of(value);
+      return this;
+    }
+
+    /**
+     * Keeps each map output batch compressed with {@code codec} (Arrow's body compression: LZ4_FRAME or ZSTD),
+     * compressed once as {@link MapOutput#add} copies it: memory, spill files, pushes and pull answers hold and move
+     * the compressed bytes, and {@link MapOutput#commit}'s sizes are compressed bytes. Readers get plain batches,
+     * decompressed and checked as they arrive. Worth it where the network is slower than the codec (tcp between
+     * hosts), not between endpoints of one host (shm, cma). Default NONE.
+     */
+    public Builder compression(BatchCompression codec) {
+      this.compression = Objects.requireNonNull(codec, "codec");
       return this;
     }
 

@@ -115,7 +115,7 @@ public final class ExchangeEndpoint implements AutoCloseable {
       targets[i] = options.push() && target != null && !target.equals(address) ? target : null;
     }
     StoredMapOutput output = outputs.open(shuffleId, mapId, schema, numPartitions);
-    return new MapOutput(outputs, output, targets, pushes, options.pushChunkBytes());
+    return new MapOutput(outputs, output, targets, pushes, options.pushChunkBytes(), options.compression());
   }
 
   /**

@@ -1,10 +1,12 @@
 package io.thallus.exchange;
 
+import io.thallus.BatchCompression;
 import io.thallus.exchange.internal.Batches;
 import io.thallus.exchange.internal.ExchangeRequests;
 import io.thallus.exchange.internal.MapOutputStore;
 import io.thallus.exchange.internal.PushSender;
 import io.thallus.exchange.internal.StoredMapOutput;
+import io.thallus.internal.batch.BatchCompressor;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -26,7 +28,10 @@ public final class MapOutput implements AutoCloseable {
   private static final class Pending {
     final List<Integer> partitions = new ArrayList<>();
     final List<ArrowRecordBatch> batches = new ArrayList<>();
+    /** The batches' bytes as they are kept and sent (compressed, when the output is). */
     long bytes;
+    /** Their bytes once decompressed: what the peer holds of them, so what its push credits must cover. */
+    long plainBytes;
     int sequence;
 
     void free() {
@@ -34,6 +39,7 @@ public final class MapOutput implements AutoCloseable {
       partitions.clear();
       batches.clear();
       bytes = 0;
+      plainBytes = 0;
     }
   }
 
@@ -43,12 +49,15 @@ public final class MapOutput implements AutoCloseable {
   private final PushSender pushes;
   private final long chunkBytes;
   private final Map<EndpointAddress, Pending> pending = new HashMap<>();
+  /** Compresses each added batch as it is copied; null when the output is kept as it is. */
+  private final BatchCompressor compressor;
   private boolean committed;
   private int pushesSubmitted;
   private boolean closed;
 
   MapOutput(MapOutputStore store, StoredMapOutput output, EndpointAddress[] pushTargets, PushSender pushes,
-      long chunkBytes) {
+      long chunkBytes, BatchCompression compression) {
+    this.compressor = compression == BatchCompression.NONE ? null : new BatchCompressor(compression, store.allocator());
     this.store = store;
     this.output = output;
     this.pushTargets = pushTargets;
@@ -62,8 +71,9 @@ public final class MapOutput implements AutoCloseable {
   }
 
   /**
-   * Adds {@code batch}'s rows to {@code partition}: copied, so the caller may refill its root at once. The batch must
-   * have the schema the output was opened with.
+   * Adds {@code batch}'s rows to {@code partition}: copied (compressed straight from the root's buffers, when the
+   * endpoint compresses), so the caller may refill its root at once. The batch must have the schema the output was
+   * opened with.
    */
   public void add(int partition, VectorSchemaRoot batch) {
     checkOpen();
@@ -77,13 +87,15 @@ public final class MapOutput implements AutoCloseable {
     if (batch.getRowCount() == 0) {
       return;
     }
-    ArrowRecordBatch copy = Batches.copy(batch, store.allocator());
+    ArrowRecordBatch copy = compressor == null ? Batches.copy(batch, store.allocator())
+        : Batches.compress(batch, compressor, store.allocator());
     EndpointAddress peer = pushTargets[partition];
     if (peer != null && !pushes.stopped(peer, output.shuffleId(), output.mapId())) {
       Pending waiting = pending.get(peer);
       waiting.partitions.add(partition);
       waiting.batches.add(Batches.retain(copy));
       waiting.bytes += Batches.bytes(copy);
+      waiting.plainBytes += Batches.plainBytes(copy);
       if (waiting.bytes >= chunkBytes) {
         push(peer, waiting, false);
       }
@@ -93,11 +105,12 @@ public final class MapOutput implements AutoCloseable {
 
   /**
    * Ends the output and answers its bytes per partition (the buffers' bytes, as they sit in memory or in the spill
-   * file): from now on peers may pull it. Pushes the rest of each peer's chunk, flagged as the map's last there.
+   * file: compressed bytes when the endpoint compresses): from now on peers may pull it. Pushes the rest of each peer's chunk, flagged as the map's last there.
    */
   public long[] commit() {
     checkOpen();
     committed = true;
+    closeCompressor();
     long[] sizes = store.commit(output);
     Set<EndpointAddress> peers = new LinkedHashSet<>(pending.keySet());
     for (EndpointAddress peer : peers) {
@@ -144,12 +157,19 @@ public final class MapOutput implements AutoCloseable {
     int[] partitions = runs.stream().mapToInt(run -> run[0]).toArray();
     int[] rows = runs.stream().mapToInt(run -> run[1]).toArray();
     ExchangeRequests.PushHeader header = new ExchangeRequests.PushHeader(output.shuffleId(), output.mapId(),
-        waiting.sequence++, last, waiting.bytes, partitions, rows);
+        waiting.sequence++, last, waiting.plainBytes, partitions, rows);
     waiting.partitions.clear();
     waiting.batches.clear();
     waiting.bytes = 0;
+    waiting.plainBytes = 0;
     pushesSubmitted++;
     pushes.submit(new PushSender.Push(peer, header, output.schema(), batches));
+  }
+
+  private void closeCompressor() {
+    if (compressor != null) {
+      compressor.close();
+    }
   }
 
   /** Pushes (chunks) this output has handed to the network thread so far, to all peers. */
@@ -179,6 +199,7 @@ public final class MapOutput implements AutoCloseable {
       return;
     }
     closed = true;
+    closeCompressor();
     pending.values().forEach(Pending::free);
     if (!committed) {
       store.discard(output);

@@ -3,9 +3,12 @@ package io.thallus.exchange;
 import io.thallus.QueryRequest;
 import io.thallus.ThallusClient;
 import io.thallus.ThallusStream;
+import io.thallus.exchange.internal.Batches;
 import io.thallus.exchange.internal.Counters;
 import io.thallus.exchange.internal.ExchangeRequests;
 import io.thallus.exchange.internal.PeerClients;
+import io.thallus.internal.batch.BatchDecompressor;
+import io.thallus.spi.BatchContents;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -108,8 +111,16 @@ public final class PartitionReader implements AutoCloseable {
       }
       heldRoot = VectorSchemaRoot.create(held.schema, allocator);
     }
-    try (batch) {
-      new VectorLoader(heldRoot).load(batch);
+    if (Batches.isCompressed(batch)) {
+      // This endpoint's own output, kept compressed: its bytes were made here, so the only bound is memory.
+      try (BatchContents plain = BatchDecompressor.decompress(new BatchContents(List.of(), batch), allocator,
+          Long.MAX_VALUE, "the exchange's memory", "map output batch of shuffle " + shuffleId)) {
+        new VectorLoader(heldRoot).load(plain.records());
+      }
+    } else {
+      try (batch) {
+        new VectorLoader(heldRoot).load(batch);
+      }
     }
     if (held.pushed) {
       pushedBatchesRead++;

@@ -110,6 +110,8 @@ public final class SampleBatches {
           long length = Math.min(buffer.readableBytes(), buffer.capacity());
           ArrowBuf copy = allocator.buffer(length);
           copy.setBytes(0, buffer, 0, length);
+          // Its bytes are readable, as a sender's buffers are (what is packed and compressed is the readable bytes).
+          copy.writerIndex(length);
           copies.add(copy);
         }
         return new ArrowRecordBatch(unloaded.getLength(), unloaded.getNodes(), copies,

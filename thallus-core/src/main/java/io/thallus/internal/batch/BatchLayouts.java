@@ -1,6 +1,7 @@
 package io.thallus.internal.batch;
 
 import io.netty.buffer.ByteBuf;
+import io.thallus.BatchCompression;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.spi.BatchContents;
@@ -14,6 +15,7 @@ import java.util.function.Function;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.compression.NoCompressionCodec;
+import org.apache.arrow.vector.ipc.message.ArrowBodyCompression;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 
@@ -53,13 +55,35 @@ public final class BatchLayouts {
       offset = PackedBody.align(offset + length);
     }
     parts.add(new BatchPart(dictionaryId, delta, batch.getLength(), batch.getNodes(), descriptors,
-        batch.getVariadicBufferCounts()));
+        batch.getVariadicBufferCounts(), compressionOf(batch)));
     return offset;
+  }
+
+  /** How {@code batch}'s body is compressed; a codec Thallus does not know cannot be sent. */
+  private static BatchCompression compressionOf(ArrowRecordBatch batch) {
+    ArrowBodyCompression body = batch.getBodyCompression();
+    if (body == null || body.getCodec() == NoCompressionCodec.COMPRESSION_TYPE) {
+      return BatchCompression.NONE;
+    }
+    try {
+      return BatchCompression.ofArrowCodec(body.getCodec());
+    } catch (IllegalArgumentException e) {
+      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a batch compressed with Arrow codec " + body.getCodec()
+          + " cannot be sent: " + e.getMessage());
+    }
+  }
+
+  /** Arrow's description of a part's body: compressed buffer by buffer with its codec, or not at all. */
+  private static ArrowBodyCompression bodyCompression(BatchPart part) {
+    return part.isCompressed()
+        ? new ArrowBodyCompression(part.compression().arrowCodec(), CodecBuffers.BUFFER_METHOD)
+        : NoCompressionCodec.DEFAULT_BODY_COMPRESSION;
   }
 
   /**
    * Rebuilds a batch from its header, taking each buffer from {@code bufferFor} (typically a slice of a received
-   * body). The returned contents hold their own references; the caller keeps and releases its own.
+   * body). The returned contents hold their own references; the caller keeps and releases its own. A compressed part
+   * comes back compressed: the receiver decompresses it ({@link BatchDecompressor}) before checking it.
    */
   public static BatchContents assemble(BatchHeader header, Function<BufferDescriptor, ArrowBuf> bufferFor) {
     List<ArrowDictionaryBatch> dictionaries = new ArrayList<>();
@@ -72,7 +96,7 @@ public final class BatchLayouts {
         }
         // Arrow's loader takes a view column's data buffers by these counts; without them it cannot load one.
         ArrowRecordBatch batch = new ArrowRecordBatch(Math.toIntExact(part.length()), part.nodes(), buffers,
-            NoCompressionCodec.DEFAULT_BODY_COMPRESSION, part.variadicBufferCounts(), true);
+            bodyCompression(part), part.variadicBufferCounts(), true);
         if (part.isDictionary()) {
           dictionaries.add(new ArrowDictionaryBatch(part.dictionaryId(), batch, part.delta()));
         } else if (records != null) {

@@ -10,6 +10,7 @@ import io.thallus.spi.FetchedBody;
 import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.OutOfMemoryException;
@@ -19,8 +20,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * How every batch arrives at its receiver, whatever the transport and whichever way (server to client on the read
  * path, client to server on ingest); the mirror of {@link BatchSender}. A BATCH frame's body is deserialized (ipc),
  * rebuilt from the frame (small), or fetched by the transport; each stream's batches reach the {@link Consumer} in
- * the order their frames came, however the fetches finish, each checked by the stream's {@link BatchValidator}
- * first; what follows a stream's batches (its END, its error) waits for them; and a body the peer holds is reported
+ * the order their frames came, however the fetches finish, each decompressed within the receiver's bound when its
+ * body is compressed ({@link BatchDecompressor}) and checked by the stream's {@link BatchValidator} first; what follows a stream's batches (its END, its error) waits for them; and a body the peer holds is reported
  * released once the consumer has let go of its bytes (or, for a copy, as soon as the copy is in).
  */
 public final class BatchReceiver implements AutoCloseable {
@@ -139,7 +140,17 @@ public final class BatchReceiver implements AutoCloseable {
       }
     }
 
-    private void deliver(BatchContents contents) {
+    private void deliver(BatchContents received) {
+      BatchContents contents;
+      try {
+        contents = BatchDecompressor.decompress(received, allocator, maxBatchBytes.getAsLong(), budgetName.get(),
+            "batch of stream " + streamId);
+      } catch (ThallusException e) {
+        // Freed already; a stream whose batch cannot be decompressed safely takes no more, as for a refused check.
+        refused = true;
+        consumer.refused(streamId, e);
+        return;
+      }
       ThallusException refusal = check(contents);
       if (refusal == null) {
         consumer.batch(streamId, contents);
@@ -181,20 +192,23 @@ public final class BatchReceiver implements AutoCloseable {
   private final boolean serializes;
   private final BufferAllocator allocator;
   private final Supplier<String> budgetName;
+  private final LongSupplier maxBatchBytes;
   private final Consumer consumer;
   private final Map<Integer, Line> lines = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
   /**
    * {@code serializes}: every body comes serialized inside its frame (ipc). Batches are made in {@code allocator};
-   * {@code budgetName} names its budget, for the error when it is used up.
+   * {@code budgetName} names its budget, for the error when it is used up. {@code maxBatchBytes} bounds what one
+   * compressed batch may decompress to, besides the allocator's headroom.
    */
   public BatchReceiver(Fetchers fetchers, boolean serializes, BufferAllocator allocator,
-      Supplier<String> budgetName, Consumer consumer) {
+      Supplier<String> budgetName, LongSupplier maxBatchBytes, Consumer consumer) {
     this.fetchers = fetchers;
     this.serializes = serializes;
     this.allocator = allocator;
     this.budgetName = budgetName;
+    this.maxBatchBytes = maxBatchBytes;
     this.consumer = consumer;
   }
 

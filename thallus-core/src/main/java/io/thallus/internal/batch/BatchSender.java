@@ -2,6 +2,7 @@ package io.thallus.internal.batch;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.thallus.BatchCompression;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.spi.BatchContents;
@@ -37,6 +38,8 @@ public final class BatchSender implements AutoCloseable {
   private final Duration ioTimeout;
   private final Supplier<String> budgetName;
   private final HeldBatches held;
+  /** How batches that are not compressed yet are compressed before they leave (NONE: they leave as they are). */
+  private final BatchCompression compression;
   /**
    * Placing a body, announcing it, and what follows the announcement happen for one batch at a time: a transport
    * whose bodies follow their frames on a stream of their own (tcp) needs them in frame order.
@@ -46,10 +49,13 @@ public final class BatchSender implements AutoCloseable {
   /**
    * {@code placer} null: every body travels inside its frame. {@code placerOwner} is closed after the held bodies
    * when this sender closes. {@code budgetName} names the budget a frame's memory comes from, for the error when
-   * it is used up.
+   * it is used up. {@code compression}: how batches not compressed yet are compressed before they leave; a batch
+   * that is compressed already always leaves as it is.
    */
   public BatchSender(BodyPlacer placer, AutoCloseable placerOwner, boolean serializes, Frames frames,
-      BufferAllocator allocator, Duration ioTimeout, long memoryBudget, Supplier<String> budgetName) {
+      BufferAllocator allocator, Duration ioTimeout, long memoryBudget, Supplier<String> budgetName,
+      BatchCompression compression) {
+    this.compression = compression;
     this.placer = placer;
     this.placerOwner = placerOwner;
     this.serializes = serializes;
@@ -62,8 +68,19 @@ public final class BatchSender implements AutoCloseable {
 
   /** Sends one batch and closes {@code contents}. Runs on a sending thread; may block until {@code deadline}. */
   public void send(int streamId, long batchId, BatchContents contents, Deadline deadline) {
-    try (contents) {
-      write(streamId, batchId, contents, deadline);
+    if (compression == BatchCompression.NONE || BatchDecompressor.isCompressed(contents)) {
+      try (contents) {
+        write(streamId, batchId, contents, deadline);
+      }
+      return;
+    }
+    BatchContents compressed;
+    try (BatchCompressor compressor = new BatchCompressor(compression, allocator)) {
+      // Closes the plain contents; the compressed copy is one allocation exactly as long as its bytes.
+      compressed = compressor.compress(contents, allocator);
+    }
+    try (compressed) {
+      write(streamId, batchId, compressed, deadline);
     }
   }
 

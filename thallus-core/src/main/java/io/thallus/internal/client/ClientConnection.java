@@ -18,6 +18,7 @@ import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.DecoderException;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.thallus.Location;
+import io.thallus.BatchCompression;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
 import io.thallus.internal.Transports;
@@ -58,7 +59,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
 public final class ClientConnection implements AutoCloseable {
   /** The settings the connection needs, taken from the public client options. */
   public record Settings(String clientName, Duration connectTimeout, Duration timeout, int maxFrameBytes,
-      long receivePoolBytes, Map<String, String> credentials, Tls tls) {}
+      long receivePoolBytes, Map<String, String> credentials, Tls tls, BatchCompression resultCompression) {}
 
   private final BufferAllocator allocator;
   private final Settings settings;
@@ -178,6 +179,9 @@ public final class ClientConnection implements AutoCloseable {
         offers.put(candidate.name(), offer);
         parameters.putAll(offer.parameters());
       }
+      if (settings.resultCompression() != BatchCompression.NONE) {
+        parameters.put(Protocol.CLIENT_RESULT_COMPRESSION, settings.resultCompression().name());
+      }
       channel.writeAndFlush(new Message.Hello(Protocol.VERSION, settings.clientName(),
           new ArrayList<>(offers.keySet()), parameters, settings.credentials()));
       Message.Welcome welcomed = awaitWelcome(deadline, location);
@@ -193,7 +197,8 @@ public final class ClientConnection implements AutoCloseable {
         serializes = candidates.stream().filter(t -> t.name().equals(welcomed.transport()))
             .anyMatch(Transport::serializesBatches);
         inbox = new BatchReceiver(BatchReceiver.Fetchers.of(session, session.serverHoldsBodies()), serializes,
-            allocator, () -> "the client's memory for received batches",
+            // What a client holds of received batches is bounded by its receive pool: so is one batch decompressed.
+            allocator, () -> "the client's memory for received batches", settings::receivePoolBytes,
             new StreamResults(streams, released, this::flushReleases, this::failAndClose));
       } catch (ThallusException e) {
         chosen.close();
@@ -339,7 +344,7 @@ public final class ClientConnection implements AutoCloseable {
             }
           },
           allocator, settings.timeout(), settings.receivePoolBytes(),
-          () -> "the client's memory for batches being sent");
+          () -> "the client's memory for batches being sent", BatchCompression.NONE);
     }
     return ingestSender;
   }

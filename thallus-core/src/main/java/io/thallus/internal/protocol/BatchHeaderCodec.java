@@ -8,6 +8,7 @@ import static io.thallus.internal.protocol.WireReader.readU8;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.CorruptedFrameException;
+import io.thallus.BatchCompression;
 import io.thallus.spi.BatchHeader;
 import io.thallus.spi.BatchPart;
 import io.thallus.spi.BufferDescriptor;
@@ -29,6 +30,11 @@ final class BatchHeaderCodec {
   private static final int DELTA = 1;
   /** Part flag: the part's variadic buffer counts (its view columns' data buffers) follow its buffers. */
   private static final int VARIADIC = 2;
+  /**
+   * Part flag: the part's buffers are compressed (Arrow's body compression); a codec byte (Arrow's number: 0
+   * LZ4_FRAME, 1 ZSTD) follows the flags.
+   */
+  private static final int COMPRESSED = 4;
   /** Bytes of one variadic buffer count: i64. */
   private static final int COUNT_BYTES = 8;
 
@@ -42,10 +48,23 @@ final class BatchHeaderCodec {
     for (int p = 0; p < partCount; p++) {
       long dictionaryId = readLong(in);
       int flags = readU8(in);
-      if ((flags & ~(DELTA | VARIADIC)) != 0) {
+      if ((flags & ~(DELTA | VARIADIC | COMPRESSED)) != 0) {
         throw new CorruptedFrameException("batch part flags " + flags + " set bits this version does not know");
       }
       boolean delta = (flags & DELTA) != 0;
+      BatchCompression compression = BatchCompression.NONE;
+      if ((flags & COMPRESSED) != 0) {
+        byte codec = (byte) readU8(in);
+        if (codec == BatchCompression.NONE.arrowCodec()) {
+          throw new CorruptedFrameException("batch part flagged compressed names no codec");
+        }
+        try {
+          compression = BatchCompression.ofArrowCodec(codec);
+        } catch (IllegalArgumentException unknown) {
+          throw new CorruptedFrameException("batch part compressed with codec " + codec + ", which this version does "
+              + "not know (LZ4_FRAME = 0, ZSTD = 1)");
+        }
+      }
       long length = readLong(in);
       if (length < 0 || length > Integer.MAX_VALUE) {
         throw new CorruptedFrameException("batch part length " + length + " is out of range");
@@ -85,7 +104,7 @@ final class BatchHeaderCodec {
         }
         variadicCounts = List.of(counts);
       }
-      parts.add(new BatchPart(dictionaryId, delta, length, nodes, buffers, variadicCounts));
+      parts.add(new BatchPart(dictionaryId, delta, length, nodes, buffers, variadicCounts, compression));
     }
     return new BatchHeader(streamId, batchId, parts);
   }
@@ -97,7 +116,10 @@ final class BatchHeaderCodec {
     for (BatchPart part : header.parts()) {
       out.writeLong(part.dictionaryId());
       boolean variadic = !part.variadicBufferCounts().isEmpty();
-      out.writeByte((part.delta() ? DELTA : 0) | (variadic ? VARIADIC : 0));
+      out.writeByte((part.delta() ? DELTA : 0) | (variadic ? VARIADIC : 0) | (part.isCompressed() ? COMPRESSED : 0));
+      if (part.isCompressed()) {
+        out.writeByte(part.compression().arrowCodec());
+      }
       out.writeLong(part.length());
       out.writeInt(part.nodes().size());
       for (ArrowFieldNode node : part.nodes()) {

@@ -43,10 +43,13 @@ import java.util.Map;
  * OPENED   streamId i32, schema: u32 count + bytes (an Arrow IPC Schema message)
  * NEXT     streamId i32, credits i32, releaseCount u32, releases i64 * releaseCount
  * BATCH    streamId i32, batchId i64, partCount u16, part * partCount, inline bytes: the rest of the frame
- *            part = dictionaryId i64 (-1: the records), flags u8 (1: delta, 2: variadic counts follow), length i64,
+ *            part = dictionaryId i64 (-1: the records), flags u8 (1: delta, 2: variadic counts follow,
+ *                   4: compressed), with flag 4: codec u8 (Arrow's: 0 LZ4_FRAME, 1 ZSTD), length i64,
  *                   nodeCount u32, (length i64, nullCount i64) * nodeCount,
  *                   bufferCount u32, (address i64, length i64, key i32) * bufferCount,
- *                   then with flag 2: countCount u32, i64 * countCount (each view column's data buffers)
+ *                   then with flag 2: countCount u32, i64 * countCount (each view column's data buffers);
+ *                   with flag 4 each buffer's bytes are Arrow's compressed buffer (uncompressed length i64
+ *                   little-endian, -1: stored as is; then the codec's frame), decompressed by the receiver
  * END      streamId i32, rows i64, batches i64, bytes i64, serverNanos i64, serverCpuNanos i64
  * ERROR    streamId i32 (0: the connection), code u8, message string
  * CANCEL   streamId i32

@@ -17,6 +17,11 @@ public final class Protocol {
   public static final String SERVER_MAX_FRAME_BYTES = "server.max_frame_bytes";
   public static final String SERVER_MAX_SQL_BYTES = "server.max_sql_bytes";
   public static final String SERVER_MAX_CREDITS = "server.max_credits_per_stream";
+  /**
+   * HELLO parameter: the client asks the server to compress the batches of its result streams with this codec
+   * ({@code io.thallus.BatchCompression}'s name: LZ4_FRAME or ZSTD). Absent: batches travel as the engine made them.
+   */
+  public static final String CLIENT_RESULT_COMPRESSION = "client.result_compression";
   /** What a client accepts from a server by default: ipc batches travel inside frames. */
   public static final int DEFAULT_CLIENT_MAX_FRAME = 512 << 20;
   /** Credential keys a client sends in HELLO (the server's {@code Authentication} checks them). */

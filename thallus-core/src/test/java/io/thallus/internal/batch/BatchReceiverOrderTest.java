@@ -55,7 +55,7 @@ class BatchReceiverOrderTest {
       CountDownLatch handingOver = new CountDownLatch(1);
       CountDownLatch letGo = new CountDownLatch(1);
       BatchReceiver.Fetchers fetchers = BatchReceiver.Fetchers.of(session, session.serverHoldsBodies());
-      BatchReceiver inbox = new BatchReceiver(fetchers, false, allocator, () -> "the test's memory",
+      BatchReceiver inbox = new BatchReceiver(fetchers, false, allocator, () -> "the test's memory", () -> Long.MAX_VALUE,
           new BatchReceiver.Consumer() {
         @Override
         public void batch(int streamId, BatchContents contents) {
@@ -141,7 +141,7 @@ class BatchReceiverOrderTest {
           return false;
         }
       };
-      try (BatchReceiver inbox = new BatchReceiver(none, false, allocator, () -> "the test's memory",
+      try (BatchReceiver inbox = new BatchReceiver(none, false, allocator, () -> "the test's memory", () -> Long.MAX_VALUE,
           new BatchReceiver.Consumer() {
             @Override
             public void batch(int streamId, BatchContents contents) {

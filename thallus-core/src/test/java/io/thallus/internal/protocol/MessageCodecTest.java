@@ -215,6 +215,26 @@ class MessageCodecTest {
   }
 
   @Test
+  void aCompressedPartKeepsItsCodecAndAnUnknownCodecIsRefusedByNumber() {
+    for (io.thallus.BatchCompression codec : List.of(io.thallus.BatchCompression.LZ4_FRAME,
+        io.thallus.BatchCompression.ZSTD)) {
+      BatchHeader header = new BatchHeader(1, 2, List.of(new BatchPart(BatchPart.RECORDS, false, 5,
+          List.of(new ArrowFieldNode(5, 0)), List.of(new BufferDescriptor(0, 30, 0)), List.of(), codec)));
+      Message.Batch batch = (Message.Batch) roundTrip(new Message.Batch(header, Unpooled.EMPTY_BUFFER));
+      try {
+        assertThat(batch.header()).usingRecursiveComparison().isEqualTo(header);
+        assertThat(batch.header().parts().getFirst().compression()).isEqualTo(codec);
+      } finally {
+        batch.release();
+      }
+    }
+    // A BATCH of one part with flag 4 (compressed) and codec 9.
+    assertRefused(frame(MessageType.BATCH.wireValue(), 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1,
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 4, 9), "compressed with codec 9, which this version does not "
+        + "know");
+  }
+
+  @Test
   void aFrameOverTheMaximumIsRefusedBeforeItIsBuffered() {
     EmbeddedChannel reader = channel();
     ByteBuf header = Unpooled.buffer().writeInt(MAX_FRAME + 1).writeByte(MessageType.OPEN.wireValue());

@@ -1,5 +1,7 @@
 package io.thallus.exchange.internal;
 
+import io.thallus.internal.batch.BatchCompressor;
+import io.thallus.internal.batch.BatchDecompressor;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
@@ -37,6 +39,31 @@ public final class Batches {
         copies.forEach(ArrowBuf::close);
       }
     }
+  }
+
+  /**
+   * {@code source}'s rows compressed by {@code compressor} into {@code allocator}, the caller's to close: each buffer
+   * compressed straight from the root's own buffers (no plain copy first), the result one allocation exactly as long
+   * as the compressed bytes.
+   */
+  public static ArrowRecordBatch compress(VectorSchemaRoot source, BatchCompressor compressor,
+      BufferAllocator allocator) {
+    try (ArrowRecordBatch shared = new VectorUnloader(source).getRecordBatch()) {
+      return compressor.compress(shared, allocator);
+    }
+  }
+
+  /** Whether {@code batch}'s body is compressed. */
+  public static boolean isCompressed(ArrowRecordBatch batch) {
+    return BatchCompressor.isCompressed(batch);
+  }
+
+  /**
+   * The bytes of a batch's buffers once decompressed (each compressed buffer's declared length; the buffers' bytes
+   * for a batch that is not compressed).
+   */
+  public static long plainBytes(ArrowRecordBatch batch) {
+    return BatchDecompressor.plainBytes(batch);
   }
 
   /**

@@ -13,7 +13,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
 /**
  * One pull's answer: the partition's batches of the pulled maps, map by map in the request's order, joined into as
  * few batches as {@code joinBytes} allows, so a reducer's pull of one partition from one endpoint is one batch (one
- * body) however many maps and pieces it has.
+ * body) however many maps and pieces it has. Compressed batches (an endpoint that compresses its outputs) are sent
+ * as they are kept, one by one: joining them would mean decompressing and compressing again.
  */
 final class PullAnswer implements QueryResult {
   private final Schema schema;
@@ -54,7 +55,12 @@ final class PullAnswer implements QueryResult {
         }
         ArrowRecordBatch head = pending.peek();
         long headBytes = Batches.bytes(head);
-        if (!group.isEmpty() && bytes + headBytes > joinBytes) {
+        boolean compressed = Batches.isCompressed(head);
+        if (!group.isEmpty() && (compressed || bytes + headBytes > joinBytes)) {
+          break;
+        }
+        if (compressed) {
+          group.add(pending.poll());
           break;
         }
         group.add(pending.poll());

@@ -141,7 +141,13 @@ public final class PushSender implements AutoCloseable {
           .map(field -> field.createVector(allocator)).toList();
       try (VectorSchemaRoot root = new VectorSchemaRoot(withHeader, vectors, 0);
            ThallusIngest ingest = client.ingest(request, withHeader)) {
-        if (!push.batches().isEmpty()) {
+        if (push.batches().stream().anyMatch(Batches::isCompressed)) {
+          // Kept compressed: each batch goes as it is (joining would decompress and compress again); the peer
+          // decompresses and checks each as it arrives, and its runs may span batches.
+          for (ArrowRecordBatch batch : push.batches()) {
+            ingest.write(batch);
+          }
+        } else if (!push.batches().isEmpty()) {
           try (ArrowRecordBatch joined = push.batches().size() == 1 ? Batches.retain(push.batches().get(0))
               : Batches.join(push.schema(), push.batches(), allocator, allocator)) {
             new VectorLoader(root).load(joined);

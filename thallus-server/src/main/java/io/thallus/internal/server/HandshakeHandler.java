@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.thallus.BatchCompression;
 import io.thallus.Status;
 import io.thallus.StatusCode;
 import io.thallus.ThallusException;
@@ -102,6 +103,15 @@ public final class HandshakeHandler extends SimpleChannelInboundHandler<Message>
           "authentication failed: this server needs a valid token, or a user name and password"));
       return;
     }
+    BatchCompression resultCompression;
+    try {
+      String asked = hello.parameters().get(Protocol.CLIENT_RESULT_COMPRESSION);
+      resultCompression = asked == null ? BatchCompression.NONE : BatchCompression.valueOf(asked);
+    } catch (IllegalArgumentException e) {
+      ConnectionFailures.fail(channel, Status.of(StatusCode.INVALID_ARGUMENT, Protocol.CLIENT_RESULT_COMPRESSION
+          + " names no compression this server knows (NONE, LZ4_FRAME, ZSTD)"));
+      return;
+    }
     InetSocketAddress remote = (InetSocketAddress) channel.remoteAddress();
     // Without authentication every client is "anyone": only its address tells clients apart.
     StreamRegistry.Promotion promotion = registry.promote(channel, context.limits().maxConnections(),
@@ -129,7 +139,7 @@ public final class HandshakeHandler extends SimpleChannelInboundHandler<Message>
       try {
         // What the session holds for its client counts in the connection's own budget, inside its credential's.
         ServerSession accepted = started.get().server().accept(remote, hello.parameters(), allocator);
-        welcome(ctx, started.get(), accepted, lane);
+        welcome(ctx, started.get(), accepted, lane, resultCompression);
         return;
       } catch (ThallusException e) {
         unavailable.add(name + " (" + e.status().description() + ")");
@@ -143,11 +153,12 @@ public final class HandshakeHandler extends SimpleChannelInboundHandler<Message>
 
   /** Answers WELCOME on {@code started}'s transport and hands the connection on. */
   private void welcome(ChannelHandlerContext ctx, ServerContext.Started started, ServerSession accepted,
-      EngineLane lane) {
+      EngineLane lane, BatchCompression resultCompression) {
     boolean serializes = started.transport().serializesBatches();
     Outbox outbox = new Outbox(channel);
     BatchSender sender = new BatchSender(accepted, accepted, serializes, outbox.frames(), allocator,
-        context.ioTimeout(), context.limits().memoryPerClient(), () -> context.budgets().budgetName(allocator));
+        context.ioTimeout(), context.limits().memoryPerClient(), () -> context.budgets().budgetName(allocator),
+        resultCompression);
     ServerConnection connection = new ServerConnection(id, context, started.transport().name(), serializes,
         allocator, budgetCredential, accepted, sender, outbox, lane);
     handshakeTimer.cancel(false);

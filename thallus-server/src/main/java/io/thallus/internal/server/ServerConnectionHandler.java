@@ -60,7 +60,9 @@ public final class ServerConnectionHandler extends SimpleChannelInboundHandler<M
       public boolean peerHoldsBodies() {
         return connection.ingestFetcher().clientHoldsBodies();
       }
-    }, connection.serializes(), connection.allocator(), connection::budgetName, new IngestBatches());
+    }, connection.serializes(), connection.allocator(), connection::budgetName,
+        // A compressed batch decompresses within what the client's memory budget has left (its credential's too).
+        () -> context.budgets().headroom(connection.allocator()), new IngestBatches());
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.thallus.spark.shuffle;
 
+import io.thallus.BatchCompression;
 import io.thallus.exchange.EndpointAddress;
 import io.thallus.exchange.EndpointOptions;
 import io.thallus.exchange.ExchangeEndpoint;
@@ -43,6 +44,7 @@ final class ExchangeStore implements ShuffleStore {
   private final SparkConf conf;
   private final String transport;
   private final long memoryBound;
+  private final BatchCompression compression;
   private BufferAllocator allocator;
   private ExchangeEndpoint endpoint;
   private BlockManagerId location;
@@ -71,6 +73,8 @@ final class ExchangeStore implements ShuffleStore {
           + " bytes");
     }
     this.memoryBound = bytes;
+    this.compression = ExchangeCompression.of(conf.get(ShuffleOptions.EXCHANGE_COMPRESSION, "auto"))
+        .codecFor(transport);
     this.conf = conf;
     if (executor) {
       Thread registration = new Thread(this::startAndRegister, "thallus-exchange-register");
@@ -188,6 +192,7 @@ final class ExchangeStore implements ShuffleStore {
           .bindHost(executor.host())
           .peerTransport(transport)
           .memoryBound(memoryBound)
+          .compression(compression)
           .push(true);
       // With spark.authenticate, only this application's executors may pull or push: the endpoint asks for the
       // application's secret, as Spark's own block transfer does. Without it Spark's own ports are open to anyone

@@ -37,6 +37,13 @@ public final class ShuffleOptions {
    * {@code cma} (every executor on one host).
    */
   public static final String EXCHANGE_TRANSPORT = "spark.thallus.shuffle.exchange.transport";
+  /**
+   * With {@code store=exchange} (executor-wide): how the endpoint keeps and sends map output batches, {@code auto}
+   * (default: {@code lz4} when the exchange transport is tcp, {@code none} for shm and cma, where compressing costs
+   * CPU for nothing), {@code lz4}, {@code zstd} or {@code none}. Compressed batches are what Spark's shuffle-write
+   * metrics and MapStatus sizes count.
+   */
+  public static final String EXCHANGE_COMPRESSION = "spark.thallus.shuffle.exchange.compression";
   /** With {@code store=exchange}: map output an executor keeps in memory before it spills to local disk (256m). */
   public static final String EXCHANGE_MEMORY = "spark.thallus.shuffle.exchange.memory";
 
