@@ -19,9 +19,10 @@ module io.thallus.core {
   // Query parameters of java.sql types (Timestamp, Date, Time).
   requires java.sql;
   requires org.slf4j;
-  // The codecs of compressed batch bodies.
+  // The codecs of compressed batch bodies; zstd's is optional (a JVM without it refuses ZSTD, named so), which keeps
+  // its native libraries out of clients such as the JDBC driver's one jar. The server runtime requires it.
   requires org.lz4.java;
-  requires com.github.luben.zstd_jni;
+  requires static com.github.luben.zstd_jni;
 
   exports io.thallus;
   exports io.thallus.spi;

@@ -15,6 +15,9 @@ module io.thallus.server {
   requires jdk.management;
   requires org.slf4j;
   requires transitive micrometer.core;
+  // A server decodes every codec a client may send: zstd's is optional in io.thallus.core, so the server runtime
+  // brings it (required here, it is in every server's module graph, and core reads it).
+  requires com.github.luben.zstd_jni;
 
   exports io.thallus.server;
   exports io.thallus.engine;

@@ -1,6 +1,8 @@
 package io.thallus.internal.batch;
 
 import io.thallus.BatchCompression;
+import io.thallus.StatusCode;
+import io.thallus.ThallusException;
 import java.nio.ByteBuffer;
 
 /**
@@ -9,11 +11,20 @@ import java.nio.ByteBuffer;
  * direct and heap buffers alike.
  */
 interface BufferCodec {
-  /** The codec of {@code compression}; NONE has none. */
+  /**
+   * The codec of {@code compression}; NONE has none. zstd is an optional dependency (a client such as the JDBC
+   * driver's one jar leaves its native library out): without it ZSTD is UNIMPLEMENTED here, named so.
+   */
   static BufferCodec of(BatchCompression compression) {
     return switch (compression) {
       case LZ4_FRAME -> Lz4FrameCodec.INSTANCE;
-      case ZSTD -> ZstdCodec.INSTANCE;
+      case ZSTD -> {
+        if (!ZstdCodec.available()) {
+          throw ThallusException.of(StatusCode.UNIMPLEMENTED, "ZSTD body compression needs zstd-jni "
+              + "(com.github.luben:zstd-jni) on this JVM's class or module path; it is not there");
+        }
+        yield ZstdCodec.INSTANCE;
+      }
       case NONE -> throw new IllegalArgumentException("NONE has no codec");
     };
   }

@@ -14,6 +14,26 @@ final class ZstdCodec implements BufferCodec {
 
   private ZstdCodec() {}
 
+  /** Whether zstd-jni and its native library load here; asked once (the answer cannot change in a JVM). */
+  static boolean available() {
+    return Availability.PRESENT;
+  }
+
+  /** Holds the answer: its class initializes at the first ask, so a JVM that never asks never loads zstd. */
+  private static final class Availability {
+    static final boolean PRESENT = probe();
+
+    private static boolean probe() {
+      try {
+        return Zstd.compressBound(1) > 0;
+      } catch (LinkageError absent) {
+        // NoClassDefFoundError (no jar), UnsatisfiedLinkError (no native library for this platform),
+        // IllegalAccessError (a module layer that does not read it).
+        return false;
+      }
+    }
+  }
+
   @Override
   public int maxCompressedLength(int length) {
     return Math.toIntExact(Zstd.compressBound(length));

@@ -1,5 +1,6 @@
 package io.thallus.spark.shuffle;
 
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.BigIntVector;
@@ -63,27 +64,32 @@ final class ColumnSource {
   final ColumnVector column;
   final Layout layout;
   final int width;
-  /** Whether some row may be null: where none is, the scatter sets the rows' validity without reading the source's. */
+  /**
+   * Whether some row may be null: where none is, the scatter sets the rows' validity without reading the source's.
+   * Asked once per batch (an Arrow vector counts its nulls over all its values).
+   */
   final boolean nulls;
   final long validity;
   final long values;
   final long offsets;
 
-  private ColumnSource(ColumnVector column, Layout layout, int width, FieldVector vector) {
+  private ColumnSource(ColumnVector column, Layout layout, int width, boolean nulls, FieldVector vector) {
     this.column = column;
     this.layout = layout;
     this.width = width;
-    this.nulls = column.hasNull();
+    this.nulls = nulls;
     this.validity = vector == null ? 0 : vector.getValidityBuffer().memoryAddress();
     this.values = vector == null ? 0 : vector.getDataBuffer().memoryAddress();
     this.offsets = layout == Layout.VARIABLE ? vector.getOffsetBuffer().memoryAddress() : 0;
   }
 
   /**
-   * {@code column}, a column of Spark type {@code type} in a batch of {@code rows} rows.
+   * {@code column}, a column of Spark type {@code type} in a batch of {@code rows} rows. An Arrow column read directly
+   * has its buffers checked against the rows first ({@link #checkBuffers}), so that no read by address, here or in
+   * the copy and hash loops, leaves them.
    *
-   * @throws IllegalArgumentException where an Arrow column holds fewer values than the batch has rows (its buffers
-   *     would be read past their end)
+   * @throws IllegalArgumentException where an Arrow column holds fewer values than the batch has rows, or its buffers
+   *     are too small for them, or its offsets go backwards or past its data (a malformed batch from upstream)
    */
   static ColumnSource of(ColumnVector column, DataType type, int rows) {
     ValueVector arrow = switch (column) {
@@ -92,7 +98,7 @@ final class ColumnSource {
       default -> null;
     };
     if (!(arrow instanceof FieldVector vector)) {
-      return new ColumnSource(column, Layout.GETTERS, 0, null);
+      return getters(column);
     }
     if (vector.getValueCount() < rows) {
       throw new IllegalArgumentException("An input column of " + type.sql() + " holds " + vector.getValueCount()
@@ -100,10 +106,78 @@ final class ColumnSource {
     }
     Layout layout = layoutOf(type, vector, column instanceof CompactDecimals.Vector);
     if (layout == Layout.GETTERS) {
-      return new ColumnSource(column, Layout.GETTERS, 0, null);
+      return getters(column);
     }
     int width = layout == Layout.FIXED ? ((BaseFixedWidthVector) vector).getTypeWidth() : 0;
-    return new ColumnSource(column, layout, width, vector);
+    checkBuffers(vector, type, layout, width, rows);
+    boolean nulls = column.hasNull();
+    return new ColumnSource(column, layout, width, nulls, vector);
+  }
+
+  /** Each of {@code columns}, of the Spark types {@code types}, in a batch of {@code rows} rows ({@link #of}). */
+  static ColumnSource[] of(ColumnVector[] columns, DataType[] types, int rows) {
+    ColumnSource[] sources = new ColumnSource[columns.length];
+    for (int i = 0; i < columns.length; i++) {
+      sources[i] = of(columns[i], types[i], rows);
+    }
+    return sources;
+  }
+
+  private static ColumnSource getters(ColumnVector column) {
+    return new ColumnSource(column, Layout.GETTERS, 0, column.hasNull(), null);
+  }
+
+  /**
+   * Refuses an Arrow column whose buffers do not hold {@code rows} rows of its layout: Arrow's VectorLoader does not
+   * check buffer lengths against the value count, and the scatter reads these buffers by address, with no check per
+   * value. Validity bits are needed for every value the vector claims, since Arrow counts its nulls over all of them
+   * ({@code hasNull}, which reads by address where Arrow's bounds checks are off); values of {@code width} bytes, or
+   * bits, for the rows; and for strings and binaries {@code rows + 1} offsets that start at or after 0, never go
+   * backwards and end within the data buffer (one pass over the offsets, once per batch).
+   */
+  private static void checkBuffers(FieldVector vector, DataType type, Layout layout, int width, int rows) {
+    String column = "'" + vector.getName() + "' of " + type.sql();
+    needCapacity(vector.getValidityBuffer(), (vector.getValueCount() + 7L) / 8, "validity", column, rows);
+    long bitBytes = (rows + 7L) / 8;
+    ArrowBuf data = vector.getDataBuffer();
+    switch (layout) {
+      case FIXED -> needCapacity(data, (long) width * rows, "data", column, rows);
+      case BITS -> needCapacity(data, bitBytes, "data", column, rows);
+      case VARIABLE -> {
+        ArrowBuf offsets = vector.getOffsetBuffer();
+        needCapacity(offsets, 4L * (rows + 1), "offset", column, rows);
+        long address = offsets.memoryAddress();
+        int previous = MemoryUtil.getInt(address);
+        if (previous < 0) {
+          throw malformed(column, rows, "its first offset is " + previous);
+        }
+        for (int row = 0; row < rows; row++) {
+          int next = MemoryUtil.getInt(address + 4L * (row + 1));
+          if (next < previous) {
+            throw malformed(column, rows, "its offsets go backwards at row " + row + " (" + previous + " to " + next
+                + ")");
+          }
+          previous = next;
+        }
+        if (previous > data.capacity()) {
+          throw malformed(column, rows, "its last offset " + previous + " is past its " + data.capacity()
+              + " data bytes");
+        }
+      }
+      case GETTERS -> throw new IllegalStateException("A column read through its getters has no buffers to check");
+    }
+  }
+
+  private static void needCapacity(ArrowBuf buffer, long bytes, String name, String column, int rows) {
+    if (buffer.capacity() < bytes) {
+      throw malformed(column, rows, "its " + name + " buffer holds " + buffer.capacity() + " bytes, not the " + bytes
+          + " its rows need");
+    }
+  }
+
+  private static IllegalArgumentException malformed(String column, int rows, String problem) {
+    return new IllegalArgumentException("A malformed Arrow input column " + column + " in a batch of " + rows
+        + " rows: " + problem);
   }
 
   private static Layout layoutOf(DataType type, FieldVector vector, boolean compactDecimals) {

@@ -27,9 +27,10 @@ import scala.runtime.BoxedUnit;
  * endpoint here when it starts (a Spark RPC endpoint on the driver's RpcEnv, asked by the executors with a deadline),
  * and the driver picks push targets among the registered executors that are still alive when it builds a shuffle.
  * A registration is taken only if the driver believes it ({@link RegistrationCheck}: an executor Spark knows, on the
- * host it names, sent from there); a refused one is logged here and answered with the reason, and that executor is
- * no push target (reducers still pull from it). The checks ask Spark's block manager master and may resolve host
- * names, so the directory has a thread of its own rather than one of the RpcEnv's shared ones.
+ * host it names); a refused one is logged here and answered with the reason, and that executor is no push target
+ * (reducers still pull from it). One sent from an address other than the executor's host is taken, with a warning
+ * logged. The check asks Spark's block manager master, so the directory has a thread of its own rather than one of
+ * the RpcEnv's shared ones.
  */
 final class ExchangeDirectory implements IsolatedThreadSafeRpcEndpoint {
   static final String NAME = "thallus-exchange-directory";
@@ -102,10 +103,9 @@ final class ExchangeDirectory implements IsolatedThreadSafeRpcEndpoint {
 
   /** Takes {@code endpoint} if the check believes it, sent from {@code sender} (null where Spark does not say). */
   private Answer take(ExecutorEndpoint endpoint, RpcAddress sender) {
-    String senderHost = sender == null ? null : sender.host();
     Optional<String> refusal;
     try {
-      refusal = check.refusal(endpoint, senderHost);
+      refusal = check.refusal(endpoint);
     } catch (RuntimeException e) {
       refusal = Optional.of("the driver could not check it: " + e);
     }
@@ -114,6 +114,9 @@ final class ExchangeDirectory implements IsolatedThreadSafeRpcEndpoint {
           + "executor is no push target, reducers pull from it", endpoint, sender, refusal.get());
       return Answer.refuse(refusal.get());
     }
+    check.senderWarning(endpoint, sender == null ? null : sender.host()).ifPresent(warning -> LOG.log(
+        System.Logger.Level.WARNING, "Took the exchange endpoint {0} (registered from {1}): {2}", endpoint, sender,
+        warning));
     // A restarted executor gets a new id; one that registers twice (a retried ask) keeps its last address.
     endpoints.put(endpoint.executorId(), endpoint);
     return Answer.take();

@@ -82,6 +82,25 @@ final class FixedWidthWriters {
       super.addressesChanged();
       values = vector.getDataBuffer().memoryAddress();
     }
+
+    /** Row {@code index} made null after {@link #write} set it valid: a value that does not fit the column. */
+    final void clearValid(int index) {
+      long address = validity + (index >>> 3);
+      MemoryUtil.putByte(address, (byte) (MemoryUtil.getByte(address) & ~(1 << (index & 7))));
+    }
+  }
+
+  /**
+   * {@code column}'s decimal at {@code rowId} as a decimal of {@code precision} and {@code scale}, null where it does
+   * not fit them. It is read at the column's own type, since Spark's writable vectors pick how to read a value (an
+   * int, a long or bytes) by the precision asked, not by how they hold it.
+   */
+  static Decimal decimalAt(ColumnVector column, int rowId, int precision, int scale) {
+    if (!(column.dataType() instanceof DecimalType own) || own.precision() == precision && own.scale() == scale) {
+      return column.getDecimal(rowId, precision, scale);
+    }
+    Decimal value = column.getDecimal(rowId, own.precision(), own.scale());
+    return value.changePrecision(precision, scale) ? value : null;
   }
 
   static final class Booleans extends FixedWidth {
@@ -222,23 +241,27 @@ final class FixedWidthWriters {
    * UnsafeRow keeps such a decimal as that long, read without making a Decimal.
    */
   static final class CompactDecimals extends FixedWidth {
+    private final DecimalType type;
     private final int precision;
     private final int scale;
 
     CompactDecimals(BigIntVector vector, DecimalType type) {
       super(vector, 8);
+      this.type = type;
       this.precision = type.precision();
       this.scale = type.scale();
     }
 
     /**
      * From decimal128 of the same scale: a value of at most 18 digits is its low 8 bytes. From Spark's writable
-     * vectors (its Parquet reader's): the unscaled value as their {@code getDecimal} reads it (an int up to 9 digits,
-     * a long up to 18), without making a Decimal per value.
+     * vectors (its Parquet reader's) of this column's type: the unscaled value as their {@code getDecimal} reads it
+     * (an int up to 9 digits, a long up to 18), without making a Decimal per value. A writable vector of another
+     * decimal type holds its values otherwise and is read through {@link #decimalAt}.
      */
     @Override
     void copy(ColumnSource source, int[] rowIds, int from, int to, int index) {
-      if (source.column instanceof WritableColumnVector writable && source.layout == ColumnSource.Layout.GETTERS) {
+      if (source.column instanceof WritableColumnVector writable && source.layout == ColumnSource.Layout.GETTERS
+          && writable.dataType().equals(type)) {
         copyUnscaled(writable, rowIds, from, to, index);
         return;
       }
@@ -263,7 +286,12 @@ final class FixedWidthWriters {
 
     @Override
     void writeValue(ColumnVector column, int rowId, int index) {
-      MemoryUtil.putLong(values + 8L * index, column.getDecimal(rowId, precision, scale).toUnscaledLong());
+      Decimal value = decimalAt(column, rowId, precision, scale);
+      if (value == null) {
+        clearValid(index);
+        return;
+      }
+      MemoryUtil.putLong(values + 8L * index, value.toUnscaledLong());
     }
 
     private void copyUnscaled(WritableColumnVector column, int[] rowIds, int from, int to, int index) {
@@ -301,11 +329,11 @@ final class FixedWidthWriters {
 
     @Override
     void writeValue(ColumnVector column, int rowId, int index) {
-      put(column.getDecimal(rowId, precision, scale), index);
+      put(decimalAt(column, rowId, precision, scale), index);
     }
 
     private void put(Decimal decimal, int index) {
-      if (!decimal.changePrecision(precision, scale)) {
+      if (decimal == null || !decimal.changePrecision(precision, scale)) {
         clearValid(index);
         return;
       }
@@ -323,11 +351,6 @@ final class FixedWidthWriters {
         int from = bigEndian.length - 1 - i;
         MemoryUtil.putByte(address + i, from >= 0 ? bigEndian[from] : fill);
       }
-    }
-
-    private void clearValid(int index) {
-      long address = validity + (index >>> 3);
-      MemoryUtil.putByte(address, (byte) (MemoryUtil.getByte(address) & ~(1 << (index & 7))));
     }
   }
 }

@@ -155,7 +155,10 @@ final class Murmur3Keys {
     }
   }
 
-  /** Strings and binaries from Arrow offsets and data: Spark's hash of the value's bytes. */
+  /**
+   * Strings and binaries from Arrow offsets and data: Spark's hash of the value's bytes. The offsets were checked for
+   * the batch ({@link ColumnSource#of}), as were the buffers every {@code hashAll} reads.
+   */
   static boolean hashVariableWidth(ColumnSource source, int rows, int[] hashes) {
     if (source.layout != ColumnSource.Layout.VARIABLE) {
       return false;
@@ -225,7 +228,8 @@ final class Murmur3Keys {
 
     @Override
     boolean hashAll(ColumnSource source, int rows, int[] hashes, Scratch scratch) {
-      return source.layout == ColumnSource.Layout.FIXED && source.width == 8 && hashLongs(source, 8, rows, hashes, scratch);
+      return source.layout == ColumnSource.Layout.FIXED && source.width == 8
+          && hashLongs(source, 8, rows, hashes, scratch);
     }
   }
 
@@ -297,7 +301,8 @@ final class Murmur3Keys {
 
     @Override
     int hash(ColumnVector column, int rowId, int seed) {
-      return hashDecimal(column.getDecimal(rowId, precision, scale), seed);
+      Decimal value = FixedWidthWriters.decimalAt(column, rowId, precision, scale);
+      return value == null ? seed : hashDecimal(value, seed); // null where it does not fit: the exchange's null
     }
 
     /** A decimal of at most 18 digits hashes its unscaled long: the exchange's own longs, or decimal128's low half. */

@@ -1,5 +1,6 @@
 package io.thallus.spark.shuffle;
 
+import java.util.Arrays;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
@@ -23,7 +24,6 @@ import scala.jdk.javaapi.CollectionConverters;
  */
 final class Murmur3PartitionIds extends RowPartitionIds {
   private final Murmur3Keys.Key[] keys;
-  private final DataType[] keyTypes;
   /** A map task's own: each task makes its ids ({@link ExchangeLayout#partitionIds}). */
   private final Murmur3Keys.Scratch scratch = new Murmur3Keys.Scratch();
   private final int seed;
@@ -31,9 +31,8 @@ final class Murmur3PartitionIds extends RowPartitionIds {
   /** ceil(2^64 / partitions): the remainder by a multiplication (Lemire's fastmod), not a division per row. */
   private final long inverse;
 
-  private Murmur3PartitionIds(Murmur3Keys.Key[] keys, DataType[] keyTypes, int seed, int partitions) {
+  private Murmur3PartitionIds(Murmur3Keys.Key[] keys, int seed, int partitions) {
     this.keys = keys;
-    this.keyTypes = keyTypes;
     this.seed = seed;
     this.partitions = partitions;
     this.inverse = Long.divideUnsigned(-1L, partitions) + 1;
@@ -62,7 +61,6 @@ final class Murmur3PartitionIds extends RowPartitionIds {
     }
     List<Expression> children = CollectionConverters.asJava(hash.children());
     Murmur3Keys.Key[] keys = new Murmur3Keys.Key[children.size()];
-    DataType[] keyTypes = new DataType[keys.length];
     for (int k = 0; k < keys.length; k++) {
       if (!(children.get(k) instanceof AttributeReference key)) {
         return null;
@@ -73,12 +71,11 @@ final class Murmur3PartitionIds extends RowPartitionIds {
         return null;
       }
       keys[k] = Murmur3Keys.of(type, ordinal);
-      keyTypes[k] = type;
       if (keys[k] == null) {
         return null;
       }
     }
-    return new Murmur3PartitionIds(keys, keyTypes, seed, partitions);
+    return new Murmur3PartitionIds(keys, seed, partitions);
   }
 
   private static int ordinalOf(AttributeReference key, List<Attribute> input) {
@@ -102,15 +99,15 @@ final class Murmur3PartitionIds extends RowPartitionIds {
   }
 
   @Override
-  void of(ColumnVector[] columns, int rows, int[] into) {
-    java.util.Arrays.fill(into, 0, rows, seed);
-    for (int k = 0; k < keys.length; k++) {
-      Murmur3Keys.Key key = keys[k];
-      ColumnVector column = columns[key.ordinal];
-      if (key.hashAll(ColumnSource.of(column, keyTypes[k], rows), rows, into, scratch)) {
+  void of(ColumnSource[] sources, int rows, int[] into) {
+    Arrays.fill(into, 0, rows, seed);
+    for (Murmur3Keys.Key key : keys) {
+      ColumnSource source = sources[key.ordinal];
+      if (key.hashAll(source, rows, into, scratch)) {
         continue; // read from the column's Arrow buffers
       }
-      boolean nulls = column.hasNull();
+      ColumnVector column = source.column;
+      boolean nulls = source.nulls;
       for (int i = 0; i < rows; i++) {
         if (!nulls || !column.isNullAt(i)) {
           into[i] = key.hash(column, i, into[i]);

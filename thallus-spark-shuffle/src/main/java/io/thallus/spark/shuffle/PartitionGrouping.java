@@ -1,7 +1,6 @@
 package io.thallus.spark.shuffle;
 
 import java.util.Arrays;
-import org.apache.spark.sql.vectorized.ColumnVector;
 
 /**
  * An input batch's rows grouped by reduce partition, for the map side to copy them column by column: each row's
@@ -25,17 +24,17 @@ final class PartitionGrouping {
   }
 
   /**
-   * Groups the first {@code rows} rows of {@code columns} by their partitions under {@code partitionIds}.
+   * Groups the first {@code rows} rows of {@code sources}' columns by their partitions under {@code partitionIds}.
    *
    * @throws IllegalStateException where an id falls outside the exchange's partitions
    */
-  void group(RowPartitionIds partitionIds, ColumnVector[] columns, int rows) {
+  void group(RowPartitionIds partitionIds, ColumnSource[] sources, int rows) {
     if (ids.length < rows) {
       ids = new int[rows];
       rowIds = new int[rows];
     }
     int[] of = ids;
-    partitionIds.of(columns, rows, of);
+    partitionIds.of(sources, rows, of);
     // Counts land at starts[p + 1], so that the running sum turns them into each partition's start.
     Arrays.fill(starts, 0);
     for (int row = 0; row < rows; row++) {

@@ -68,13 +68,13 @@ final class PartitionedBatchBuilder implements AutoCloseable {
       throw new IllegalArgumentException("An input batch has " + columns.length + " columns; the exchange has "
           + types.length);
     }
-    ColumnSource[] sources = new ColumnSource[columns.length];
     for (int i = 0; i < columns.length; i++) {
       columns[i] = batch.column(i);
-      sources[i] = ColumnSource.of(columns[i], types[i], count);
     }
+    // Checked and asked for nulls once per batch, for the partition ids and the copy alike.
+    ColumnSource[] sources = ColumnSource.of(columns, types, count);
     PartitionGrouping grouping = grouping();
-    grouping.group(partitionIds, columns, count);
+    grouping.group(partitionIds, sources, count);
     int[] rowIds = grouping.rowIds();
     int present = grouping.presentCount();
     for (int k = 0; k < present; k++) {

@@ -1,8 +1,10 @@
 package io.thallus.spark.shuffle;
 
+import java.util.Arrays;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatchRow;
 
 /**
  * How a map task finds each row's reduce partition. Ids must equal those of Spark's own exchange for the same
@@ -14,8 +16,8 @@ abstract class RowPartitionIds {
   /** The reduce partition of {@code row}. */
   abstract int of(InternalRow row);
 
-  /** The reduce partition of each of the first {@code rows} rows of {@code columns}, into {@code into}. */
-  abstract void of(ColumnVector[] columns, int rows, int[] into);
+  /** The reduce partition of each of the first {@code rows} rows of {@code sources}' columns, into {@code into}. */
+  abstract void of(ColumnSource[] sources, int rows, int[] into);
 
   /** Every row to partition 0 (a single-partition exchange). */
   static RowPartitionIds single() {
@@ -26,8 +28,8 @@ abstract class RowPartitionIds {
       }
 
       @Override
-      void of(ColumnVector[] columns, int rows, int[] into) {
-        java.util.Arrays.fill(into, 0, rows, 0);
+      void of(ColumnSource[] sources, int rows, int[] into) {
+        Arrays.fill(into, 0, rows, 0);
       }
     };
   }
@@ -41,9 +43,12 @@ abstract class RowPartitionIds {
       }
 
       @Override
-      void of(ColumnVector[] columns, int rows, int[] into) {
-        org.apache.spark.sql.vectorized.ColumnarBatchRow row =
-            new org.apache.spark.sql.vectorized.ColumnarBatchRow(columns);
+      void of(ColumnSource[] sources, int rows, int[] into) {
+        ColumnVector[] columns = new ColumnVector[sources.length];
+        for (int i = 0; i < columns.length; i++) {
+          columns[i] = sources[i].column;
+        }
+        ColumnarBatchRow row = new ColumnarBatchRow(columns);
         for (int i = 0; i < rows; i++) {
           row.rowId = i;
           into[i] = projection.apply(row).getInt(0);

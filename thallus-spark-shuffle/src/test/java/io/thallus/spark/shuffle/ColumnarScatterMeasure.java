@@ -134,7 +134,7 @@ class ColumnarScatterMeasure {
         ColumnarBatch batch = input.get(b % input.size());
         int rows = Math.min(batch.numRows(), count - done);
         ColumnVector[] columns = columnsOf(batch);
-        partitionIds.of(columns, rows, ids);
+        partitionIds.of(ColumnSource.of(columns, layout.types(), rows), rows, ids);
         ColumnarBatchRow row = new ColumnarBatchRow(columns);
         for (int r = 0; r < rows; r++) {
           int p = ids[r];
@@ -169,7 +169,8 @@ class ColumnarScatterMeasure {
     int[] ids = new int[BATCH_ROWS];
     for (int done = 0, b = 0; done < count; done += BATCH_ROWS, b++) {
       ColumnarBatch batch = input.get(b % input.size());
-      partitionIds.of(columnsOf(batch), Math.min(batch.numRows(), count - done), ids);
+      int rows = Math.min(batch.numRows(), count - done);
+      partitionIds.of(ColumnSource.of(columnsOf(batch), layout.types(), rows), rows, ids);
     }
   }
 

@@ -3,7 +3,9 @@ package io.thallus.spark.shuffle;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -14,6 +16,7 @@ import org.apache.spark.sql.catalyst.expressions.Literal$;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection$;
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.junit.jupiter.api.AfterEach;
@@ -32,13 +35,13 @@ class Murmur3PartitionIdsTest {
   private final List<InternalRow> generic = WriterRows.generic(3000, 11);
   private final List<InternalRow> unsafe = WriterRows.unsafe(generic, WriterRows.SCHEMA);
   private final Seq<Attribute> input = WriterRows.attributes(WriterRows.SCHEMA);
-  private org.apache.spark.sql.execution.vectorized.OnHeapColumnVector[] onHeap;
+  private OnHeapColumnVector[] onHeap;
 
   @AfterEach
   void close() {
     toClose.forEach(VectorSchemaRoot::close);
     if (onHeap != null) {
-      java.util.Arrays.stream(onHeap).forEach(ColumnVector::close);
+      Arrays.stream(onHeap).forEach(ColumnVector::close);
     }
     allocator.close();
   }
@@ -78,7 +81,7 @@ class Murmur3PartitionIdsTest {
 
   @Test
   void pmod_by_multiplication_equals_sparks_pmod() {
-    java.util.Random random = new java.util.Random(3);
+    Random random = new Random(3);
     int[] counts = {1, 2, 3, 7, 199, 200, 1000, 4096, 65_537, 1 << 30, Integer.MAX_VALUE - 1, Integer.MAX_VALUE};
     for (int partitions : counts) {
       Murmur3PartitionIds ids = Murmur3PartitionIds.of(partitioning(List.of(input.apply(3)), partitions)
@@ -128,7 +131,7 @@ class Murmur3PartitionIdsTest {
         columns[c] = batch.column(c);
       }
       int[] ids = new int[batch.numRows()];
-      ours.of(columns, batch.numRows(), ids);
+      ours.of(ColumnSource.of(columns, WriterRows.TYPES, batch.numRows()), batch.numRows(), ids);
       for (int r = 0; r < ids.length; r++) {
         assertThat(ids[r]).as("keys %s, columnar row %d of %s", keys, r, columns[0].getClass().getSimpleName())
             .isEqualTo(spark.apply(rows.get(r)).getInt(0));
