@@ -17,9 +17,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -124,34 +127,48 @@ public final class ExchangeEndpoint implements AutoCloseable {
    * peer. Pulls happen as the reader reaches them.
    */
   public PartitionReader read(int shuffleId, int partition, Map<EndpointAddress, List<Long>> locations) {
+    return read(shuffleId, new TreeMap<>(Map.of(partition, locations)));
+  }
+
+  /**
+   * The batches of several partitions (a reduce task's range): for each partition, each endpoint's address and the
+   * maps whose output of that partition it holds, in the order to read them (partitions may name different maps).
+   * Each partition's batches pushed here or made here are read here, partitions ascending; what is left is pulled
+   * with ONE request per peer for all its partitions, answered partition by partition in ascending order after the
+   * batches read here. Pulls happen as the reader reaches them.
+   */
+  public PartitionReader read(int shuffleId, SortedMap<Integer, Map<EndpointAddress, List<Long>>> partitions) {
     checkOpen();
+    if (partitions.isEmpty()) {
+      throw new IllegalArgumentException("a read names no partition");
+    }
     List<Object> sources = new ArrayList<>();
+    Map<EndpointAddress, PartitionReader.Pull> pulls = new LinkedHashMap<>();
     try {
-      for (Map.Entry<EndpointAddress, List<Long>> entry : locations.entrySet()) {
-        EndpointAddress peer = entry.getKey();
-        if (peer.equals(address)) {
-          long[] maps = entry.getValue().stream().mapToLong(Long::longValue).toArray();
-          try {
-            List<ArrowRecordBatch> own = outputs.read(shuffleId, partition, maps, outputs.allocator());
-            Schema schema = maps.length == 0 ? null : outputs.committed(shuffleId, maps[0]).schema();
-            sources.add(new PartitionReader.Held(schema, own, false));
-          } catch (ThallusException e) {
-            throw new ShuffleFetchException(address, shuffleId, partition, entry.getValue(), e);
-          }
-          continue;
+      for (Map.Entry<Integer, Map<EndpointAddress, List<Long>>> ofPartition : partitions.entrySet()) {
+        int partition = ofPartition.getKey();
+        if (partition < 0) {
+          throw new IllegalArgumentException("partition " + partition + " is negative");
         }
-        List<Long> toPull = new ArrayList<>();
-        for (long mapId : entry.getValue()) {
-          List<ArrowRecordBatch> taken = pushed.take(shuffleId, partition, mapId);
-          if (taken == null) {
-            toPull.add(mapId);
-            pushed.pulled(shuffleId, partition, mapId);
-          } else {
-            sources.add(new PartitionReader.Held(pushed.schema(shuffleId, mapId), taken, true));
+        for (Map.Entry<EndpointAddress, List<Long>> entry : ofPartition.getValue().entrySet()) {
+          EndpointAddress peer = entry.getKey();
+          if (peer.equals(address)) {
+            sources.add(own(shuffleId, partition, entry.getValue()));
+            continue;
           }
-        }
-        if (!toPull.isEmpty()) {
-          sources.add(new PartitionReader.Pull(peer, List.copyOf(toPull)));
+          List<Long> toPull = new ArrayList<>();
+          for (long mapId : entry.getValue()) {
+            List<ArrowRecordBatch> taken = pushed.take(shuffleId, partition, mapId);
+            if (taken == null) {
+              toPull.add(mapId);
+              pushed.pulled(shuffleId, partition, mapId);
+            } else {
+              sources.add(new PartitionReader.Held(pushed.schema(shuffleId, mapId), taken, true));
+            }
+          }
+          if (!toPull.isEmpty()) {
+            pulls.computeIfAbsent(peer, PartitionReader.Pull::new).add(partition, toPull);
+          }
         }
       }
     } catch (RuntimeException e) {
@@ -162,7 +179,21 @@ public final class ExchangeEndpoint implements AutoCloseable {
       }
       throw e;
     }
-    return new PartitionReader(shuffleId, partition, sources, peers, allocator, options.timeout(), counters);
+    sources.addAll(pulls.values());
+    return new PartitionReader(shuffleId, List.copyOf(partitions.keySet()), sources, peers, allocator,
+        options.timeout(), counters);
+  }
+
+  /** This endpoint's own output of {@code partition} for {@code mapIds}: read here, never pulled. */
+  private PartitionReader.Held own(int shuffleId, int partition, List<Long> mapIds) {
+    long[] maps = mapIds.stream().mapToLong(Long::longValue).toArray();
+    try {
+      List<ArrowRecordBatch> batches = outputs.read(shuffleId, partition, maps, outputs.allocator());
+      Schema schema = maps.length == 0 ? null : outputs.committed(shuffleId, maps[0]).schema();
+      return new PartitionReader.Held(schema, batches, false);
+    } catch (ThallusException e) {
+      throw new ShuffleFetchException(address, shuffleId, List.of(partition), mapIds, e);
+    }
   }
 
   /** Frees the shuffle's map outputs and pushed batches here and deletes its spill files. */

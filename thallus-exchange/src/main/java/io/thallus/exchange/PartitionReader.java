@@ -11,6 +11,7 @@ import io.thallus.internal.batch.BatchDecompressor;
 import io.thallus.spi.BatchContents;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
@@ -20,8 +21,9 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * One reduce task's batches of one partition: what was pushed here, what this endpoint made itself, then what it
- * pulls, one request per peer endpoint for all that peer's maps. Each map's batches come in the order they were
+ * One reduce task's batches of one partition or a range of them: what was pushed here and what this endpoint made
+ * itself, partitions ascending, then what it pulls, one request per peer endpoint for all that peer's partitions and
+ * maps (answered partition by partition). Each map's batches come in the order they were
  * added, maps not interleaved. A peer that is down or lost its output ends the read with a
  * {@link ShuffleFetchException} naming it and the maps. Read by one thread; close it.
  */
@@ -39,11 +41,36 @@ public final class PartitionReader implements AutoCloseable {
     }
   }
 
-  /** Maps to pull from one peer with one request. */
-  record Pull(EndpointAddress peer, List<Long> mapIds) {}
+  /** Partitions and their maps to pull from one peer with one request. */
+  static final class Pull {
+    final EndpointAddress peer;
+    final List<Integer> partitions = new ArrayList<>();
+    final List<List<Long>> mapIds = new ArrayList<>();
+
+    Pull(EndpointAddress peer) {
+      this.peer = peer;
+    }
+
+    /** Adds a partition (above every partition added before) and its maps. */
+    void add(int partition, List<Long> maps) {
+      partitions.add(partition);
+      mapIds.add(List.copyOf(maps));
+    }
+
+    ExchangeRequests.Pull request(int shuffleId) {
+      int[] ids = partitions.stream().mapToInt(Integer::intValue).toArray();
+      long[][] maps = mapIds.stream().map(m -> m.stream().mapToLong(Long::longValue).toArray())
+          .toArray(long[][]::new);
+      return new ExchangeRequests.Pull(shuffleId, ids, maps);
+    }
+
+    List<Long> allMaps() {
+      return mapIds.stream().flatMap(List::stream).toList();
+    }
+  }
 
   private final int shuffleId;
-  private final int partition;
+  private final List<Integer> partitions;
   private final Deque<Object> sources;
   private final PeerClients peers;
   private final BufferAllocator allocator;
@@ -58,15 +85,20 @@ public final class PartitionReader implements AutoCloseable {
   private int pushedBatchesRead;
   private int pulledBatches;
 
-  PartitionReader(int shuffleId, int partition, List<Object> sources, PeerClients peers, BufferAllocator allocator,
-      Duration timeout, Counters counters) {
+  PartitionReader(int shuffleId, List<Integer> partitions, List<Object> sources, PeerClients peers,
+      BufferAllocator allocator, Duration timeout, Counters counters) {
     this.shuffleId = shuffleId;
-    this.partition = partition;
+    this.partitions = partitions;
     this.sources = new ArrayDeque<>(sources);
     this.peers = peers;
     this.allocator = allocator;
     this.timeout = timeout;
     this.counters = counters;
+  }
+
+  /** The partitions this reader reads, ascending. */
+  public List<Integer> partitions() {
+    return partitions;
   }
 
   /** Pull requests this reader has sent so far (one per peer whose maps were not all pushed here). */
@@ -141,9 +173,8 @@ public final class PartitionReader implements AutoCloseable {
   private VectorSchemaRoot nextPulled(Pull pull) {
     try {
       if (stream == null) {
-        streamClient = peers.client(pull.peer());
-        byte[] request = ExchangeRequests.encode(new ExchangeRequests.Pull(shuffleId, partition,
-            pull.mapIds().stream().mapToLong(Long::longValue).toArray()));
+        streamClient = peers.client(pull.peer);
+        byte[] request = ExchangeRequests.encode(pull.request(shuffleId));
         pullRequests++;
         counters.pullRequests.incrementAndGet();
         stream = streamClient.query(QueryRequest.builder(ExchangeRequests.PULL_STATEMENT).parameters(request)
@@ -170,10 +201,10 @@ public final class PartitionReader implements AutoCloseable {
         stream = null;
       }
       if (streamClient != null && !streamClient.isConnected()) {
-        peers.forget(pull.peer(), streamClient);
+        peers.forget(pull.peer, streamClient);
       }
       streamClient = null;
-      throw new ShuffleFetchException(pull.peer(), shuffleId, partition, pull.mapIds(), e);
+      throw new ShuffleFetchException(pull.peer, shuffleId, pull.partitions, pull.allMaps(), e);
     }
   }
 

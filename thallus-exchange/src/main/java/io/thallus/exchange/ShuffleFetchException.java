@@ -1,10 +1,11 @@
 package io.thallus.exchange;
 
+import java.util.LinkedHashSet;
 import java.util.List;
 
 /**
  * A reducer could not read map outputs from a peer endpoint: the peer is down, or no longer has them. Names the
- * peer, the shuffle, the partition and the map ids, so the caller (Spark: a {@code FetchFailedException}) can have
+ * peer, the shuffle, the partitions (one, or a reduce task's range) and the map ids, so the caller (Spark: a {@code FetchFailedException}) can have
  * exactly those maps run again.
  */
 public final class ShuffleFetchException extends RuntimeException {
@@ -12,17 +13,27 @@ public final class ShuffleFetchException extends RuntimeException {
 
   private final EndpointAddress peer;
   private final int shuffleId;
-  private final int partition;
+  private final List<Integer> partitions;
   private final List<Long> mapIds;
 
   public ShuffleFetchException(EndpointAddress peer, int shuffleId, int partition, List<Long> mapIds,
       Throwable cause) {
-    super("cannot read maps " + mapIds + " of shuffle " + shuffleId + ", partition " + partition + " from endpoint "
-        + peer + ": " + (cause == null ? "unknown" : cause.getMessage()), cause);
+    this(peer, shuffleId, List.of(partition), mapIds, cause);
+  }
+
+  /** A failed read of several partitions: {@code mapIds} are the maps of any of them, each once, in first order. */
+  public ShuffleFetchException(EndpointAddress peer, int shuffleId, List<Integer> partitions, List<Long> mapIds,
+      Throwable cause) {
+    super("cannot read maps " + List.copyOf(new LinkedHashSet<>(mapIds)) + " of shuffle " + shuffleId
+        + (partitions.size() == 1 ? ", partition " + partitions.get(0) : ", partitions " + partitions)
+        + " from endpoint " + peer + ": " + (cause == null ? "unknown" : cause.getMessage()), cause);
+    if (partitions.isEmpty()) {
+      throw new IllegalArgumentException("a fetch failure names no partition");
+    }
     this.peer = peer;
     this.shuffleId = shuffleId;
-    this.partition = partition;
-    this.mapIds = List.copyOf(mapIds);
+    this.partitions = List.copyOf(partitions);
+    this.mapIds = List.copyOf(new LinkedHashSet<>(mapIds));
   }
 
   public EndpointAddress peer() {
@@ -33,8 +44,14 @@ public final class ShuffleFetchException extends RuntimeException {
     return shuffleId;
   }
 
+  /** The first (lowest) partition the failed read named. */
   public int partition() {
-    return partition;
+    return partitions.get(0);
+  }
+
+  /** Every partition the failed read named, ascending. */
+  public List<Integer> partitions() {
+    return partitions;
   }
 
   public List<Long> mapIds() {

@@ -53,9 +53,40 @@ class ExchangeRequestsTest {
 
   @Test
   void aCountLargerThanTheRequestIsRefusedBeforeAnythingIsAllocated() {
-    byte[] pull = ExchangeRequests.encode(new ExchangeRequests.Pull(1, 2, new long[0]));
-    pull[10] = 0x7f;
-    assertInvalid(() -> ExchangeRequests.decodePull(pull), "do not fit");
+    byte[] pull = ExchangeRequests.encode(new ExchangeRequests.Pull(1, 2, new long[] {3}));
+    byte[] partitions = pull.clone();
+    partitions[6] = 0x7f;
+    assertInvalid(() -> ExchangeRequests.decodePull(partitions), "partitions do not fit");
+    byte[] maps = pull.clone();
+    maps[14] = 0x7f;
+    assertInvalid(() -> ExchangeRequests.decodePull(maps), "map ids do not fit");
+  }
+
+  @Test
+  void aRangePullRoundTripsWithEachPartitionsOwnMaps() {
+    ExchangeRequests.Pull pull = new ExchangeRequests.Pull(7, new int[] {3, 4, 9},
+        new long[][] {{0, 1, 2, 3}, {1}, {3, 1L << 40}});
+    ExchangeRequests.Pull decoded = ExchangeRequests.decodePull(ExchangeRequests.encode(pull));
+    assertThat(decoded).isEqualTo(pull);
+    assertThat(decoded.mapIds(2)).containsExactly(3, 1L << 40);
+  }
+
+  @Test
+  void aRangePullThatLiesIsRefusedByName() {
+    assertInvalid(() -> ExchangeRequests.decodePull(ExchangeRequests.encode(
+        new ExchangeRequests.Pull(1, new int[] {4, 4}, new long[][] {{0}, {1}}))), "not strictly ascending");
+    assertInvalid(() -> ExchangeRequests.decodePull(ExchangeRequests.encode(
+        new ExchangeRequests.Pull(1, new int[] {5, 2}, new long[][] {{0}, {1}}))), "not strictly ascending");
+    assertInvalid(() -> ExchangeRequests.decodePull(ExchangeRequests.encode(
+        new ExchangeRequests.Pull(1, new int[] {1, 2}, new long[][] {{}, {0, 1, 2}}))), "no map for partition 1");
+    assertInvalid(() -> ExchangeRequests.decodePull(ExchangeRequests.encode(
+        new ExchangeRequests.Pull(1, new int[0], new long[0][]))), "no partition");
+    assertInvalid(() -> ExchangeRequests.decodePull(ExchangeRequests.encode(
+        new ExchangeRequests.Pull(1, new int[] {1, -2}, new long[][] {{0}, {1}}))), "negative");
+    // More partitions than the bound: the count alone is refused, whatever bytes follow.
+    byte[] many = java.nio.ByteBuffer.allocate(10 + 16).put((byte) 1).put((byte) 1).putInt(1)
+        .putInt(ExchangeRequests.MAX_ENTRIES + 1).putInt(0).putInt(1).putLong(0).array();
+    assertInvalid(() -> ExchangeRequests.decodePull(many), "at most " + ExchangeRequests.MAX_ENTRIES);
   }
 
   private static void assertInvalid(Runnable decode, String message) {

@@ -16,7 +16,9 @@ import java.util.Base64;
  * ingest under {@link #PUSH_HEADER_KEY} (Base64 of the same codec's bytes). Nothing else carries meaning.
  *
  * <pre>
- * pull:  u8 version=1 | u8 kind=1 | i32 shuffle | i32 partition | i32 n | n x i64 map id
+ * pull:  u8 version=1 | u8 kind=1 | i32 shuffle | i32 n | n x (i32 partition | i32 m | m x i64 map id)
+ *        partitions strictly ascending, each with at least one map; at most MAX_ENTRIES partitions and
+ *        MAX_ENTRIES map ids in all
  * push:  u8 version=1 | u8 kind=2 | i32 shuffle | i64 map | i32 sequence | u8 last | i64 bytes
  *        | i32 n | n x (i32 partition, i32 rows)      rows of the push's batches, in this order
  * </pre>
@@ -37,26 +39,62 @@ public final class ExchangeRequests {
 
   private ExchangeRequests() {}
 
-  /** The maps of one partition that a reducer pulls from one endpoint, in the order it wants them. */
-  public record Pull(int shuffleId, int partition, long[] mapIds) {
+  /**
+   * The maps that a reducer pulls from one endpoint for a range of partitions, in the order it wants them: partitions
+   * ascending, and for each partition its maps ({@code mapIds[i]} for {@code partitions[i]}), so one request serves a
+   * reduce task that reads several partitions (Spark's coalesced ones), each with its own maps if they differ.
+   */
+  public record Pull(int shuffleId, int[] partitions, long[][] mapIds) {
     public Pull {
+      if (partitions.length != mapIds.length) {
+        throw new IllegalArgumentException(partitions.length + " partitions but " + mapIds.length + " map lists");
+      }
+      partitions = partitions.clone();
       mapIds = mapIds.clone();
+      for (int i = 0; i < mapIds.length; i++) {
+        mapIds[i] = mapIds[i].clone();
+      }
+    }
+
+    /** A pull of one partition's maps. */
+    public Pull(int shuffleId, int partition, long[] mapIds) {
+      this(shuffleId, new int[] {partition}, new long[][] {mapIds});
+    }
+
+    @Override
+    public int[] partitions() {
+      return partitions.clone();
+    }
+
+    /** The maps of the {@code index}-th partition. */
+    public long[] mapIds(int index) {
+      return mapIds[index].clone();
+    }
+
+    @Override
+    public long[][] mapIds() {
+      long[][] copy = mapIds.clone();
+      for (int i = 0; i < copy.length; i++) {
+        copy[i] = copy[i].clone();
+      }
+      return copy;
     }
 
     @Override
     public boolean equals(Object other) {
-      return other instanceof Pull p && p.shuffleId == shuffleId && p.partition == partition
-          && Arrays.equals(p.mapIds, mapIds);
+      return other instanceof Pull p && p.shuffleId == shuffleId && Arrays.equals(p.partitions, partitions)
+          && Arrays.deepEquals(p.mapIds, mapIds);
     }
 
     @Override
     public int hashCode() {
-      return 31 * (31 * shuffleId + partition) + Arrays.hashCode(mapIds);
+      return 31 * (31 * shuffleId + Arrays.hashCode(partitions)) + Arrays.deepHashCode(mapIds);
     }
 
     @Override
     public String toString() {
-      return "Pull[shuffle=" + shuffleId + ", partition=" + partition + ", maps=" + Arrays.toString(mapIds) + "]";
+      return "Pull[shuffle=" + shuffleId + ", partitions=" + Arrays.toString(partitions) + ", maps="
+          + Arrays.deepToString(mapIds) + "]";
     }
   }
 
@@ -104,15 +142,22 @@ public final class ExchangeRequests {
   }
 
   public static byte[] encode(Pull pull) {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(16 + 8 * pull.mapIds.length);
+    int maps = 0;
+    for (long[] ofPartition : pull.mapIds) {
+      maps += ofPartition.length;
+    }
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(10 + 8 * pull.partitions.length + 8 * maps);
     try (DataOutputStream out = new DataOutputStream(bytes)) {
       out.writeByte(VERSION);
       out.writeByte(PULL);
       out.writeInt(pull.shuffleId);
-      out.writeInt(pull.partition);
-      out.writeInt(pull.mapIds.length);
-      for (long map : pull.mapIds) {
-        out.writeLong(map);
+      out.writeInt(pull.partitions.length);
+      for (int i = 0; i < pull.partitions.length; i++) {
+        out.writeInt(pull.partitions[i]);
+        out.writeInt(pull.mapIds[i].length);
+        for (long map : pull.mapIds[i]) {
+          out.writeLong(map);
+        }
       }
     } catch (IOException impossible) {
       throw new IllegalStateException(impossible);
@@ -120,18 +165,43 @@ public final class ExchangeRequests {
     return bytes.toByteArray();
   }
 
+  /**
+   * Reads a pull, refusing one that lies: counts past the request's bytes or past {@link #MAX_ENTRIES} (in all),
+   * negative ids, partitions not strictly ascending, a partition without maps, bytes past the end.
+   */
   public static Pull decodePull(byte[] request) {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(request))) {
       expectHeader(in, PULL);
       int shuffle = nonNegative(in.readInt(), "shuffle id");
-      int partition = nonNegative(in.readInt(), "partition");
-      int count = count(in.readInt(), "map ids", request.length - 14, 8);
-      long[] maps = new long[count];
+      // Each partition takes at least 16 bytes: its id, its count and one map id.
+      int count = count(in.readInt(), "partitions", request.length - 10, 16);
+      if (count == 0) {
+        throw invalid("a pull names no partition");
+      }
+      int[] partitions = new int[count];
+      long[][] maps = new long[count][];
+      int mapsInAll = 0;
       for (int i = 0; i < count; i++) {
-        maps[i] = nonNegative(in.readLong(), "map id");
+        partitions[i] = nonNegative(in.readInt(), "partition");
+        if (i > 0 && partitions[i] <= partitions[i - 1]) {
+          throw invalid("a pull's partitions are not strictly ascending: " + partitions[i] + " after "
+              + partitions[i - 1]);
+        }
+        int ofPartition = count(in.readInt(), "map ids", in.available(), 8);
+        if (ofPartition == 0) {
+          throw invalid("a pull names no map for partition " + partitions[i]);
+        }
+        mapsInAll += ofPartition;
+        if (mapsInAll > MAX_ENTRIES) {
+          throw invalid("a pull names more than " + MAX_ENTRIES + " map ids in all");
+        }
+        maps[i] = new long[ofPartition];
+        for (int m = 0; m < ofPartition; m++) {
+          maps[i][m] = nonNegative(in.readLong(), "map id");
+        }
       }
       expectEnd(in);
-      return new Pull(shuffle, partition, maps);
+      return new Pull(shuffle, partitions, maps);
     } catch (IOException truncated) {
       throw invalid("a pull request of " + request.length + " bytes is truncated");
     }

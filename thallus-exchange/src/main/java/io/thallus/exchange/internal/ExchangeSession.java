@@ -50,35 +50,36 @@ final class ExchangeSession implements EngineSession {
           + ExchangeRequests.PULL_STATEMENT + "' with the pull request as its one binary parameter)");
     }
     ExchangeRequests.Pull pull = ExchangeRequests.decodePull(request);
-    if (pull.mapIds().length == 0) {
-      throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "a pull names no map");
-    }
-    List<StoredMapOutput> found = new ArrayList<>();
-    List<Long> missing = new ArrayList<>();
-    for (long mapId : pull.mapIds()) {
-      StoredMapOutput output = outputs.committed(pull.shuffleId(), mapId);
-      if (output == null) {
-        missing.add(mapId);
-      } else {
-        found.add(output);
+    int[] partitions = pull.partitions();
+    List<PullAnswer.Part> parts = new ArrayList<>();
+    Schema schema = null;
+    for (int i = 0; i < partitions.length; i++) {
+      int partition = partitions[i];
+      List<Long> missing = new ArrayList<>();
+      for (long mapId : pull.mapIds(i)) {
+        StoredMapOutput output = outputs.committed(pull.shuffleId(), mapId);
+        if (output == null) {
+          missing.add(mapId);
+          continue;
+        }
+        if (schema == null) {
+          schema = output.schema();
+        } else if (!output.schema().equals(schema)) {
+          throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "maps of shuffle " + pull.shuffleId()
+              + " differ in schema");
+        }
+        if (partition >= output.numPartitions()) {
+          throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "partition " + partition + " is not one of map "
+              + output.mapId() + "'s " + output.numPartitions() + " partitions");
+        }
+        parts.add(new PullAnswer.Part(output, partition));
+      }
+      if (!missing.isEmpty()) {
+        throw ThallusException.of(StatusCode.NOT_FOUND, "maps " + missing + " of shuffle " + pull.shuffleId()
+            + " have no committed output on this endpoint");
       }
     }
-    if (!missing.isEmpty()) {
-      throw ThallusException.of(StatusCode.NOT_FOUND, "maps " + missing + " of shuffle " + pull.shuffleId()
-          + " have no committed output on this endpoint");
-    }
-    Schema schema = found.get(0).schema();
-    for (StoredMapOutput output : found) {
-      if (!output.schema().equals(schema)) {
-        throw ThallusException.of(StatusCode.FAILED_PRECONDITION, "maps of shuffle " + pull.shuffleId()
-            + " differ in schema");
-      }
-      if (pull.partition() >= output.numPartitions()) {
-        throw ThallusException.of(StatusCode.INVALID_ARGUMENT, "partition " + pull.partition() + " is not one of map "
-            + output.mapId() + "'s " + output.numPartitions() + " partitions");
-      }
-    }
-    return new PullAnswer(schema, pull.partition(), found, allocator, joinBytes);
+    return new PullAnswer(schema, parts, allocator, joinBytes);
   }
 
   @Override

@@ -11,26 +11,28 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * One pull's answer: the partition's batches of the pulled maps, map by map in the request's order, joined into as
- * few batches as {@code joinBytes} allows, so a reducer's pull of one partition from one endpoint is one batch (one
- * body) however many maps and pieces it has. Compressed batches (an endpoint that compresses its outputs) are joined
+ * One pull's answer: the batches of the pulled partitions, partition by partition in ascending order and within a
+ * partition map by map in the request's order, joined into as few batches as {@code joinBytes} allows (across
+ * partitions too: a reduce task reading a range does not tell them apart), so a reducer's pull of a range of
+ * partitions from one endpoint is one batch (one body) however many partitions, maps and pieces it has. Compressed
+ * batches (an endpoint that compresses its outputs) are joined
  * too: decompressed, joined and compressed once, {@code joinBytes} bounding the joined batch's plain bytes, so a
  * compressed pull is one body as well; the extra codec work is the sender's, and it saves the per-batch frames.
  */
 final class PullAnswer implements QueryResult {
+  /** One map's batches of one partition. */
+  record Part(StoredMapOutput output, int partition) {}
+
   private final Schema schema;
-  private final int partition;
-  private final Deque<StoredMapOutput> outputs;
+  private final Deque<Part> parts;
   private final Deque<ArrowRecordBatch> pending = new ArrayDeque<>();
   private final BufferAllocator allocator;
   private final long joinBytes;
   private volatile boolean cancelled;
 
-  PullAnswer(Schema schema, int partition, List<StoredMapOutput> outputs, BufferAllocator allocator,
-      long joinBytes) {
+  PullAnswer(Schema schema, List<Part> parts, BufferAllocator allocator, long joinBytes) {
     this.schema = schema;
-    this.partition = partition;
-    this.outputs = new ArrayDeque<>(outputs);
+    this.parts = new ArrayDeque<>(parts);
     this.allocator = allocator;
     this.joinBytes = joinBytes;
   }
@@ -47,11 +49,11 @@ final class PullAnswer implements QueryResult {
     try {
       while (!cancelled) {
         if (pending.isEmpty()) {
-          StoredMapOutput output = outputs.poll();
-          if (output == null) {
+          Part part = parts.poll();
+          if (part == null) {
             break;
           }
-          pending.addAll(output.read(partition, allocator));
+          pending.addAll(part.output().read(part.partition(), allocator));
           continue;
         }
         ArrowRecordBatch head = pending.peek();
@@ -93,6 +95,6 @@ final class PullAnswer implements QueryResult {
     while (!pending.isEmpty()) {
       pending.poll().close();
     }
-    outputs.clear();
+    parts.clear();
   }
 }
