@@ -74,11 +74,20 @@ class HostileInputTest {
         .build())), StatusCode.INVALID_ARGUMENT, "version 9");
     // A map count far past what the request holds.
     assertRefused(() -> drain(raw.query(QueryRequest.builder(ExchangeRequests.PULL_STATEMENT)
-        .parameters((Object) new byte[] {1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0x7f, 0, 0, 0})
+        .parameters((Object) new byte[] {1, 1, 0, 0, 0, 1, 0x7f, 0, 0, 0, 0, 0, 0, 0})
         .build())), StatusCode.INVALID_ARGUMENT, "do not fit");
     assertRefused(() -> drain(raw.query(QueryRequest.builder(ExchangeRequests.PULL_STATEMENT)
         .parameters((Object) ExchangeRequests.encode(new ExchangeRequests.Pull(1, 99, new long[] {0})))
         .build())), StatusCode.INVALID_ARGUMENT, "partition 99");
+    // A range whose last partition is past the map's, or names a map this endpoint never made.
+    assertRefused(() -> drain(raw.query(QueryRequest.builder(ExchangeRequests.PULL_STATEMENT)
+        .parameters((Object) ExchangeRequests.encode(new ExchangeRequests.Pull(1, new int[] {0, 2, PARTITIONS},
+            new long[][] {{0}, {0}, {0}})))
+        .build())), StatusCode.INVALID_ARGUMENT, "partition " + PARTITIONS);
+    assertRefused(() -> drain(raw.query(QueryRequest.builder(ExchangeRequests.PULL_STATEMENT)
+        .parameters((Object) ExchangeRequests.encode(new ExchangeRequests.Pull(1, new int[] {0, 1},
+            new long[][] {{0}, {0, 7}})))
+        .build())), StatusCode.NOT_FOUND, "maps [7]");
     assertStillServes();
   }
 
