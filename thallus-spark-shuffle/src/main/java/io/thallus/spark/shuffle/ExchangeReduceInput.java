@@ -25,9 +25,11 @@ import scala.collection.Seq;
 /**
  * A reduce task's batches from exchange endpoints: the blocks Spark's MapOutputTracker lists (each map output's
  * non-empty reduce partitions, by the location its MapStatus gave) are grouped by reduce partition and then by
- * endpoint, and each reduce partition is one {@link ExchangeEndpoint#read} (one pull per peer endpoint), partitions
- * in ascending order. So AQE's coalesced partitions read each partition of their range, and its partial specs read
- * the maps the tracker listed. A peer that cannot answer becomes Spark's {@link FetchFailedException}, naming the
+ * endpoint, and the whole task is one {@link ExchangeEndpoint#read} of all its partitions: one pull per peer endpoint
+ * however many partitions AQE coalesced into the task, each partition with the maps the tracker listed for it (so
+ * partial specs read just their maps). Batches come partition by partition ascending from each source (what was
+ * pushed here or made here, then each peer's pull); across peers they are not merged into one order, as Spark's own
+ * fetcher returns blocks as they arrive. A peer that cannot answer becomes Spark's {@link FetchFailedException}, naming the
  * peer's location (its executor), so Spark unregisters that executor's map outputs and runs them again.
  */
 final class ExchangeReduceInput implements ShuffleStore.BatchSource {
@@ -43,8 +45,7 @@ final class ExchangeReduceInput implements ShuffleStore.BatchSource {
   private final TreeMap<Integer, Map<EndpointAddress, List<Long>>> partitions = new TreeMap<>();
   /** What a failure of an endpoint's map names: its location and map index. */
   private final Map<EndpointAddress, Map<Long, MapBlock>> blocks = new HashMap<>();
-  private final Iterator<Map.Entry<Integer, Map<EndpointAddress, List<Long>>>> toRead;
-  private int reading = -1;
+  private boolean started;
   private PartitionReader reader;
 
   ExchangeReduceInput(ExchangeEndpoint endpoint,
@@ -76,7 +77,6 @@ final class ExchangeReduceInput implements ShuffleStore.BatchSource {
       }
     }
     this.shuffleId = shuffle;
-    this.toRead = partitions.entrySet().iterator();
   }
 
   private void add(EndpointAddress address, MapBlock block, int reduce) {
@@ -87,31 +87,32 @@ final class ExchangeReduceInput implements ShuffleStore.BatchSource {
 
   @Override
   public VectorSchemaRoot next() {
-    while (true) {
-      try {
-        if (reader == null) {
-          if (!toRead.hasNext()) {
-            return null;
-          }
-          Map.Entry<Integer, Map<EndpointAddress, List<Long>>> next = toRead.next();
-          reading = next.getKey();
-          long started = System.nanoTime();
-          reader = endpoint.read(shuffleId, reading, next.getValue());
-          metrics.incFetchWaitTime(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+    try {
+      if (!started) {
+        started = true;
+        if (partitions.isEmpty()) {
+          return null;
         }
-        VectorSchemaRoot batch = reader.next();
-        if (batch != null) {
-          return batch;
-        }
-        closeReader();
-      } catch (ShuffleFetchException e) {
-        throw fetchFailed(e);
+        long began = System.nanoTime();
+        reader = endpoint.read(shuffleId, partitions);
+        metrics.incFetchWaitTime(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began));
       }
+      if (reader == null) {
+        return null;
+      }
+      VectorSchemaRoot batch = reader.next();
+      if (batch == null) {
+        closeReader();
+      }
+      return batch;
+    } catch (ShuffleFetchException e) {
+      throw fetchFailed(e);
     }
   }
 
   /**
-   * Spark's answer to a peer that cannot be read. One exception names one map; with its location (the executor) Spark
+   * Spark's answer to a peer that cannot be read. One exception names one map (the first the failed read named, with
+   * the lowest partition it named that this map has output for); with its location (the executor) Spark
    * unregisters every map output of that executor, so all maps of the peer run again.
    */
   private RuntimeException fetchFailed(ShuffleFetchException e) {
@@ -119,8 +120,11 @@ final class ExchangeReduceInput implements ShuffleStore.BatchSource {
     MapBlock first = e.mapIds().stream().map(ofPeer::get).filter(b -> b != null).findFirst()
         .orElseThrow(() -> new IllegalStateException("an exchange read failed for maps it did not ask for", e));
     // Constructing it records the failure in the task's context, which is what Spark's executor reports.
+    int reduceId = e.partitions().stream()
+        .filter(p -> partitions.getOrDefault(p, Map.of()).getOrDefault(e.peer(), List.of()).contains(first.mapId()))
+        .findFirst().orElse(e.partition());
     FetchFailedException failure = new FetchFailedException(first.location(), e.shuffleId(), first.mapId(),
-        first.mapIndex(), e.partition(), e.getMessage(), e);
+        first.mapIndex(), reduceId, e.getMessage(), e);
     return ExchangeReduceInput.<RuntimeException>unchecked(failure);
   }
 
