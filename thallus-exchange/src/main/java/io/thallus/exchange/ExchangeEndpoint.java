@@ -153,7 +153,8 @@ public final class ExchangeEndpoint implements AutoCloseable {
         for (Map.Entry<EndpointAddress, List<Long>> entry : ofPartition.getValue().entrySet()) {
           EndpointAddress peer = entry.getKey();
           if (peer.equals(address)) {
-            sources.add(own(shuffleId, partition, entry.getValue()));
+            List<Long> maps = List.copyOf(entry.getValue());
+            sources.add(new PartitionReader.Own(() -> own(shuffleId, partition, maps)));
             continue;
           }
           List<Long> toPull = new ArrayList<>();
@@ -184,7 +185,7 @@ public final class ExchangeEndpoint implements AutoCloseable {
         options.timeout(), counters);
   }
 
-  /** This endpoint's own output of {@code partition} for {@code mapIds}: read here, never pulled. */
+  /** This endpoint's own output of {@code partition} for {@code mapIds}: read here, never pulled, when reached. */
   private PartitionReader.Held own(int shuffleId, int partition, List<Long> mapIds) {
     long[] maps = mapIds.stream().mapToLong(Long::longValue).toArray();
     try {

@@ -14,6 +14,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -40,6 +41,12 @@ public final class PartitionReader implements AutoCloseable {
       this.pushed = pushed;
     }
   }
+
+  /**
+   * This endpoint's own output of one partition, read from its store (memory, or spill files) only when the reader
+   * reaches it: a range's partitions are not all held at once.
+   */
+  record Own(Supplier<Held> read) {}
 
   /** Partitions and their maps to pull from one peer with one request. */
   static final class Pull {
@@ -131,6 +138,10 @@ public final class PartitionReader implements AutoCloseable {
         current = sources.poll();
         if (current == null) {
           return null;
+        }
+        if (current instanceof Own own) {
+          current = null; // stays so if the read fails: the reader holds nothing of it
+          current = own.read().get();
         }
       }
       VectorSchemaRoot batch = current instanceof Held held ? nextHeld(held) : nextPulled((Pull) current);

@@ -5,8 +5,8 @@ import java.util.List;
 
 /**
  * A reducer could not read map outputs from a peer endpoint: the peer is down, or no longer has them. Names the
- * peer, the shuffle, the partitions (one, or a reduce task's range) and the map ids, so the caller (Spark: a {@code FetchFailedException}) can have
- * exactly those maps run again.
+ * peer, the shuffle, the partitions (one, or a reduce task's range) and the map ids, so the caller (Spark: a
+ * {@code FetchFailedException}) can have exactly those maps run again.
  */
 public final class ShuffleFetchException extends RuntimeException {
   private static final long serialVersionUID = 1L;

@@ -29,8 +29,8 @@ import scala.collection.Seq;
  * however many partitions AQE coalesced into the task, each partition with the maps the tracker listed for it (so
  * partial specs read just their maps). Batches come partition by partition ascending from each source (what was
  * pushed here or made here, then each peer's pull); across peers they are not merged into one order, as Spark's own
- * fetcher returns blocks as they arrive. A peer that cannot answer becomes Spark's {@link FetchFailedException}, naming the
- * peer's location (its executor), so Spark unregisters that executor's map outputs and runs them again.
+ * fetcher returns blocks as they arrive. A peer that cannot answer becomes Spark's {@link FetchFailedException},
+ * naming the peer's location (its executor), so Spark unregisters that executor's map outputs and runs them again.
  */
 final class ExchangeReduceInput implements ShuffleStore.BatchSource {
   /** One map output's part of a reduce partition, as the tracker named it. */
@@ -112,17 +112,17 @@ final class ExchangeReduceInput implements ShuffleStore.BatchSource {
 
   /**
    * Spark's answer to a peer that cannot be read. One exception names one map (the first the failed read named, with
-   * the lowest partition it named that this map has output for); with its location (the executor) Spark
-   * unregisters every map output of that executor, so all maps of the peer run again.
+   * the lowest partition it named that this map has output for); with its location (the executor) Spark unregisters
+   * every map output of that executor, so all maps of the peer run again.
    */
   private RuntimeException fetchFailed(ShuffleFetchException e) {
     Map<Long, MapBlock> ofPeer = blocks.getOrDefault(e.peer(), Map.of());
     MapBlock first = e.mapIds().stream().map(ofPeer::get).filter(b -> b != null).findFirst()
         .orElseThrow(() -> new IllegalStateException("an exchange read failed for maps it did not ask for", e));
-    // Constructing it records the failure in the task's context, which is what Spark's executor reports.
     int reduceId = e.partitions().stream()
         .filter(p -> partitions.getOrDefault(p, Map.of()).getOrDefault(e.peer(), List.of()).contains(first.mapId()))
         .findFirst().orElse(e.partition());
+    // Constructing it records the failure in the task's context, which is what Spark's executor reports.
     FetchFailedException failure = new FetchFailedException(first.location(), e.shuffleId(), first.mapId(),
         first.mapIndex(), reduceId, e.getMessage(), e);
     return ExchangeReduceInput.<RuntimeException>unchecked(failure);
