@@ -84,7 +84,7 @@ class ExchangeRequestsTest {
     assertInvalid(() -> ExchangeRequests.decodePull(ExchangeRequests.encode(
         new ExchangeRequests.Pull(1, new int[] {1, -2}, new long[][] {{0}, {1}}))), "negative");
     // More partitions than the bound: the count alone is refused, whatever bytes follow.
-    byte[] many = java.nio.ByteBuffer.allocate(10 + 16).put((byte) 1).put((byte) 1).putInt(1)
+    byte[] many = java.nio.ByteBuffer.allocate(10 + 16).put((byte) 2).put((byte) 1).putInt(1)
         .putInt(ExchangeRequests.MAX_ENTRIES + 1).putInt(0).putInt(1).putLong(0).array();
     assertInvalid(() -> ExchangeRequests.decodePull(many), "at most " + ExchangeRequests.MAX_ENTRIES);
   }

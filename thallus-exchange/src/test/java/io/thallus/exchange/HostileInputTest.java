@@ -67,14 +67,14 @@ class HostileInputTest {
   @Test
   void aMalformedPullIsRefused() {
     assertRefused(() -> drain(raw.query(QueryRequest.builder(ExchangeRequests.PULL_STATEMENT)
-        .parameters((Object) new byte[] {1, 1, 0, 0})
+        .parameters((Object) new byte[] {2, 1, 0, 0})
         .build())), StatusCode.INVALID_ARGUMENT, "truncated");
     assertRefused(() -> drain(raw.query(QueryRequest.builder(ExchangeRequests.PULL_STATEMENT)
         .parameters((Object) new byte[] {9, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0})
         .build())), StatusCode.INVALID_ARGUMENT, "version 9");
     // A map count far past what the request holds.
     assertRefused(() -> drain(raw.query(QueryRequest.builder(ExchangeRequests.PULL_STATEMENT)
-        .parameters((Object) new byte[] {1, 1, 0, 0, 0, 1, 0x7f, 0, 0, 0, 0, 0, 0, 0})
+        .parameters((Object) new byte[] {2, 1, 0, 0, 0, 1, 0x7f, 0, 0, 0, 0, 0, 0, 0})
         .build())), StatusCode.INVALID_ARGUMENT, "do not fit");
     assertRefused(() -> drain(raw.query(QueryRequest.builder(ExchangeRequests.PULL_STATEMENT)
         .parameters((Object) ExchangeRequests.encode(new ExchangeRequests.Pull(1, 99, new long[] {0})))

@@ -16,10 +16,10 @@ import java.util.Base64;
  * ingest under {@link #PUSH_HEADER_KEY} (Base64 of the same codec's bytes). Nothing else carries meaning.
  *
  * <pre>
- * pull:  u8 version=1 | u8 kind=1 | i32 shuffle | i32 n | n x (i32 partition | i32 m | m x i64 map id)
+ * pull:  u8 version=2 | u8 kind=1 | i32 shuffle | i32 n | n x (i32 partition | i32 m | m x i64 map id)
  *        partitions strictly ascending, each with at least one map; at most MAX_ENTRIES partitions and
  *        MAX_ENTRIES map ids in all
- * push:  u8 version=1 | u8 kind=2 | i32 shuffle | i64 map | i32 sequence | u8 last | i64 bytes
+ * push:  u8 version=2 | u8 kind=2 | i32 shuffle | i64 map | i32 sequence | u8 last | i64 bytes
  *        | i32 n | n x (i32 partition, i32 rows)      rows of the push's batches, in this order
  * </pre>
  */
@@ -33,7 +33,8 @@ public final class ExchangeRequests {
   /** At most this many map ids in one pull, or partition runs in one push. */
   public static final int MAX_ENTRIES = 1 << 20;
 
-  private static final int VERSION = 1;
+  /** 2: a pull names a range of partitions, each with its maps (1 named one partition); versions do not mix. */
+  private static final int VERSION = 2;
   private static final int PULL = 1;
   private static final int PUSH = 2;
 
