@@ -106,7 +106,8 @@ public final class MapOutput implements AutoCloseable {
 
   /**
    * Ends the output and answers its bytes per partition (the buffers' bytes, as they sit in memory or in the spill
-   * file: compressed bytes when the endpoint compresses): from now on peers may pull it. Pushes the rest of each peer's chunk, flagged as the map's last there.
+   * file: compressed bytes when the endpoint compresses): from now on peers may pull it. Pushes the rest of each
+   * peer's chunk, flagged as the map's last there.
    */
   public long[] commit() {
     checkOpen();

@@ -51,8 +51,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Batch bodies compressed with Arrow's body compression (LZ4_FRAME, ZSTD), on tcp and shm, both ways: a server
  * whose engine answers compressed batches of every kind the project claims ({@link SampleBatches}) sends them as they
- * are and the client reads the same values (on cma and ipc too); a client that asks for compressed results reads what DuckDB answers; a
- * compressed ingest lands as its rows. And hostile compressed parts sent to the server (a bad length prefix, a length
+ * are and the client reads the same values (on cma and ipc too); a client that asks for compressed results reads
+ * what DuckDB answers; a compressed ingest lands as its rows. And hostile compressed parts sent to the server (a bad length prefix, a length
  * that lies, a bomb over the connection's memory budget, a truncated frame, an unknown codec) each fail the ingest
  * with a clear INVALID_ARGUMENT or RESOURCE_EXHAUSTED, the server goes on, and every allocator closes clean.
  */

@@ -21,8 +21,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * path, client to server on ingest); the mirror of {@link BatchSender}. A BATCH frame's body is deserialized (ipc),
  * rebuilt from the frame (small), or fetched by the transport; each stream's batches reach the {@link Consumer} in
  * the order their frames came, however the fetches finish, each decompressed within the receiver's bound when its
- * body is compressed ({@link BatchDecompressor}) and checked by the stream's {@link BatchValidator} first; what follows a stream's batches (its END, its error) waits for them; and a body the peer holds is reported
- * released once the consumer has let go of its bytes (or, for a copy, as soon as the copy is in).
+ * body is compressed ({@link BatchDecompressor}) and checked by the stream's {@link BatchValidator} first; what
+ * follows a stream's batches (its END, its error) waits for them; and a body the peer holds is reported released once
+ * the consumer has let go of its bytes (or, for a copy, as soon as the copy is in).
  */
 public final class BatchReceiver implements AutoCloseable {
   /**
