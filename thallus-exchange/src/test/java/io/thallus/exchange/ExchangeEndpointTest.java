@@ -12,51 +12,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** Two endpoints in one JVM over real sockets and each transport: pulls, pushes, the fallback from one to the other. */
-class ExchangeEndpointTest {
-  private static final int PARTITIONS = 6;
-  private static final int BATCHES = 3;
-
-  @TempDir
-  Path spill;
-  private BufferAllocator allocator;
-
-  @BeforeEach
-  void allocator() {
-    allocator = new RootAllocator();
-  }
-
-  @AfterEach
-  void noLeak() {
-    allocator.close();
-  }
-
-  private ExchangeEndpoint endpoint(String transport, java.util.function.UnaryOperator<EndpointOptions.Builder> more) {
-    return ExchangeEndpoint.start(more.apply(EndpointOptions.builder(allocator, spill).peerTransport(transport))
-        .build());
-  }
-
-  private static List<EndpointAddress> none() {
-    return Collections.nCopies(PARTITIONS, null);
-  }
-
-  private static List<EndpointAddress> all(EndpointAddress target) {
-    return Collections.nCopies(PARTITIONS, target);
-  }
-
+class ExchangeEndpointTest extends EndpointFixture {
   @ParameterizedTest
   @ValueSource(strings = {"shm", "tcp", "cma"})
   void aReducerPullsEveryMapsRowsOnceInOrderWithOneRequestPerPeer(String transport) {

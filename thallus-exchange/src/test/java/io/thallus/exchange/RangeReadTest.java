@@ -6,48 +6,20 @@ import static io.thallus.exchange.ExchangeData.writeMap;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** A reduce task's read of several partitions at once: one pull per peer for the whole range. */
-class RangeReadTest {
-  private static final int PARTITIONS = 6;
-  private static final int BATCHES = 3;
-
-  @TempDir
-  Path spill;
-  private BufferAllocator allocator;
-
-  @BeforeEach
-  void allocator() {
-    allocator = new RootAllocator();
-  }
-
-  @AfterEach
-  void noLeak() {
-    allocator.close();
-  }
-
+class RangeReadTest extends EndpointFixture {
   private ExchangeEndpoint endpoint(String transport) {
-    return ExchangeEndpoint.start(EndpointOptions.builder(allocator, spill).peerTransport(transport).build());
-  }
-
-  private static List<EndpointAddress> none() {
-    return Collections.nCopies(PARTITIONS, null);
+    return endpoint(transport, options -> options);
   }
 
   @ParameterizedTest
@@ -102,7 +74,7 @@ class RangeReadTest {
   void pushedPartsAreReadHereAndTheRestOfTheRangeIsOnePull(String transport) throws Exception {
     try (ExchangeEndpoint mapper = endpoint(transport);
          ExchangeEndpoint reducer = endpoint(transport)) {
-      List<EndpointAddress> toReducer = Collections.nCopies(PARTITIONS, reducer.address());
+      List<EndpointAddress> toReducer = all(reducer.address());
       writeMap(mapper, allocator, 3, 0, PARTITIONS, BATCHES, toReducer);
       writeMap(mapper, allocator, 3, 1, PARTITIONS, BATCHES, toReducer);
       writeMap(mapper, allocator, 3, 2, PARTITIONS, BATCHES, none());
